@@ -1,0 +1,1 @@
+"""Rule-based bots that play Blackout from a player's view."""

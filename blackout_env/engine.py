@@ -1,0 +1,607 @@
+"""The rules engine: :class:`BlackoutGame`, a checked state machine.
+
+Phases run bid -> play -> (hand scored, next deal) -> ... -> game_over. The
+deal, the scoring of a finished hand and the next deal happen inside the
+action that completes the last trick, so ``phase`` is always "bid", "play" or
+"game_over". Every action is checked against :meth:`BlackoutGame.legal_actions`;
+an illegal one raises :class:`IllegalActionError` and changes nothing.
+
+Actions: card ``c`` (0..C-1, C = 52, or 54 with jokers) plays ``c``; ``C + k``
+bids ``k``. The dealing protocol: with deck order ``d`` and hand size ``h``,
+``d[k]`` goes to seat ``(dealer + 1 + k) % n`` for ``k < n * h``, and ``d[n * h]``,
+when it exists, is the turned card.
+
+History events (tuples, in order):
+``("deal", round_index, dealer, hand_size, turned_card, trump, hands)``,
+``("bid", seat, bid)``, ``("play", seat, card)``,
+``("trick", winner, ((seat, card), ...))``,
+``("round_end", round_index, hand_scores, totals)``, ``("game_over", winners)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, parse_card
+from .rules import Rules
+from .view import PlayerView
+
+__all__ = ["BlackoutGame", "IllegalActionError", "SaveFileError", "action_to_str", "SAVE_FORMAT", "SAVE_VERSION"]
+
+SAVE_FORMAT = "blackout-game"
+SAVE_VERSION = 1
+_JOKER_SUIT = 4  # card // 13 for both jokers: a "suit" no card can follow
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow now. The game is left unchanged."""
+
+
+class SaveFileError(ValueError):
+    """A saved game that cannot be loaded: not JSON, wrong format, or impossible contents."""
+
+
+def action_to_str(action: int, num_cards: int = NUM_STANDARD_CARDS) -> str:
+    """An action in words: "play QS" or "bid 3"."""
+    if action >= num_cards:
+        return f"bid {action - num_cards}"
+    return f"play {card_to_str(action)}"
+
+
+def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[list[int]]:
+    """One validated deck order per round: the given ones, the rest shuffled from ``rng``."""
+    size = rules.deck_size
+    rounds = rules.num_rounds
+    shuffled = rng.permuted(np.tile(np.arange(size), (rounds, 1)), axis=1).tolist()
+    if decks is None:
+        return shuffled
+    if isinstance(decks, Mapping):
+        items = list(decks.items())
+    elif isinstance(decks, Sequence) or isinstance(decks, np.ndarray):
+        items = list(enumerate(decks))
+    else:
+        raise ValueError(f"decks: expected a list of deck orders (one per round), got {type(decks).__name__}")
+    for index, order in items:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < rounds:
+            raise ValueError(f"decks: round {index!r} does not exist (rounds 0..{rounds - 1})")
+        if order is None:
+            continue
+        shuffled[int(index)] = _check_deck(order, size, f"decks[{index}]")
+    return shuffled
+
+
+def _check_deck(order: Any, size: int, name: str) -> list[int]:
+    try:
+        cards = [int(c) for c in order]
+        if any(isinstance(c, (bool, float)) or (isinstance(c, np.floating)) for c in order):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: a deck order is a sequence of card ints, got {order!r:.80}") from None
+    if len(cards) != size or sorted(cards) != list(range(size)):
+        counts: dict[int, int] = {}
+        for c in cards:
+            counts[c] = counts.get(c, 0) + 1
+        problems = [f"{c} is not a card" for c in counts if not 0 <= c < size]
+        problems += [f"card {c} appears {k} times" for c, k in counts.items() if k > 1 and 0 <= c < size]
+        problems += [f"card {c} is missing" for c in range(size) if c not in counts]
+        raise ValueError(
+            f"{name} is not a permutation of the {size}-card deck (0..{size - 1}): " + "; ".join(problems[:3])
+        )
+    return cards
+
+
+class BlackoutGame:
+    """One match of Blackout under a :class:`Rules`.
+
+    Args:
+        rules: a :class:`Rules`, a preset name, a YAML path or a mapping of
+            overrides (default: the standard rules).
+        seed: an int, None (fresh entropy) or a ``numpy.random.Generator``;
+            it shuffles every deck not given in ``decks`` and draws a random
+            first dealer.
+        decks: deck orders, one per round (a list, where None entries are
+            shuffled, or a mapping from round index to deck order).
+        first_dealer: overrides the rules' first dealer (the dealer of round 0).
+        start_round: the round to start at (scores start at zero); used to
+            replay or search a single hand of a match.
+    """
+
+    def __init__(
+        self,
+        rules: Rules | str | Mapping[str, Any] | None = None,
+        seed: int | np.random.Generator | None = None,
+        decks: Any = None,
+        *,
+        first_dealer: int | None = None,
+        start_round: int = 0,
+    ) -> None:
+        self.rules = rules = Rules.resolve(rules)
+        self.num_players = n = rules.num_players
+        self.num_cards = rules.num_cards
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if first_dealer is None:
+            first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else rules.first_dealer
+        if isinstance(first_dealer, bool) or not isinstance(first_dealer, (int, np.integer)) or not 0 <= first_dealer < n:
+            raise ValueError(f"first_dealer: must be a seat 0..{n - 1}, got {first_dealer!r}")
+        if isinstance(start_round, bool) or not isinstance(start_round, int) or not 0 <= start_round < rules.num_rounds:
+            raise ValueError(f"start_round: must be a round 0..{rules.num_rounds - 1}, got {start_round!r}")
+        self.first_dealer = int(first_dealer)
+        self.start_round = start_round
+        self.decks = _deck_orders(rules, rng, decks)
+        self.round_index = start_round
+        self.scores = [0] * n
+        self.round_scores: list[list[int]] = []
+        self.round_bids: list[list[int]] = []
+        self.round_tricks: list[list[int]] = []
+        self.history: list[tuple] = []
+        self.actions: list[int] = []
+        self._deal()
+
+    # ------------------------------------------------------------------ deal
+    def _deal(self) -> None:
+        rules = self.rules
+        n = self.num_players
+        r = self.round_index
+        h = self.hand_size = rules.hand_sizes[r]
+        self.dealer = dealer = (self.first_dealer + r) % n
+        deck = self.decks[r]
+        dealt = n * h
+        self.hands = [sorted(deck[(p - dealer - 1) % n : dealt : n]) for p in range(n)]
+        self.turned_card_held_by_dealer = False
+        if rules.trump == "turned":
+            if dealt < len(deck):
+                turned = deck[dealt]
+            elif rules.no_card_trump == "dealer_last":
+                turned = deck[dealt - 1]
+                self.turned_card_held_by_dealer = True
+            else:
+                turned = None
+            self.turned_card = turned
+            self.trump = None if turned is None or turned >= NUM_STANDARD_CARDS else turned // 13
+        else:
+            self.turned_card = None
+            self.trump = rules.trump_rule_suit(r)
+        self.phase = "bid"
+        self.leader = self.current_player = (dealer + 1) % n
+        self.bids: list[int | None] = [None] * n
+        self.tricks_won = [0] * n
+        self.current_trick: list[tuple[int, int]] = []
+        self.led_suit: int | None = None
+        self.trump_broken = False
+        self.last_trick: list[tuple[int, int]] = []
+        self.last_trick_winner: int | None = None
+        self.played: list[list[int]] = [[] for _ in range(n)]
+        self.voids: list[set[int]] = [set() for _ in range(n)]
+        self.round_actions: list[int] = []
+        self._bids_made = 0
+        self._bid_total = 0
+        self._tricks_done = 0
+        self._legal: list[int] | None = None
+        self.history.append(
+            ("deal", r, dealer, h, self.turned_card, self.trump, tuple(tuple(hand) for hand in self.hands))
+        )
+
+    # ------------------------------------------------------------ legal moves
+    def legal_actions(self) -> list[int]:
+        """The current player's legal actions, ascending (empty when the game is over)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._compute_legal()
+        return list(legal)
+
+    def _compute_legal(self) -> list[int]:
+        phase = self.phase
+        if phase == "play":
+            hand = self.hands[self.current_player]
+            led = self.led_suit
+            if self.current_trick:
+                if led is None:
+                    legal = hand[:]
+                else:
+                    legal = [c for c in hand if c // 13 == led]
+                    if legal:
+                        if self.num_cards > NUM_STANDARD_CARDS:
+                            legal += [c for c in hand if c >= NUM_STANDARD_CARDS]
+                    else:
+                        legal = hand[:]
+            else:
+                trump = self.trump
+                if self.rules.lead_trump == "broken" and trump is not None and not self.trump_broken:
+                    legal = [c for c in hand if c // 13 != trump]
+                    if not any(c < NUM_STANDARD_CARDS for c in legal):
+                        legal = hand[:]  # nothing but trump (and jokers): trump may be led
+                else:
+                    legal = hand[:]
+        elif phase == "bid":
+            base = self.num_cards
+            legal = list(range(base, base + self.hand_size + 1))
+            forbidden = self.forbidden_bid
+            if forbidden is not None:
+                legal.remove(base + forbidden)
+        else:
+            legal = []
+        self._legal = legal
+        return legal
+
+    @property
+    def forbidden_bid(self) -> int | None:
+        """The bid the hook forbids the dealer now (None when none is forbidden)."""
+        if (
+            self.phase != "bid"
+            or not self.rules.hook
+            or self._bids_made != self.num_players - 1
+        ):
+            return None
+        forbidden = self.hand_size - self._bid_total
+        return forbidden if forbidden >= 0 else None
+
+    def nearest_permitted_bid(self, bid: int, prefer: str = "lower") -> int:
+        """The standard ruling when the dealer names the forbidden bid: the nearest permitted one.
+
+        On a tie (both neighbours permitted) ``prefer`` picks "lower" or "higher".
+        A permitted bid is returned unchanged.
+        """
+        if prefer not in ("lower", "higher"):
+            raise ValueError(f"prefer: must be 'lower' or 'higher', got {prefer!r}")
+        if self.phase != "bid":
+            raise IllegalActionError(f"no bid is legal now: the game is in the {self.phase} phase")
+        permitted = [a - self.num_cards for a in self._legal_or_compute()]
+        if bid in permitted:
+            return bid
+        sign = -1 if prefer == "lower" else 1
+        return min(permitted, key=lambda k: (abs(k - bid), sign * (bid - k) > 0, k * -sign))
+
+    def _legal_or_compute(self) -> list[int]:
+        return self._legal if self._legal is not None else self._compute_legal()
+
+    # ----------------------------------------------------------------- actions
+    def step(self, action: int) -> None:
+        """Apply one action: card ``c`` plays ``c``; ``num_cards + k`` bids ``k``.
+
+        Raises IllegalActionError (state unchanged) when the action is not legal now.
+        """
+        legal = self._legal if self._legal is not None else self._compute_legal()
+        if type(action) is not int:
+            action = self._coerce_action(action)
+        if action not in legal:
+            raise IllegalActionError(self._explain_illegal(action))
+        self.actions.append(action)
+        self.round_actions.append(action)
+        self._legal = None
+        if action >= self.num_cards:
+            self._apply_bid(action - self.num_cards)
+        else:
+            self._apply_play(action)
+
+    def bid(self, tricks: int) -> None:
+        """The current player bids ``tricks``."""
+        if isinstance(tricks, bool) or not isinstance(tricks, (int, np.integer)):
+            raise IllegalActionError(f"a bid is a whole number of tricks, got {tricks!r}")
+        if not 0 <= tricks <= self.rules.max_bid:
+            raise IllegalActionError(
+                f"player {self.current_player} cannot bid {tricks}: bids run 0..{self.hand_size} this hand; "
+                f"legal: {self._legal_words()}"
+            )
+        self.step(self.num_cards + int(tricks))
+
+    def play(self, card: int | str) -> None:
+        """The current player plays ``card`` (an int or text such as "QS")."""
+        if isinstance(card, str):
+            card = parse_card(card)
+        if isinstance(card, bool) or not isinstance(card, (int, np.integer)) or not 0 <= card < self.num_cards:
+            raise IllegalActionError(f"{card!r} is not a card of this deck (0..{self.num_cards - 1})")
+        self.step(int(card))
+
+    def _coerce_action(self, action: Any) -> int:
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+                return int(action)
+            raise IllegalActionError(f"an action is an int, got {action!r} of type {type(action).__name__}")
+        return int(action)
+
+    def _apply_bid(self, tricks: int) -> None:
+        player = self.current_player
+        self.bids[player] = tricks
+        self._bid_total += tricks
+        self._bids_made += 1
+        self.history.append(("bid", player, tricks))
+        if self._bids_made == self.num_players:
+            self.phase = "play"
+            self.current_player = self.leader
+        else:
+            self.current_player = (player + 1) % self.num_players
+
+    def _apply_play(self, card: int) -> None:
+        player = self.current_player
+        self.hands[player].remove(card)
+        suit = card // 13
+        trick = self.current_trick
+        if not trick:
+            if suit != _JOKER_SUIT:
+                self.led_suit = suit
+                if suit == self.trump and not self.trump_broken and self.rules.lead_trump == "broken":
+                    # Leading unbroken trump is legal only with nothing but trump in hand.
+                    self.voids[player].update(s for s in range(4) if s != suit)
+        elif self.led_suit is None:
+            if suit != _JOKER_SUIT:
+                self.led_suit = suit
+        elif suit != self.led_suit and suit != _JOKER_SUIT:
+            self.voids[player].add(self.led_suit)
+        if suit == self.trump:
+            self.trump_broken = True
+        trick.append((player, card))
+        self.played[player].append(card)
+        self.history.append(("play", player, card))
+        if len(trick) == self.num_players:
+            self._finish_trick()
+        else:
+            self.current_player = (player + 1) % self.num_players
+
+    def trick_winner(self, trick: Sequence[tuple[int, int]] | None = None) -> int:
+        """The seat that wins a complete trick (default: the current one).
+
+        The first joker wins; else the highest trump; else the highest card of the led suit.
+        """
+        trick = self.current_trick if trick is None else trick
+        trump = self.trump
+        led = None
+        for _, card in trick:
+            if card < NUM_STANDARD_CARDS:
+                led = card // 13
+                break
+        winner = trick[0][0]
+        best = -2
+        for seat, card in trick:
+            suit = card // 13
+            if suit == _JOKER_SUIT:
+                power = 100
+            elif suit == trump:
+                power = 50 + card % 13
+            elif suit == led:
+                power = card % 13
+            else:
+                power = -1
+            if power > best:
+                best = power
+                winner = seat
+        return winner
+
+    def _finish_trick(self) -> None:
+        trick = self.current_trick
+        winner = self.trick_winner(trick)
+        self.tricks_won[winner] += 1
+        self.last_trick = trick
+        self.last_trick_winner = winner
+        self.history.append(("trick", winner, tuple(trick)))
+        self.current_trick = []
+        self.led_suit = None
+        self._tricks_done += 1
+        if self._tricks_done == self.hand_size:
+            self._finish_round()
+        else:
+            self.leader = self.current_player = winner
+
+    def _finish_round(self) -> None:
+        score = self.rules.hand_score
+        hand_scores = [score(bid, won) for bid, won in zip(self.bids, self.tricks_won)]
+        totals = self.scores
+        for seat, points in enumerate(hand_scores):
+            totals[seat] += points
+        self.round_scores.append(hand_scores)
+        self.round_bids.append(list(self.bids))  # type: ignore[arg-type]
+        self.round_tricks.append(self.tricks_won[:])
+        self.history.append(("round_end", self.round_index, tuple(hand_scores), tuple(totals)))
+        if self.round_index + 1 < self.rules.num_rounds:
+            self.round_index += 1
+            self._deal()
+        else:
+            self.phase = "game_over"
+            self.current_player = None
+            self._legal = []
+            self.history.append(("game_over", tuple(self.winners())))
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def is_over(self) -> bool:
+        return self.phase == "game_over"
+
+    @property
+    def num_rounds(self) -> int:
+        return self.rules.num_rounds
+
+    @property
+    def tricks_left(self) -> int:
+        """Tricks of this hand not yet won (the current one included)."""
+        return self.hand_size - self._tricks_done
+
+    def winners(self) -> list[int]:
+        """Seats with the highest total (all of them share a tie); the leaders while the game runs."""
+        best = max(self.scores)
+        return [seat for seat, total in enumerate(self.scores) if total == best]
+
+    def view(self, player: int) -> PlayerView:
+        """What ``player`` may know now: own hand and public information only."""
+        if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < self.num_players:
+            raise ValueError(f"player: must be a seat 0..{self.num_players - 1}, got {player!r}")
+        legal = tuple(self._legal_or_compute()) if player == self.current_player else ()
+        return PlayerView(
+            player=int(player),
+            rules=self.rules,
+            phase=self.phase,
+            current_player=self.current_player,
+            round_index=self.round_index,
+            hand_size=self.hand_size,
+            dealer=self.dealer,
+            hand=tuple(self.hands[player]),
+            trump=self.trump,
+            turned_card=self.turned_card,
+            turned_card_held_by_dealer=self.turned_card_held_by_dealer,
+            bids=tuple(self.bids),
+            tricks_won=tuple(self.tricks_won),
+            current_trick=tuple(self.current_trick),
+            leader=self.leader,
+            led_suit=self.led_suit,
+            last_trick=tuple(self.last_trick),
+            last_trick_winner=self.last_trick_winner,
+            played=tuple(tuple(cards) for cards in self.played),
+            voids=tuple(frozenset(v) for v in self.voids),
+            trump_broken=self.trump_broken,
+            scores=tuple(self.scores),
+            round_scores=tuple(tuple(s) for s in self.round_scores),
+            legal_actions=legal,
+            round_actions=tuple(self.round_actions),
+        )
+
+    def clone(self) -> BlackoutGame:
+        """An independent copy of the whole state (hidden cards included)."""
+        other = object.__new__(BlackoutGame)
+        other.__dict__.update(self.__dict__)
+        other.scores = self.scores[:]
+        other.round_scores = [s[:] for s in self.round_scores]
+        other.round_bids = [s[:] for s in self.round_bids]
+        other.round_tricks = [s[:] for s in self.round_tricks]
+        other.history = self.history[:]
+        other.actions = self.actions[:]
+        other.hands = [h[:] for h in self.hands]
+        other.bids = self.bids[:]
+        other.tricks_won = self.tricks_won[:]
+        other.current_trick = self.current_trick[:]
+        other.last_trick = self.last_trick[:]
+        other.played = [p[:] for p in self.played]
+        other.voids = [set(v) for v in self.voids]
+        other.round_actions = self.round_actions[:]
+        other._legal = None
+        return other
+
+    # ------------------------------------------------------------ explanations
+    def _legal_words(self) -> str:
+        legal = self._legal_or_compute()
+        if not legal:
+            return "none"
+        if legal[0] >= self.num_cards:
+            return "bids " + ", ".join(str(a - self.num_cards) for a in legal)
+        return cards_to_str(legal)
+
+    def _explain_illegal(self, action: int) -> str:
+        who = f"player {self.current_player}"
+        if self.phase == "game_over":
+            return f"the game is over: no action is legal (tried action {action})"
+        if not 0 <= action < self.rules.num_actions:
+            return (
+                f"{who} cannot take action {action}: actions run 0..{self.rules.num_actions - 1} "
+                f"(cards 0..{self.num_cards - 1}, then bids); legal: {self._legal_words()}"
+            )
+        words = action_to_str(action, self.num_cards)
+        legal = self._legal_words()
+        if action >= self.num_cards:
+            tricks = action - self.num_cards
+            if self.phase != "bid":
+                why = "bidding is over, it is time to play a card"
+            elif tricks > self.hand_size:
+                why = f"bids run 0..{self.hand_size} with {self.hand_size} cards"
+            elif tricks == self.forbidden_bid:
+                why = (
+                    f"the dealer may not make the bids total the {self.hand_size} tricks "
+                    f"(hook rule; the others bid {self._bid_total})"
+                )
+            else:  # pragma: no cover - every illegal bid is one of the above
+                why = "that bid is not allowed"
+        else:
+            hand = self.hands[self.current_player]
+            if self.phase != "play":
+                why = "bidding is not over yet"
+            elif action not in hand:
+                why = f"they do not hold {card_to_str(action)}"
+            elif self.current_trick and self.led_suit is not None:
+                why = f"they must follow suit ({SUIT_NAMES[self.led_suit]} led)"
+            else:
+                why = "trump may not be led until trump is broken (they hold other suits)"
+        return f"{who} cannot {words}: {why}; legal: {legal}"
+
+    # ------------------------------------------------------------------- saves
+    def to_json(self) -> str:
+        """The whole game as JSON text (rules, deck orders and actions); load with :meth:`from_json`."""
+        data = {
+            "format": SAVE_FORMAT,
+            "version": SAVE_VERSION,
+            "rules": self.rules.to_dict(),
+            "first_dealer": self.first_dealer,
+            "start_round": self.start_round,
+            "decks": self.decks,
+            "actions": self.actions,
+            "state": {
+                "round_index": self.round_index,
+                "phase": self.phase,
+                "current_player": self.current_player,
+                "scores": self.scores,
+            },
+        }
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> BlackoutGame:
+        """Load a game saved by :meth:`to_json`; raises SaveFileError when it is corrupt or impossible."""
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as error:
+            raise SaveFileError(f"saved game is not valid JSON: {error}") from None
+        if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
+            raise SaveFileError(f"not a saved Blackout game (expected format {SAVE_FORMAT!r})")
+        if data.get("version") != SAVE_VERSION:
+            raise SaveFileError(
+                f"saved game has format version {data.get('version')!r}; this version reads {SAVE_VERSION}"
+            )
+        missing = [k for k in ("rules", "first_dealer", "decks", "actions", "state") if k not in data]
+        if missing:
+            raise SaveFileError(f"saved game lacks {', '.join(missing)}")
+        try:
+            rules = Rules.from_dict(data["rules"])
+            game = cls(rules, decks=data["decks"], first_dealer=data["first_dealer"], start_round=data.get("start_round", 0))
+        except (ValueError, TypeError) as error:
+            raise SaveFileError(f"saved game is impossible: {error}") from None
+        actions = data["actions"]
+        if not isinstance(actions, list):
+            raise SaveFileError("saved game: 'actions' must be a list of ints")
+        for index, action in enumerate(actions):
+            if isinstance(action, bool) or not isinstance(action, int):
+                raise SaveFileError(f"saved game: action #{index} is {action!r}, not an int")
+            try:
+                game.step(action)
+            except IllegalActionError as error:
+                raise SaveFileError(f"saved game is impossible: action #{index}: {error}") from None
+        state = data["state"]
+        expected = {
+            "round_index": game.round_index,
+            "phase": game.phase,
+            "current_player": game.current_player,
+            "scores": game.scores,
+        }
+        if not isinstance(state, dict) or any(state.get(k) != v for k, v in expected.items()):
+            raise SaveFileError(
+                f"saved game is inconsistent: its recorded state {state!r} differs from the replayed one {expected!r}"
+            )
+        return game
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BlackoutGame):
+            return NotImplemented
+        return (
+            self.rules == other.rules
+            and self.first_dealer == other.first_dealer
+            and self.start_round == other.start_round
+            and self.decks == other.decks
+            and self.actions == other.actions
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"BlackoutGame(players={self.num_players}, round={self.round_index}/{self.num_rounds}, "
+            f"hand_size={self.hand_size}, phase={self.phase!r}, current_player={self.current_player}, "
+            f"scores={self.scores})"
+        )

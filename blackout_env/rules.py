@@ -1,0 +1,378 @@
+"""The rules of Blackout (Oh Hell, Oh Heck, Up and Down the River, Nomination Whist).
+
+The game in words
+-----------------
+Three to seven players play a match of several hands. Before each hand the
+dealer deals the same number of cards to every player, one at a time, starting
+with the player on the dealer's left; the hand size changes from hand to hand
+(for example 10, 9, ..., 1). The next card of the deck is turned face up and
+its suit is trump for the hand (house rules: no trump at all, or a fixed
+rotation of trump suits; when no card is left to turn there is no trump, or
+the dealer's last dealt card is shown and names trump).
+
+Each player, starting on the dealer's left and ending with the dealer, bids
+how many tricks they will take. Under the hook rule the dealer may not make
+the bids add up to the number of tricks, so at least one player must miss.
+
+The player on the dealer's left leads the first trick. Players must follow
+the suit led when they can; otherwise they may play any card. The highest
+trump wins the trick, or the highest card of the suit led when no trump was
+played. The winner leads the next trick. Under the "trump must break" rule a
+player may not lead trump until a trump has been played to an earlier trick
+of the hand, unless they hold nothing but trump.
+
+Only an exact bid scores: by default 10 points plus the bid; a miss scores 0
+(house rules: minus a flat amount, or minus the size of the miss; points per
+trick taken). With jokers, a joker may be played to any trick and wins it
+(the first of two jokers played wins); a led joker names no suit, the next
+card played does; a turned joker means no trump.
+
+The deal passes to the left after every hand. When the last hand has been
+scored the highest total wins; equal totals share the win.
+
+This module holds :class:`Rules`, the frozen value with every option, its
+validation, the presets in ``configs/rules/*.yaml`` and YAML round-trips.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .cards import NUM_STANDARD_CARDS, SUIT_NAMES
+
+__all__ = ["Rules", "RulesError", "PATTERNS", "MATCH_LENGTHS", "preset_names", "hand_schedule"]
+
+PATTERNS = ("down", "up", "up-down", "down-up")
+MATCH_LENGTHS = {
+    "short": (1, 2, 3, 2, 1),
+    "standard": (1, 2, 3, 4, 5, 4, 3, 2, 1),
+    "long": (1, 2, 3, 4, 5, 6, 7, 6, 5, 4, 3, 2, 1),
+}
+TRUMP_MODES = ("turned", "none", "rotating")
+NO_CARD_TRUMP_MODES = ("none", "dealer_last")
+LEAD_TRUMP_MODES = ("any", "broken")
+# Rotating trump: hearts, diamonds, clubs, spades, then a no-trump hand.
+ROTATING_TRUMPS = (2, 1, 0, 3, None)
+
+
+class RulesError(ValueError):
+    """A rules option that is missing, of the wrong type, or impossible."""
+
+
+def hand_schedule(pattern: str, maximum: int) -> tuple[int, ...]:
+    """The hand sizes of a pattern: ``down`` 10..1, ``up`` 1..10, ``up-down``, ``down-up``."""
+    down = tuple(range(maximum, 0, -1))
+    up = tuple(range(1, maximum + 1))
+    if pattern == "down":
+        return down
+    if pattern == "up":
+        return up
+    if pattern == "up-down":
+        return up + down[1:]
+    if pattern == "down-up":
+        return down + up[1:]
+    raise RulesError(f"hand_sizes: unknown pattern {pattern!r}; allowed: {', '.join(PATTERNS)}")
+
+
+def _presets_dirs() -> list[Path]:
+    here = Path(__file__).resolve().parent
+    dirs = [here.parent / "configs" / "rules", here / "presets"]
+    extra = os.environ.get("BLACKOUT_RULES_DIR")
+    if extra:
+        dirs.insert(0, Path(extra))
+    return [d for d in dirs if d.is_dir()]
+
+
+def preset_names() -> list[str]:
+    """Names of the rule presets shipped in ``configs/rules``."""
+    names: set[str] = set()
+    for directory in _presets_dirs():
+        names.update(p.stem for p in directory.glob("*.yaml"))
+    return sorted(names)
+
+
+def _check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RulesError(f"{name}: expected an integer, got {value!r}")
+    if low is not None and value < low or high is not None and value > high:
+        bounds = f"{low}..{high}" if high is not None else f">= {low}"
+        raise RulesError(f"{name}: must be in {bounds}, got {value}")
+    return value
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise RulesError(f"{name}: must be one of {', '.join(allowed)}; got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every option of a Blackout match. Frozen; validated on construction.
+
+    ``hand_sizes`` may be given as an explicit list of hand sizes, as a pattern
+    (``"down"``, ``"up"``, ``"up-down"``, ``"down-up"``) that runs to
+    ``max_hand_size`` (a number, or ``"full"`` = deck size // players), or as a
+    named match length (``"short"`` 1-2-3-2-1, ``"standard"`` 1..5..1,
+    ``"long"`` 1..7..1). It is always stored as a tuple, one size per hand.
+    """
+
+    num_players: int = 4
+    """Players at the table, 3..7."""
+    hand_sizes: tuple[int, ...] = "down"  # type: ignore[assignment]
+    """Cards per player in each hand, one entry per hand (see the class docstring)."""
+    max_hand_size: int | str = 10
+    """The largest hand of a pattern: a number, or "full" (deck size // players)."""
+    hook: bool = True
+    """The dealer may not bid so that the bids total the number of tricks."""
+    trump: str = "turned"
+    """"turned": the turned card names trump; "none": no trump all game;
+    "rotating": hearts, diamonds, clubs, spades, no trump, by hand."""
+    no_card_trump: str = "none"
+    """When every card is dealt: "none" (no trump) or "dealer_last" (the dealer's
+    last dealt card is shown to all and names trump)."""
+    lead_trump: str = "any"
+    """"any": trump may be led at any time; "broken": only once a trump was played
+    to an earlier trick of the hand, unless the leader holds only trump."""
+    exact_bonus: int = 10
+    """Points for making the bid exactly."""
+    points_per_bid: int = 1
+    """Points per bid trick when the bid is made exactly (10 + bid: 10 and 1)."""
+    miss_points: int = 0
+    """Flat points for a missed bid (e.g. -10)."""
+    miss_points_per_trick: int = 0
+    """Points per trick of the miss, |bid - taken| (e.g. -1)."""
+    points_per_trick: int = 0
+    """Points per trick taken, made or missed (e.g. 1)."""
+    jokers: int = 0
+    """Jokers in the deck: 0, 1 or 2."""
+    first_dealer: int | str = 0
+    """The dealer of the first hand: a seat, or "random" (drawn from the game's seed)."""
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        _check_int("num_players", self.num_players, 3, 7)
+        _check_int("jokers", self.jokers, 0, 2)
+        deck_size = NUM_STANDARD_CARDS + self.jokers
+        full = deck_size // self.num_players
+
+        maximum = self.max_hand_size
+        if maximum == "full":
+            maximum = full
+        else:
+            _check_int("max_hand_size", maximum, 1)
+        spec = self.hand_sizes
+        if isinstance(spec, str):
+            if spec in MATCH_LENGTHS:
+                sizes = MATCH_LENGTHS[spec]
+            elif spec in PATTERNS:
+                sizes = hand_schedule(spec, maximum)
+            else:
+                allowed = ", ".join(PATTERNS + tuple(MATCH_LENGTHS))
+                raise RulesError(f"hand_sizes: unknown pattern {spec!r}; allowed: {allowed}, or a list")
+        elif isinstance(spec, (list, tuple)):
+            sizes = tuple(spec)
+        else:
+            raise RulesError(f"hand_sizes: expected a pattern name or a list of sizes, got {spec!r}")
+        if not sizes:
+            raise RulesError("hand_sizes: a match needs at least one hand")
+        for size in sizes:
+            _check_int("hand_sizes", size, 1)
+            if size * self.num_players > deck_size:
+                raise RulesError(
+                    f"hand_sizes: {self.num_players} players x {size} cards = "
+                    f"{size * self.num_players} > {deck_size} cards in the deck "
+                    f"(at most {full} cards each)"
+                )
+        set_(self, "hand_sizes", tuple(int(s) for s in sizes))
+
+        if not isinstance(self.hook, bool):
+            raise RulesError(f"hook: expected true or false, got {self.hook!r}")
+        _check_choice("trump", self.trump, TRUMP_MODES)
+        _check_choice("no_card_trump", self.no_card_trump, NO_CARD_TRUMP_MODES)
+        _check_choice("lead_trump", self.lead_trump, LEAD_TRUMP_MODES)
+        for name in ("exact_bonus", "points_per_bid", "miss_points", "miss_points_per_trick", "points_per_trick"):
+            _check_int(name, getattr(self, name))
+        if self.first_dealer != "random":
+            try:
+                _check_int("first_dealer", self.first_dealer, 0, self.num_players - 1)
+            except RulesError as error:
+                raise RulesError(f"{error} (or \"random\")") from None
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def deck_size(self) -> int:
+        """Cards in the deck: 52 plus the jokers."""
+        return NUM_STANDARD_CARDS + self.jokers
+
+    @property
+    def num_cards(self) -> int:
+        """Card actions: 52, or 54 with jokers (bid actions start here)."""
+        return NUM_STANDARD_CARDS + (2 if self.jokers else 0)
+
+    @property
+    def num_rounds(self) -> int:
+        """Hands in a match."""
+        return len(self.hand_sizes)
+
+    @property
+    def max_bid(self) -> int:
+        """The largest hand size of the match, the largest possible bid."""
+        return max(self.hand_sizes)
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space: card actions then bids 0..max hand size."""
+        return self.num_cards + self.max_bid + 1
+
+    def hand_score(self, bid: int, tricks: int) -> int:
+        """Points for one hand of a player who bid ``bid`` and took ``tricks``."""
+        if bid == tricks:
+            score = self.exact_bonus + self.points_per_bid * bid
+        else:
+            score = self.miss_points + self.miss_points_per_trick * abs(bid - tricks)
+        return score + self.points_per_trick * tricks
+
+    def trump_rule_suit(self, round_index: int) -> int | None:
+        """Trump fixed by the rules alone for a hand (rotating or none); None otherwise."""
+        if self.trump == "rotating":
+            return ROTATING_TRUMPS[round_index % len(ROTATING_TRUMPS)]
+        return None
+
+    # -------------------------------------------------------------- load / save
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """Rules from a mapping of field names; an unknown key is an error."""
+        if not isinstance(data, Mapping):
+            raise RulesError(f"rules: expected a mapping of options, got {type(data).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k != "description"}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise RulesError(f"unknown rules option {unknown[0]!r}; known options: {', '.join(sorted(known))}")
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some options changed (validated; unknown names rejected)."""
+        data = self.to_dict()
+        data.update(changes)
+        if "hand_sizes" not in changes and ("num_players" in changes or "jokers" in changes or "max_hand_size" in changes):
+            data["hand_sizes"] = self.hand_sizes
+        return Rules.from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (hand sizes as a list), loadable by :meth:`from_dict`."""
+        data = dataclasses.asdict(self)
+        data["hand_sizes"] = list(self.hand_sizes)
+        return data
+
+    @classmethod
+    def from_yaml(cls, path: str | os.PathLike[str]) -> Rules:
+        """Rules from a YAML file of options (unknown keys are rejected)."""
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise RulesError(f"rules file {str(path)!r} does not exist") from None
+        except yaml.YAMLError as error:
+            raise RulesError(f"rules file {str(path)!r} is not valid YAML: {error}") from None
+        if data is None:
+            data = {}
+        try:
+            return cls.from_dict(data)
+        except RulesError as error:
+            raise RulesError(f"{path}: {error}") from None
+
+    def to_yaml(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The rules as YAML text; also written to ``path`` when given."""
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    @classmethod
+    def preset(cls, name: str) -> Rules:
+        """A named preset from ``configs/rules`` (e.g. "standard", "no-trump")."""
+        for directory in _presets_dirs():
+            path = directory / f"{name}.yaml"
+            if path.is_file():
+                return cls.from_yaml(path)
+        raise RulesError(f"unknown rules preset {name!r}; presets: {', '.join(preset_names())}")
+
+    @classmethod
+    def resolve(cls, spec: Rules | str | os.PathLike[str] | Mapping[str, Any] | None) -> Rules:
+        """Rules from a Rules, a preset name, a YAML path, or a mapping of overrides on the default."""
+        if spec is None:
+            return cls()
+        if isinstance(spec, Rules):
+            return spec
+        if isinstance(spec, Mapping):
+            return cls.from_dict(spec)
+        if isinstance(spec, (str, os.PathLike)):
+            text = os.fspath(spec)
+            if text.endswith((".yaml", ".yml")) or os.sep in text:
+                return cls.from_yaml(text)
+            return cls.preset(text)
+        raise RulesError(f"rules: expected a Rules, a preset name, a YAML path or a mapping, got {spec!r}")
+
+    # ------------------------------------------------------------------ words
+    def describe(self) -> str:
+        """The rules in words, one line per option."""
+        sizes = ", ".join(str(s) for s in self.hand_sizes)
+        lines = [
+            f"Players: {self.num_players}, deck of {self.deck_size} cards"
+            + (f" ({self.jokers} joker{'s' if self.jokers > 1 else ''})" if self.jokers else ""),
+            f"Hands: {self.num_rounds} ({sizes} cards)",
+        ]
+        if self.first_dealer == "random":
+            lines.append("First dealer: drawn at random; the deal passes to the left")
+        else:
+            lines.append(f"First dealer: seat {self.first_dealer}; the deal passes to the left")
+        lines.append(
+            "Dealer's hook: the dealer may not bid so that the bids total the tricks"
+            if self.hook
+            else "Dealer's hook: off (the dealer may bid anything)"
+        )
+        if self.trump == "turned":
+            lines.append("Trump: the suit of the card turned after the deal")
+            if self.no_card_trump == "none":
+                lines.append("When no card is left to turn: no trump")
+            else:
+                lines.append("When no card is left to turn: the dealer's last card is shown and names trump")
+        elif self.trump == "none":
+            lines.append("Trump: none, all game")
+        else:
+            names = [SUIT_NAMES[s] if s is not None else "no trump" for s in ROTATING_TRUMPS]
+            lines.append("Trump: rotates by hand: " + ", ".join(names))
+        lines.append(
+            "Leading trump: only once trump is broken, unless holding only trump"
+            if self.lead_trump == "broken"
+            else "Leading trump: any time"
+        )
+        made = f"{self.exact_bonus}"
+        if self.points_per_bid:
+            made += f" + {self.points_per_bid} x bid" if self.points_per_bid != 1 else " + bid"
+        miss = str(self.miss_points) if self.miss_points or not self.miss_points_per_trick else ""
+        if self.miss_points_per_trick:
+            term = f"{self.miss_points_per_trick} x (tricks missed by)"
+            miss = f"{miss} + {term}" if miss else term
+        lines.append(f"Exact bid scores: {made}; a miss scores: {miss}")
+        if self.points_per_trick:
+            lines.append(f"Plus {self.points_per_trick} point(s) per trick taken")
+        if self.jokers:
+            lines.append(
+                "Jokers: may be played to any trick and win it (the first of two wins); "
+                "a led joker names no suit; a turned joker means no trump"
+            )
+        lines.append("Winner: the highest total after the last hand; equal totals share the win")
+        return "\n".join(lines)
+
+
+RULE_FIELDS = tuple(f.name for f in dataclasses.fields(Rules))

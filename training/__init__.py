@@ -1,0 +1,1 @@
+"""Training, evaluation and command-line tools for Blackout RL (imports torch only where needed)."""

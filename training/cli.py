@@ -1,0 +1,48 @@
+"""The ``blackout`` command: ``blackout rules | demo | eval | train | play | bench``.
+
+Each subcommand lives in its own module with ``add_arguments(parser)`` and
+``run(args) -> int``; this file only wires them, importing a module when its
+subcommand runs (so ``blackout rules`` never imports torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "rules": ("training.cmd_rules", "print a rules preset in words, or list the presets"),
+    "demo": ("training.cmd_demo", "play a match among random players and print the score sheet"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="blackout", description="Blackout (Oh Hell) reinforcement-learning toolkit")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        module = importlib.import_module(module_name)
+        module.add_arguments(sub)
+        sub.set_defaults(_module=module_name)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    module = importlib.import_module(args._module)
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except ValueError as error:  # bad configs, rules, files: a clear message, no traceback
+        print(f"blackout {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
