@@ -1,0 +1,104 @@
+"""``blackout play``: play Blackout in the terminal against bots or trained policies.
+
+Examples::
+
+    blackout play                                  # you and three heuristic bots, standard rules
+    blackout play --rules short --bots search      # a short match against the search bot
+    blackout play --bots heuristic,search,ppo:runs/ppo/checkpoint.pt
+    blackout play --humans 2 --hot-seat            # two people at one keyboard
+    blackout play --resume                         # continue the saved game
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from blackout_env import PlayerView, Rules, SaveFileError
+
+from .play import PlaySession, default_save_path, new_session, read_save
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "At any prompt: s score sheet, l last trick, h help, q save and quit."
+    parser.add_argument("--rules", default=None, help="a rules preset or a YAML file (default: standard)")
+    parser.add_argument("--players", type=int, default=None, help="number of players (overrides the rules)")
+    parser.add_argument("--humans", type=int, default=None, help="how many seats are people (default 1; seats 0..)")
+    parser.add_argument(
+        "--bots",
+        default=None,
+        help="policy for the bot seats: one for all, or one per seat, comma separated "
+        "(random, heuristic, search, ppo, ppo:PATH; default heuristic)",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the bots (default: random)")
+    parser.add_argument("--hot-seat", action="store_true", help="several people at one keyboard: hide each hand until its owner presses Enter")
+    parser.add_argument("--save", default=None, help=f"save file (default {default_save_path()})")
+    parser.add_argument("--resume", action="store_true", help="continue the game in the save file")
+    parser.add_argument("--new", action="store_true", help="start a new game even if the save file holds an unfinished one (replaces it)")
+    parser.add_argument("--ascii", action="store_true", help="plain ASCII output (no suit symbols)")
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.save).expanduser() if args.save else default_save_path()
+    if args.resume:
+        given = [flag for flag, value in (("--rules", args.rules), ("--players", args.players),
+                 ("--humans", args.humans), ("--bots", args.bots), ("--seed", args.seed)) if value is not None]
+        if given:
+            print(f"Note: {', '.join(given)} ignored: a resumed game keeps its own settings.")
+        try:
+            saved = read_save(path)
+        except SaveFileError as error:
+            print(f"blackout play: cannot resume: {error}\nThe save file was left as it is.", file=sys.stderr)
+            return 2
+        saved.hot_seat = saved.hot_seat or args.hot_seat
+    else:
+        if path.exists() and not args.new:
+            problem = _occupied(path)
+            if problem is not None:
+                print(f"blackout play: {problem}", file=sys.stderr)
+                return 2
+        rules = Rules.resolve(args.rules or "standard")
+        if args.players is not None:
+            rules = rules.replace(num_players=args.players)
+        saved = new_session(
+            rules,
+            humans=1 if args.humans is None else args.humans,
+            bots=args.bots or "heuristic",
+            seed=args.seed,
+            hot_seat=args.hot_seat,
+        )
+    session = PlaySession(saved, path, suggest_bid=_bid_hint(saved.bot_seed), unicode=False if args.ascii else None)
+    return session.run()
+
+
+def _occupied(path: Path) -> str | None:
+    """Why a new game may not replace the save at ``path`` (None when it may: the saved game is over)."""
+    try:
+        saved = read_save(path)
+    except SaveFileError as error:
+        return (
+            f"{error}\nThe file was left as it is. Choose another file with --save PATH, "
+            "or replace it with --new."
+        )
+    game = saved.game
+    if game.is_over:
+        return None
+    return (
+        f"{path} holds an unfinished game (hand {game.round_index + 1} of {game.num_rounds}).\n"
+        "Continue it with --resume, or start over with --new (which replaces it)."
+    )
+
+
+def _bid_hint(seed: int):
+    """The heuristic bot's bid for a view: the suggested bid shown to a person."""
+    from baselines import make_bot
+
+    bot = make_bot("heuristic", seed=seed)
+
+    def suggest(view: PlayerView) -> int:
+        bot.seed(seed)  # the same view always gets the same suggestion
+        return int(bot.suggest_bid(view))
+
+    return suggest
