@@ -30,7 +30,15 @@ from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, pa
 from .rules import Rules
 from .view import PlayerView
 
-__all__ = ["BlackoutGame", "IllegalActionError", "SaveFileError", "action_to_str", "SAVE_FORMAT", "SAVE_VERSION"]
+__all__ = [
+    "BlackoutGame",
+    "IllegalActionError",
+    "SaveFileError",
+    "action_to_str",
+    "deck_order",
+    "SAVE_FORMAT",
+    "SAVE_VERSION",
+]
 
 SAVE_FORMAT = "blackout-game"
 SAVE_VERSION = 1
@@ -50,6 +58,46 @@ def action_to_str(action: int, num_cards: int = NUM_STANDARD_CARDS) -> str:
     if action >= num_cards:
         return f"bid {action - num_cards}"
     return f"play {card_to_str(action)}"
+
+
+def deck_order(
+    hands: Sequence[Sequence[int | str]],
+    dealer: int,
+    turned_card: int | str | None = None,
+    jokers: int = 0,
+) -> list[int]:
+    """The deck order that deals ``hands`` (one per seat) by the dealing protocol.
+
+    ``hands[p]`` goes to seat ``p`` when ``dealer`` deals; ``turned_card`` (if
+    given) follows the dealt cards, and the unused cards come last in ascending
+    order. Cards may be ints or text ("QS"). Use it to set up an exact deal::
+
+        order = deck_order([["AS"], ["KS"], ["2C"], ["3D"]], dealer=3, turned_card="5H")
+        game = BlackoutGame(rules, decks=[order])
+    """
+    n = len(hands)
+    as_ints = [[parse_card(c) if isinstance(c, str) else int(c) for c in hand] for hand in hands]
+    size = len(as_ints[0]) if as_ints else 0
+    if any(len(hand) != size for hand in as_ints):
+        raise ValueError(f"hands: every hand must hold the same number of cards, got sizes {[len(h) for h in as_ints]}")
+    if not 0 <= dealer < n:
+        raise ValueError(f"dealer: must be a seat 0..{n - 1}, got {dealer!r}")
+    order: list[int] = []
+    for k in range(n * size):
+        seat = (dealer + 1 + k) % n
+        order.append(as_ints[seat][k // n])
+    if turned_card is not None:
+        order.append(parse_card(turned_card) if isinstance(turned_card, str) else int(turned_card))
+    deck_size = NUM_STANDARD_CARDS + jokers
+    outside = [c for c in order if not 0 <= c < deck_size]
+    if outside:
+        raise ValueError(f"hands: {outside} are not cards of the {deck_size}-card deck")
+    if len(set(order)) != len(order):
+        twice = sorted({c for c in order if order.count(c) > 1})
+        raise ValueError(f"hands and turned card: {cards_to_str(twice)} appear more than once")
+    used = set(order)
+    order += [c for c in range(deck_size) if c not in used]
+    return order
 
 
 def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[list[int]]:
@@ -75,6 +123,8 @@ def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[lis
 
 
 def _check_deck(order: Any, size: int, name: str) -> list[int]:
+    if isinstance(order, (str, bytes)):
+        raise ValueError(f"{name}: a deck order is a sequence of card ints, got the string {order!r:.80}")
     try:
         cards = [int(c) for c in order]
         if any(isinstance(c, (bool, float)) or (isinstance(c, np.floating)) for c in order):
@@ -280,7 +330,10 @@ class BlackoutGame:
     def bid(self, tricks: int) -> None:
         """The current player bids ``tricks``."""
         if isinstance(tricks, bool) or not isinstance(tricks, (int, np.integer)):
-            raise IllegalActionError(f"a bid is a whole number of tricks, got {tricks!r}")
+            raise IllegalActionError(
+                f"player {self.current_player} cannot bid {tricks!r}: a bid is a whole number of tricks; "
+                f"legal: {self._legal_words()}"
+            )
         if not 0 <= tricks <= self.rules.max_bid:
             raise IllegalActionError(
                 f"player {self.current_player} cannot bid {tricks}: bids run 0..{self.hand_size} this hand; "
@@ -293,14 +346,20 @@ class BlackoutGame:
         if isinstance(card, str):
             card = parse_card(card)
         if isinstance(card, bool) or not isinstance(card, (int, np.integer)) or not 0 <= card < self.num_cards:
-            raise IllegalActionError(f"{card!r} is not a card of this deck (0..{self.num_cards - 1})")
+            raise IllegalActionError(
+                f"player {self.current_player} cannot play {card!r}: {card!r} is not a card of this deck "
+                f"(0..{self.num_cards - 1}); legal: {self._legal_words()}"
+            )
         self.step(int(card))
 
     def _coerce_action(self, action: Any) -> int:
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
                 return int(action)
-            raise IllegalActionError(f"an action is an int, got {action!r} of type {type(action).__name__}")
+            raise IllegalActionError(
+                f"player {self.current_player} cannot take action {action!r}: an action is an int, "
+                f"got {type(action).__name__}; legal: {self._legal_words()}"
+            )
         return int(action)
 
     def _apply_bid(self, tricks: int) -> None:
@@ -489,7 +548,7 @@ class BlackoutGame:
     def _explain_illegal(self, action: int) -> str:
         who = f"player {self.current_player}"
         if self.phase == "game_over":
-            return f"the game is over: no action is legal (tried action {action})"
+            return f"the game is over: no action is legal (tried action {action}); legal: none"
         if not 0 <= action < self.rules.num_actions:
             return (
                 f"{who} cannot take action {action}: actions run 0..{self.rules.num_actions - 1} "
@@ -560,7 +619,13 @@ class BlackoutGame:
             raise SaveFileError(f"saved game lacks {', '.join(missing)}")
         try:
             rules = Rules.from_dict(data["rules"])
-            game = cls(rules, decks=data["decks"], first_dealer=data["first_dealer"], start_round=data.get("start_round", 0))
+            decks = data["decks"]
+            # Every deck must be in the file: a missing one would be shuffled afresh, a different game.
+            if not isinstance(decks, list) or len(decks) != rules.num_rounds or any(d is None for d in decks):
+                raise SaveFileError(f"saved game: 'decks' must hold one deck order for each of the {rules.num_rounds} rounds")
+            game = cls(rules, decks=decks, first_dealer=data["first_dealer"], start_round=data.get("start_round", 0))
+        except SaveFileError:
+            raise
         except (ValueError, TypeError) as error:
             raise SaveFileError(f"saved game is impossible: {error}") from None
         actions = data["actions"]

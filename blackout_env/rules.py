@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES
@@ -99,11 +100,13 @@ def preset_names() -> list[str]:
 
 
 def _check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    # numpy integers are accepted (and stored as int) so rules can come from arrays.
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise RulesError(f"{name}: expected an integer, got {value!r}")
+    value = int(value)
     if low is not None and value < low or high is not None and value > high:
-        bounds = f"{low}..{high}" if high is not None else f">= {low}"
-        raise RulesError(f"{name}: must be in {bounds}, got {value}")
+        bounds = f"in {low}..{high}" if high is not None else f">= {low}"
+        raise RulesError(f"{name}: must be {bounds}, got {value}")
     return value
 
 
@@ -158,8 +161,8 @@ class Rules:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        _check_int("num_players", self.num_players, 3, 7)
-        _check_int("jokers", self.jokers, 0, 2)
+        set_(self, "num_players", _check_int("num_players", self.num_players, 3, 7))
+        set_(self, "jokers", _check_int("jokers", self.jokers, 0, 2))
         deck_size = NUM_STANDARD_CARDS + self.jokers
         full = deck_size // self.num_players
 
@@ -167,31 +170,46 @@ class Rules:
         if maximum == "full":
             maximum = full
         else:
-            _check_int("max_hand_size", maximum, 1)
+            try:
+                maximum = _check_int("max_hand_size", maximum, 1)
+            except RulesError as error:
+                raise RulesError(f'{error} (or "full" = deck size // players)') from None
+            set_(self, "max_hand_size", maximum)
         spec = self.hand_sizes
+        # The pattern is kept (outside the compared fields) so replace(num_players=...)
+        # can re-derive the schedule, e.g. "full" for another table size.
+        set_(self, "_hand_spec", spec if isinstance(spec, str) else None)
         if isinstance(spec, str):
             if spec in MATCH_LENGTHS:
                 sizes = MATCH_LENGTHS[spec]
             elif spec in PATTERNS:
+                if maximum * self.num_players > deck_size:
+                    raise RulesError(
+                        f"max_hand_size: {self.num_players} players x {maximum} cards = "
+                        f"{maximum * self.num_players} > {deck_size} cards in the deck; "
+                        f'use at most {full} or "full"'
+                    )
                 sizes = hand_schedule(spec, maximum)
             else:
                 allowed = ", ".join(PATTERNS + tuple(MATCH_LENGTHS))
                 raise RulesError(f"hand_sizes: unknown pattern {spec!r}; allowed: {allowed}, or a list")
-        elif isinstance(spec, (list, tuple)):
+        elif isinstance(spec, (list, tuple, np.ndarray)):
             sizes = tuple(spec)
         else:
             raise RulesError(f"hand_sizes: expected a pattern name or a list of sizes, got {spec!r}")
         if not sizes:
             raise RulesError("hand_sizes: a match needs at least one hand")
+        checked = []
         for size in sizes:
-            _check_int("hand_sizes", size, 1)
+            size = _check_int("hand_sizes", size, 1)
+            checked.append(size)
             if size * self.num_players > deck_size:
                 raise RulesError(
                     f"hand_sizes: {self.num_players} players x {size} cards = "
                     f"{size * self.num_players} > {deck_size} cards in the deck "
                     f"(at most {full} cards each)"
                 )
-        set_(self, "hand_sizes", tuple(int(s) for s in sizes))
+        set_(self, "hand_sizes", tuple(checked))
 
         if not isinstance(self.hook, bool):
             raise RulesError(f"hook: expected true or false, got {self.hook!r}")
@@ -199,10 +217,10 @@ class Rules:
         _check_choice("no_card_trump", self.no_card_trump, NO_CARD_TRUMP_MODES)
         _check_choice("lead_trump", self.lead_trump, LEAD_TRUMP_MODES)
         for name in ("exact_bonus", "points_per_bid", "miss_points", "miss_points_per_trick", "points_per_trick"):
-            _check_int(name, getattr(self, name))
+            set_(self, name, _check_int(name, getattr(self, name)))
         if self.first_dealer != "random":
             try:
-                _check_int("first_dealer", self.first_dealer, 0, self.num_players - 1)
+                set_(self, "first_dealer", _check_int("first_dealer", self.first_dealer, 0, self.num_players - 1))
             except RulesError as error:
                 raise RulesError(f"{error} (or \"random\")") from None
 
@@ -262,9 +280,11 @@ class Rules:
     def replace(self, **changes: Any) -> Rules:
         """A copy with some options changed (validated; unknown names rejected)."""
         data = self.to_dict()
+        spec = getattr(self, "_hand_spec", None)
+        if "hand_sizes" not in changes and spec is not None:
+            # A pattern follows the new table: "full" with 5 players is 10..1, not 13..1.
+            data["hand_sizes"] = spec
         data.update(changes)
-        if "hand_sizes" not in changes and ("num_players" in changes or "jokers" in changes or "max_hand_size" in changes):
-            data["hand_sizes"] = self.hand_sizes
         return Rules.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
