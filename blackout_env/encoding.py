@@ -60,6 +60,7 @@ from .view import PlayerView
 
 __all__ = [
     "Block",
+    "TableEncoder",
     "action_mask",
     "block_slices",
     "encode",
@@ -272,3 +273,227 @@ def action_mask(view: PlayerView) -> np.ndarray:
     if view.legal_actions:
         mask[list(view.legal_actions)] = 1
     return mask
+
+
+class TableEncoder:
+    """The observations of every seat of one game, kept current from the game's public events.
+
+    ``encode(game.view(p))`` rebuilds a vector from scratch; the environments
+    instead call :meth:`sync` after each action, which reads only the events
+    appended to ``game.history`` since the last call and updates the changed
+    entries of every seat's row. Row ``p`` of :attr:`obs` equals
+    ``encode(game.view(p))`` after every sync (a test checks it over random
+    games of every rule set). The only private fact it reads is each seat's
+    own hand from the deal event, and it writes that into that seat's row only.
+
+    ``sync(game, stop_after_hand=True)`` stops at the end of the current hand
+    and marks the rows as "game over" (phase and seat to act), which is how a
+    one-hand episode ends while the engine has already dealt the next hand.
+    """
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        o = self._o = _offsets(rules)
+        n, c, size = o.n, o.c, o.size
+        self.obs = np.zeros((n, size), dtype=np.float32)
+        """Row ``p`` is seat ``p``'s observation (a view; copy a row before keeping it)."""
+        self._flat = self.obs.reshape(-1)
+        rows = np.arange(n) * size
+        # rel[s][p]: where seat s sits relative to observer p.
+        rel = [(s - np.arange(n)) % n for s in range(n)]
+
+        def per_seat(offset: int, width: int = 1) -> list[np.ndarray]:
+            # Flat positions, one per observer row, of seat s's entry in a per-seat block.
+            return [rows + offset + rel[s] * width for s in range(n)]
+
+        self._play_at = [np.concatenate(pair) for pair in zip(per_seat(o.current_trick, c), per_seat(o.played, c))]
+        self._bid_at = per_seat(o.bids, o.bid_width)
+        self._won_at = per_seat(o.tricks_won)
+        self._impossible_at = per_seat(o.bid_impossible)
+        self._void_at = per_seat(o.voids, 4)
+        self._score_at = per_seat(o.scores)
+        self._to_act_at = per_seat(o.to_act)
+        self._leader_at = per_seat(o.leader)
+        self._winner_at = per_seat(o.last_trick_winner)
+        # Bidding position of each observer row when seat d deals.
+        self._position_at = [rows + o.position + (np.arange(n) - d - 1) % n for d in range(n)]
+        self._not_yet_bid = [o.bids + j * o.bid_width for j in range(n)]
+        self._trick_block = slice(o.current_trick, o.current_trick + n * c)
+        self._last_block = slice(o.last_trick, o.last_trick + n * c)
+        self._held_by_dealer_rule = rules.trump == "turned" and rules.no_card_trump == "dealer_last"
+        self._rows = rows
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the game: the next :meth:`sync` reads the history from its start."""
+        self.obs.fill(0.0)
+        self._cursor = 0
+        self._totals = [0] * self._o.n
+        self._to_act: int | None = None
+        self._stopped = False
+
+    # -------------------------------------------------------------- events
+    def sync(self, game, stop_after_hand: bool = False) -> bool:
+        """Apply the events of ``game.history`` not yet seen; return True when a hand ended.
+
+        With ``stop_after_hand`` the events after the end of a hand are left unread
+        and the rows show the finished hand as over.
+        """
+        if self._stopped:
+            return False
+        history = game.history
+        end = len(history)
+        hand_ended = False
+        cursor = self._cursor
+        while cursor < end:
+            event = history[cursor]
+            cursor += 1
+            kind = event[0]
+            if kind == "play":
+                self._play(event[1], event[2])
+            elif kind == "bid":
+                self._bid(event[1], event[2])
+            elif kind == "trick":
+                self._trick(event[1])
+            elif kind == "deal":
+                self._deal(event)
+            elif kind == "round_end":
+                self._round_end(event[3])
+                hand_ended = True
+                if stop_after_hand:
+                    self._game_over()
+                    self._stopped = True
+                    break
+            elif kind == "game_over":
+                self._game_over()
+        self._cursor = cursor
+        if not self._stopped:
+            self._set_to_act(game.current_player)
+        return hand_ended
+
+    def _set_to_act(self, seat: int | None) -> None:
+        if seat == self._to_act:
+            return
+        flat = self._flat
+        if self._to_act is not None:
+            flat[self._to_act_at[self._to_act]] = 0.0
+        if seat is not None:
+            flat[self._to_act_at[seat]] = 1.0
+        self._to_act = seat
+
+    def _deal(self, event: tuple) -> None:
+        _, round_index, dealer, hand_size, turned, trump, hands = event
+        o = self._o
+        obs = self.obs
+        flat = self._flat
+        obs.fill(0.0)
+        self._to_act = None
+        self._hand_size = hand_size
+        self._tricks_done = 0
+        self._trump = trump
+        self._broken = False
+        self._led: int | None = None
+        self._trick_len = 0
+        self._bids: list[int | None] = [None] * o.n
+        self._won = [0] * o.n
+        for seat, hand in enumerate(hands):
+            flat[self._rows[seat] + o.hand + np.asarray(hand, dtype=np.intp)] = 1.0
+        obs[:, o.trump + (NO_SUIT if trump is None else trump)] = 1.0
+        if turned is not None:
+            obs[:, o.turned_card + turned] = 1.0
+            if self._held_by_dealer_rule and hand_size * o.n == self.rules.deck_size:
+                obs[:, o.turned_card_held_by_dealer] = 1.0
+        obs[:, o.phase] = 1.0
+        obs[:, o.hand_size] = hand_size / o.max_bid
+        obs[:, o.tricks_left] = hand_size / o.max_bid
+        obs[:, o.round_index] = round_index / o.last_round
+        flat[self._position_at[dealer]] = 1.0
+        flat[self._leader_at[(dealer + 1) % o.n]] = 1.0
+        obs[:, self._not_yet_bid] = 1.0
+        obs[:, o.led_suit + NO_SUIT] = 1.0
+        scale = o.score_scale
+        for seat, total in enumerate(self._totals):
+            if total:
+                flat[self._score_at[seat]] = total / scale
+
+    def _bid(self, seat: int, bid: int) -> None:
+        at = self._bid_at[seat]
+        flat = self._flat
+        flat[at] = 0.0
+        flat[at + 1 + bid] = 1.0
+        self._bids[seat] = bid
+        if None not in self._bids:
+            o = self._o
+            self.obs[:, o.phase] = 0.0
+            self.obs[:, o.phase + 1] = 1.0
+
+    def _play(self, seat: int, card: int) -> None:
+        o = self._o
+        flat = self._flat
+        flat[self._rows[seat] + o.hand + card] = 0.0
+        flat[self._play_at[seat] + card] = 1.0
+        suit = card // 13
+        joker = suit == NO_SUIT  # cards 52 and 53
+        if self._trick_len == 0:
+            if not joker:
+                self._set_led(suit)
+                if suit == self._trump and not self._broken and self.rules.lead_trump == "broken":
+                    # Leading unbroken trump is legal only with nothing but trump in hand.
+                    for other in range(4):
+                        if other != suit:
+                            flat[self._void_at[seat] + other] = 1.0
+        elif self._led is None:
+            if not joker:
+                self._set_led(suit)
+        elif suit != self._led and not joker:
+            flat[self._void_at[seat] + self._led] = 1.0
+        if suit == self._trump and not self._broken:
+            self._broken = True
+            self.obs[:, o.trump_broken] = 1.0
+        self._trick_len += 1
+
+    def _set_led(self, suit: int) -> None:
+        o = self._o
+        self.obs[:, o.led_suit + NO_SUIT] = 0.0
+        self.obs[:, o.led_suit + suit] = 1.0
+        self._led = suit
+
+    def _trick(self, winner: int) -> None:
+        o = self._o
+        obs = self.obs
+        flat = self._flat
+        won = self._won
+        won[winner] += 1
+        flat[self._won_at[winner]] = won[winner] / o.max_bid
+        obs[:, self._last_block] = obs[:, self._trick_block]
+        obs[:, self._trick_block] = 0.0
+        obs[:, o.last_trick_winner : o.last_trick_winner + o.n] = 0.0
+        flat[self._winner_at[winner]] = 1.0
+        if self._led is not None:
+            obs[:, o.led_suit + self._led] = 0.0
+            obs[:, o.led_suit + NO_SUIT] = 1.0
+            self._led = None
+        self._trick_len = 0
+        self._tricks_done += 1
+        left = self._hand_size - self._tricks_done
+        obs[:, o.tricks_left] = left / o.max_bid
+        if left:
+            # After the last trick the engine keeps that trick's leader; otherwise the winner leads.
+            obs[:, o.leader : o.leader + o.n] = 0.0
+            flat[self._leader_at[winner]] = 1.0
+        for seat, bid in enumerate(self._bids):
+            if won[seat] > bid or won[seat] + left < bid:
+                flat[self._impossible_at[seat]] = 1.0
+
+    def _round_end(self, totals: tuple[int, ...]) -> None:
+        self._totals = list(totals)
+        scale = self._o.score_scale
+        flat = self._flat
+        for seat, total in enumerate(totals):
+            flat[self._score_at[seat]] = total / scale
+
+    def _game_over(self) -> None:
+        o = self._o
+        self.obs[:, o.phase : o.phase + 3] = 0.0
+        self.obs[:, o.phase + 2] = 1.0
+        self._set_to_act(None)

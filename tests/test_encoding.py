@@ -8,6 +8,7 @@ import pytest
 from blackout_env import BlackoutGame, Rules
 from blackout_env.encoding import (
     Block,
+    TableEncoder,
     action_mask,
     block_slices,
     encode,
@@ -304,3 +305,39 @@ def test_observation_does_not_change_when_other_seats_hidden_cards_are_swapped(n
         assert np.array_equal(action_mask(game.view(observer)), action_mask(other.view(observer)))
         checked += 1
     assert checked >= 5
+
+
+# ---------------------------------------------------------------- the incremental encoder
+def test_table_encoder_rows_equal_the_view_encoding_after_every_action(rules):
+    table = TableEncoder(rules)
+    for game in random_states(rules, seed=12, games=2):
+        if not game.actions:
+            table.reset()  # a new game
+        table.sync(game)
+        for seat in range(rules.num_players):
+            assert np.array_equal(table.obs[seat], encode(game.view(seat))), (seat, game.history[-1])
+
+
+def test_table_encoder_reads_a_game_that_is_already_under_way():
+    game = BlackoutGame(Rules.resolve({"hand_sizes": [3, 2]}), seed=3)
+    for _ in range(9):
+        game.step(game.legal_actions()[-1])
+    table = TableEncoder(game.rules)
+    table.sync(game)
+    assert all(np.array_equal(table.obs[p], encode(game.view(p))) for p in range(4))
+
+
+def test_table_encoder_can_stop_at_the_end_of_a_hand():
+    rules = Rules.resolve({"hand_sizes": [2, 1]})
+    game = BlackoutGame(rules, seed=5)
+    table = TableEncoder(rules)
+    ended = table.sync(game, stop_after_hand=True)
+    while not ended:
+        game.step(game.legal_actions()[0])
+        ended = table.sync(game, stop_after_hand=True)
+    assert game.round_index == 1  # the engine dealt on; the rows still show the finished hand
+    obs = table.obs[0]
+    assert block(obs, rules, "phase").tolist() == [0, 0, 1] and block(obs, rules, "to_act").sum() == 0
+    assert block(obs, rules, "hand_size")[0] == 1.0 and block(obs, rules, "tricks_left")[0] == 0.0
+    assert block(obs, rules, "scores")[0] == game.scores[0] / score_scale(rules)
+    assert table.sync(game, stop_after_hand=True) is False
