@@ -1,0 +1,43 @@
+"""``blackout train``: PPO self-play from a YAML config, with ``--set`` overrides.
+
+Example: ``blackout train --config configs/train/default.yaml --set ppo.lr=3e-4``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .config import load_config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", default="configs/train/default.yaml", help="a YAML run config (default: configs/train/default.yaml)"
+    )
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override one config value, e.g. --set ppo.lr=3e-4 (repeatable)",
+    )
+    parser.add_argument("--resume", action="store_true", help="continue the run in the run folder from its checkpoint")
+    parser.add_argument("--force", action="store_true", help="delete a run already in the run folder and start over")
+    parser.add_argument("--device", default=None, help="auto (CUDA when present), cpu or cuda (overrides run.device)")
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides = list(args.overrides)
+    if args.device is not None:
+        overrides.append(f"run.device={args.device}")
+    config = load_config(args.config, overrides)
+
+    from .ppo import train  # imports torch: only once the config is known to be good
+
+    result = train(config, resume=args.resume, force=args.force)
+    print(f"run folder: {result.run_dir}")
+    print(f"checkpoint: {result.checkpoint} ({result.global_step:,} decisions, {result.updates} updates, "
+          f"last {result.steps_per_s:,.0f} steps/s)")
+    if result.final_eval:
+        e = result.final_eval
+        print(f"final evaluation vs {config.eval.opponent}: agent {e['agent_score']:.2f} per hand, "
+              f"opponents {e['opponent_score']:.2f}, difference {e['difference']:+.2f} ± {e['difference_ci']:.2f} "
+              f"(95%), bid made {e['agent_bid_made_rate']:.1%}")
+    return 0

@@ -1,0 +1,337 @@
+"""Training-run configuration: typed dataclasses, loaded from YAML with ``--set`` overrides.
+
+A run is configured by one YAML file (``configs/train/*.yaml``) whose sections
+mirror the dataclasses below; every field documents itself in a docstring.
+Command-line overrides use dotted keys, ``--set ppo.lr=3e-4``; the value is
+read as YAML (so ``true``, ``[256, 256]`` and ``null`` work). An unknown key or
+a value of the wrong type is a :class:`ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import yaml
+
+__all__ = [
+    "ConfigError",
+    "EnvConfig",
+    "EvalConfig",
+    "ModelConfig",
+    "OpponentsConfig",
+    "PPOConfig",
+    "RunConfig",
+    "TrainConfig",
+    "load_config",
+    "apply_overrides",
+    "config_from_dict",
+    "config_to_dict",
+]
+
+
+class ConfigError(ValueError):
+    """A training config with an unknown key, a value of the wrong type, or an impossible value."""
+
+
+@dataclass
+class RunConfig:
+    """Where a run writes and how long it may take."""
+
+    name: str = "default"
+    """Run name: the run folder is ``out_dir/name``."""
+    out_dir: str = "runs"
+    """Parent folder of run folders."""
+    seed: int = 1
+    """Seeds the deals, the network's initial weights and action sampling."""
+    device: str = "auto"
+    """"auto" (CUDA when present, else CPU), "cpu", "cuda" or "cuda:N"."""
+    threads: int = 2
+    """Torch CPU threads (the default run is sized for 2 cores)."""
+    time_limit_minutes: float = 30.0
+    """Stop (with a final checkpoint and evaluation) after this much wall time; 0 = no limit."""
+    checkpoint_every_updates: int = 20
+    """Write ``checkpoint.pt`` every this many PPO updates (and always at the end)."""
+    progress_bar: bool = True
+    """Show a tqdm progress bar (steps, steps/s, latest evaluation)."""
+
+
+@dataclass
+class EnvConfig:
+    """The game the learner plays, stepped on the batched engine."""
+
+    rules: str = "standard"
+    """A rules preset name or a YAML rules file."""
+    num_envs: int = 512
+    """Games stepped together (one batched network call per step)."""
+    reward_scale: float = 0.1
+    """Hand scores are multiplied by this before they reach PPO (10 + bid -> about 1)."""
+    backend: str = "auto"
+    """"batched" (the numpy batched engine), "engine" (Python games, slow, exact) or "auto" (batched if present)."""
+
+
+@dataclass
+class ModelConfig:
+    """The actor-critic network (see ``training.policy_net.ActorCritic``)."""
+
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
+    """Widths of the shared MLP trunk's hidden layers."""
+
+
+@dataclass
+class PPOConfig:
+    """Proximal policy optimisation with generalised advantage estimation."""
+
+    total_steps: int = 50_000_000
+    """Decisions (all seats, all games) to train for; the time limit may stop the run earlier."""
+    rollout_steps: int = 32
+    """Batched-engine steps per rollout; a rollout holds ``num_envs * rollout_steps`` decisions."""
+    lr: float = 3e-4
+    """Adam learning rate."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to zero over ``total_steps`` (or the time limit)."""
+    gamma: float = 1.0
+    """Discount between one seat's decisions; hands are independent, so 1.0 scores a hand undiscounted."""
+    gae_lambda: float = 0.95
+    """GAE lambda: 1.0 is Monte-Carlo returns, lower trades variance for bias."""
+    update_epochs: int = 2
+    """Passes over each rollout."""
+    num_minibatches: int = 4
+    """Minibatches per pass."""
+    clip_coef: float = 0.2
+    """PPO ratio clip."""
+    clip_vloss: bool = False
+    """Clip the value loss as in the original PPO code."""
+    ent_coef: float = 0.01
+    """Entropy bonus weight (keeps bids and plays exploring early)."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Global gradient-norm clip."""
+    norm_adv: bool = True
+    """Normalise advantages per minibatch."""
+    target_kl: float | None = None
+    """Stop an update's epochs early when the approximate KL exceeds this (null = never)."""
+
+
+@dataclass
+class OpponentsConfig:
+    """Who sits in the other seats while the learner trains."""
+
+    mode: str = "self_play"
+    """"self_play": every seat is the learner (every decision is training data);
+    "pool": one seat per game is the learner, the others are drawn from past checkpoints."""
+    pool_size: int = 5
+    """Past checkpoints kept in the pool (pool mode)."""
+    snapshot_every_updates: int = 50
+    """Add the learner to the pool every this many updates (pool mode)."""
+    latest_fraction: float = 0.5
+    """Pool mode: share of opponent seats played by the current learner itself."""
+
+
+@dataclass
+class EvalConfig:
+    """Periodic and final duplicate-deal evaluation (``training.evaluate``)."""
+
+    opponent: str = "heuristic"
+    """The policy in the other seats: "random", "heuristic", "search"."""
+    every_updates: int = 100
+    """Evaluate every this many PPO updates (0 = only at the end)."""
+    deals: int = 100
+    """Duplicate deals per periodic evaluation (each replayed with the seats rotated)."""
+    final_deals: int = 500
+    """Duplicate deals for the final evaluation (0 = skip)."""
+    hands: str = "match"
+    """"match": whole matches under the run's rules."""
+
+
+@dataclass
+class TrainConfig:
+    """Everything a ``blackout train`` run needs; the sections of the YAML file."""
+
+    run: RunConfig = field(default_factory=RunConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def validate(self) -> None:
+        """Check values that the types alone do not (positive sizes, known modes)."""
+        positive = {
+            "env.num_envs": self.env.num_envs,
+            "ppo.total_steps": self.ppo.total_steps,
+            "ppo.rollout_steps": self.ppo.rollout_steps,
+            "ppo.update_epochs": self.ppo.update_epochs,
+            "ppo.num_minibatches": self.ppo.num_minibatches,
+            "run.threads": self.run.threads,
+            "run.checkpoint_every_updates": self.run.checkpoint_every_updates,
+            "opponents.pool_size": self.opponents.pool_size,
+            "opponents.snapshot_every_updates": self.opponents.snapshot_every_updates,
+        }
+        for key, value in positive.items():
+            if value <= 0:
+                raise ConfigError(f"{key}: must be positive, got {value}")
+        for key, value in {"ppo.lr": self.ppo.lr, "ppo.clip_coef": self.ppo.clip_coef}.items():
+            if not value > 0:
+                raise ConfigError(f"{key}: must be positive, got {value}")
+        if not 0 <= self.ppo.gamma <= 1 or not 0 <= self.ppo.gae_lambda <= 1:
+            raise ConfigError("ppo.gamma and ppo.gae_lambda: must be in 0..1")
+        if not 0 <= self.opponents.latest_fraction <= 1:
+            raise ConfigError(f"opponents.latest_fraction: must be in 0..1, got {self.opponents.latest_fraction}")
+        if self.opponents.mode not in ("self_play", "pool"):
+            raise ConfigError(f"opponents.mode: must be 'self_play' or 'pool', got {self.opponents.mode!r}")
+        if self.env.backend not in ("auto", "batched", "engine"):
+            raise ConfigError(f"env.backend: must be 'auto', 'batched' or 'engine', got {self.env.backend!r}")
+        if self.eval.hands != "match":
+            raise ConfigError(f"eval.hands: only 'match' is supported, got {self.eval.hands!r}")
+        if not self.model.hidden_sizes or any(width <= 0 for width in self.model.hidden_sizes):
+            raise ConfigError(f"model.hidden_sizes: needs positive widths, got {self.model.hidden_sizes}")
+        for key, value in {"eval.every_updates": self.eval.every_updates, "eval.deals": self.eval.deals,
+                           "eval.final_deals": self.eval.final_deals}.items():
+            if value < 0:
+                raise ConfigError(f"{key}: must be >= 0, got {value}")
+        if self.run.time_limit_minutes < 0:
+            raise ConfigError(f"run.time_limit_minutes: must be >= 0, got {self.run.time_limit_minutes}")
+        device = self.run.device
+        if not (device in ("auto", "cpu", "cuda") or device.startswith("cuda:")):
+            raise ConfigError(f"run.device: must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+
+
+# ----------------------------------------------------------------- conversion
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(key: str, value: Any, tp: Any) -> Any:
+    """``value`` checked against the annotation ``tp``; ints are accepted for floats."""
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = typing.get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _coerce(key, value, option)
+            except ConfigError as error:
+                errors.append(str(error))
+        raise ConfigError(errors[0] if errors else f"{key}: unexpected value {value!r}")
+    if origin is list:
+        (item_type,) = typing.get_args(tp)
+        if not isinstance(value, Sequence) or isinstance(value, str):
+            raise ConfigError(f"{key}: expected a list of {_type_name(item_type)}, got {value!r}")
+        return [_coerce(f"{key}[{i}]", item, item_type) for i, item in enumerate(value)]
+    if tp is float:
+        if isinstance(value, str) and _looks_like_float(value):
+            value = float(value)  # PyYAML (YAML 1.1) reads "3e-4" as a string; users mean a number
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{key}: expected a number, got {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}: expected true or false, got {value!r}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected a string, got {value!r}")
+        return value
+    raise ConfigError(f"{key}: unsupported field type {tp!r}")  # pragma: no cover - a bug in this module
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    if not isinstance(data, Mapping):
+        where = prefix or "config"
+        raise ConfigError(f"{where}: expected a mapping of options, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        key = f"{prefix}{unknown[0]}"
+        raise ConfigError(f"unknown config key {key!r}; known keys here: {', '.join(sorted(fields))}")
+    values = {}
+    for name, value in data.items():
+        tp = hints[name]
+        if dataclasses.is_dataclass(tp):
+            values[name] = _build(tp, value, f"{prefix}{name}.")
+        else:
+            values[name] = _coerce(f"{prefix}{name}", value, tp)
+    return cls(**values)
+
+
+def config_from_dict(data: Mapping[str, Any] | None) -> TrainConfig:
+    """A validated :class:`TrainConfig` from nested plain data (missing keys keep their defaults)."""
+    config = _build(TrainConfig, data or {}, "")
+    config.validate()
+    return config
+
+
+def config_to_dict(config: TrainConfig) -> dict[str, Any]:
+    """Nested plain data, loadable by :func:`config_from_dict`."""
+    return dataclasses.asdict(config)
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """Apply ``section.key=value`` overrides (values read as YAML) to nested plain data, in place."""
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r}: expected KEY=VALUE, e.g. ppo.lr=3e-4")
+        key, text = item.split("=", 1)
+        key = key.strip()
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"override {key}: cannot read value {text!r}: {error}") from None
+        parts = key.split(".")
+        node = data
+        for depth, part in enumerate(parts[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"override {key}: {'.'.join(parts[: depth + 1])} is not a section")
+            node = child
+        node[parts[-1]] = value
+    return data
+
+
+def _looks_like_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> TrainConfig:
+    """The config of a YAML file (None: all defaults) with ``KEY=VALUE`` overrides applied."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file {str(path)!r} does not exist") from None
+        except yaml.YAMLError as error:
+            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {error}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config file {str(path)!r}: expected a mapping of sections, got {loaded!r}")
+        data = loaded
+    apply_overrides(data, overrides)
+    try:
+        return config_from_dict(data)
+    except ConfigError as error:
+        if path is not None:
+            raise ConfigError(f"{path}: {error}") from None
+        raise

@@ -1,0 +1,294 @@
+"""The actor-critic network, its checkpoints, and :class:`PolicyBot`, a trained policy as a bot.
+
+The network reads the documented observation of :mod:`blackout_env.encoding`
+and outputs one logit per action of the rules' action space (cards, then
+bids) plus a state value. It has **one masked head** for bids and plays: the
+two kinds of action are disjoint ranges of one ``Discrete`` space and the
+legal-action mask already selects the phase's range, so a single head shares
+the trunk fully and keeps PPO's log-probabilities and entropy in one
+categorical; the phase is in the observation, so the trunk can specialise.
+Illegal actions get a logit of ``-1e9`` (finite, so entropy and gradients stay
+finite), which makes their probability exactly zero in float32.
+
+A checkpoint is one ``torch.save`` file holding the weights, the network's
+shape, the rules it was trained for and the observation layout it reads;
+:func:`load_checkpoint` refuses a file whose layout or rules differ from the
+ones asked for, rather than letting a network read a vector it does not know.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.distributions import Categorical
+
+from blackout_env import PlayerView, Rules, encoding
+
+__all__ = [
+    "ActorCritic",
+    "CheckpointError",
+    "PolicyBot",
+    "SHIPPED_CHECKPOINT",
+    "load_checkpoint",
+    "load_policy_bot",
+    "masked_logits",
+    "save_checkpoint",
+]
+
+CHECKPOINT_FORMAT = "blackout-ppo-checkpoint"
+CHECKPOINT_VERSION = 1
+SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "ppo_standard_4p.pt"
+"""The small checkpoint shipped with the package: the policy named ``ppo``."""
+
+MASKED_LOGIT = -1e9
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, unreadable, not a policy, or made for other rules or observations."""
+
+
+def layer_init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias_const: float = 0.0) -> nn.Linear:
+    """Orthogonal weights and constant biases, as in CleanRL's PPO."""
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits with illegal actions (``mask`` false or 0) pushed to ``-1e9``."""
+    return logits.masked_fill(~mask.bool(), MASKED_LOGIT)
+
+
+class ActorCritic(nn.Module):
+    """An MLP trunk with a policy head (one logit per action) and a value head.
+
+    Args:
+        observation_size: length of the encoder's vector for the rules.
+        num_actions: the rules' action space (cards then bids).
+        hidden_sizes: widths of the trunk's hidden layers (ReLU).
+    """
+
+    def __init__(self, observation_size: int, num_actions: int, hidden_sizes: Sequence[int] = (256, 256)) -> None:
+        super().__init__()
+        self.observation_size = int(observation_size)
+        self.num_actions = int(num_actions)
+        self.hidden_sizes = [int(width) for width in hidden_sizes]
+        layers: list[nn.Module] = []
+        width_in = self.observation_size
+        for width in self.hidden_sizes:
+            layers += [layer_init(nn.Linear(width_in, width)), nn.ReLU()]
+            width_in = width
+        self.trunk = nn.Sequential(*layers)
+        # Small policy weights start the policy near uniform over legal actions.
+        self.actor = layer_init(nn.Linear(width_in, self.num_actions), std=0.01)
+        self.critic = layer_init(nn.Linear(width_in, 1), std=1.0)
+
+    def get_value(self, obs: torch.Tensor) -> torch.Tensor:
+        """State values, shape (batch,)."""
+        return self.critic(self.trunk(obs)).squeeze(-1)
+
+    def get_action_and_value(
+        self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sample (or score the given) actions: ``(action, log_prob, entropy, value)``."""
+        hidden = self.trunk(obs)
+        dist = Categorical(logits=masked_logits(self.actor(hidden), mask))
+        if action is None:
+            action = dist.sample()
+        return action, dist.log_prob(action), dist.entropy(), self.critic(hidden).squeeze(-1)
+
+    def greedy_action(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The most probable legal action of every row."""
+        return masked_logits(self.actor(self.trunk(obs)), mask).argmax(dim=-1)
+
+
+# ---------------------------------------------------------------- checkpoints
+def _layout_key(rules: Rules) -> list[list[Any]]:
+    # Name, offset and size of every block: two layouts with equal keys read a vector identically.
+    return [[str(block.name), int(block.offset), int(block.size)] for block in encoding.observation_layout(rules)]
+
+
+def save_checkpoint(
+    path: str | os.PathLike[str],
+    model: ActorCritic,
+    rules: Rules,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a checkpoint atomically (a temporary file in the same folder, then a rename).
+
+    ``extra`` holds anything else to keep (the training state for ``--resume``,
+    the run's config); it must be plain data or tensors.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "model_state": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "observation_size": model.observation_size,
+        "num_actions": model.num_actions,
+        "hidden_sizes": list(model.hidden_sizes),
+        "observation_layout": _layout_key(rules),
+        "rules": rules.to_dict(),
+        "extra": dict(extra or {}),
+    }
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            torch.save(payload, file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _rules_differences(saved: Mapping[str, Any], rules: Rules) -> list[str]:
+    current = rules.to_dict()
+    return [
+        f"{key}: checkpoint {saved.get(key)!r}, asked {current.get(key)!r}"
+        for key in sorted(set(saved) | set(current))
+        if key != "description" and saved.get(key) != current.get(key)
+    ]
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The raw checkpoint dictionary, after checking that the file is one of ours."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many types for a damaged file
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} cannot be read (corrupt or not a torch file): {type(error).__name__}: {error}"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{str(path)!r} is not a Blackout PPO checkpoint")
+    if payload.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} has format version {payload.get('version')!r}; "
+            f"this code reads version {CHECKPOINT_VERSION}"
+        )
+    return payload
+
+
+def load_checkpoint(
+    path: str | os.PathLike[str], rules: Rules | str | Mapping[str, Any] | None = None
+) -> tuple[ActorCritic, Rules, dict[str, Any]]:
+    """The network of a checkpoint, the rules it was trained for, and its raw dictionary.
+
+    With ``rules`` given, a checkpoint trained under other rules is refused (naming
+    the options that differ). In every case a checkpoint whose observation layout
+    differs from what the encoder produces now for its rules is refused.
+    """
+    payload = read_checkpoint(path)
+    try:
+        trained_rules = Rules.from_dict(payload["rules"])
+    except (KeyError, ValueError) as error:
+        raise CheckpointError(f"checkpoint {str(path)!r} holds no valid rules: {error}") from None
+    if rules is not None:
+        asked = Rules.resolve(rules)
+        differences = _rules_differences(payload["rules"], asked)
+        if differences:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} was trained for other rules ({'; '.join(differences)})"
+            )
+    expected_layout = _layout_key(trained_rules)
+    saved_layout = payload.get("observation_layout")
+    if saved_layout != expected_layout:
+        saved_names = [block[0] for block in saved_layout or []]
+        expected_names = [block[0] for block in expected_layout]
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} reads another observation layout than blackout_env.encoding produces "
+            f"(checkpoint: {len(saved_names)} blocks, size {payload.get('observation_size')}; "
+            f"encoder: {len(expected_names)} blocks, size {encoding.observation_size(trained_rules)}); "
+            "retrain it with this version"
+        )
+    if payload.get("num_actions") != trained_rules.num_actions:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} has {payload.get('num_actions')} actions; its rules have {trained_rules.num_actions}"
+        )
+    try:
+        model = ActorCritic(payload["observation_size"], payload["num_actions"], payload["hidden_sizes"])
+        model.load_state_dict(payload["model_state"])
+    except (KeyError, RuntimeError, TypeError) as error:
+        raise CheckpointError(f"checkpoint {str(path)!r} holds no usable network: {error}") from None
+    model.eval()
+    return model, trained_rules, payload
+
+
+# ------------------------------------------------------------------ as a bot
+class PolicyBot:
+    """A trained network as a bot: ``act(view)`` encodes the view and picks an action.
+
+    Args:
+        model: the network.
+        rules: the rules it plays (views must be of these rules).
+        name: the bot's name in tables.
+        greedy: pick the most probable legal action (default) or sample from the policy.
+        seed: seeds sampling (only used when ``greedy`` is false).
+    """
+
+    def __init__(
+        self, model: ActorCritic, rules: Rules, name: str = "ppo", greedy: bool = True, seed: int | None = None
+    ) -> None:
+        self.model = model.cpu().eval()
+        self.rules = rules
+        self.name = name
+        self.greedy = greedy
+        self.rng = np.random.default_rng(seed)
+        self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
+
+    def seed(self, seed: int | None) -> None:
+        """Reseed the sampling generators."""
+        self.rng = np.random.default_rng(seed)
+        self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Actions for a batch of observations and int8 masks, shape (batch,)."""
+        with torch.inference_mode():
+            obs_t = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+            mask_t = torch.as_tensor(np.asarray(mask) != 0)
+            if self.greedy:
+                actions = self.model.greedy_action(obs_t, mask_t)
+            else:
+                logits = masked_logits(self.model.actor(self.model.trunk(obs_t)), mask_t)
+                probs = torch.softmax(logits, dim=-1)
+                actions = torch.multinomial(probs, 1, generator=self._generator).squeeze(-1)
+        return actions.numpy()
+
+    def act(self, view: PlayerView) -> int:
+        """The action for one player's view (always one of ``view.legal_actions``)."""
+        if not view.legal_actions:
+            raise ValueError(f"{self.name}: player {view.player} has no legal action now (phase {view.phase})")
+        mask = np.zeros((1, self.rules.num_actions), dtype=np.int8)
+        mask[0, list(view.legal_actions)] = 1
+        obs = encoding.encode(view)[None, :]
+        return int(self.act_batch(obs, mask)[0])
+
+
+def load_policy_bot(
+    path: str | os.PathLike[str] | None = None,
+    rules: Rules | str | Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    name: str | None = None,
+    greedy: bool = True,
+) -> PolicyBot:
+    """A :class:`PolicyBot` from a checkpoint (default: the shipped ``ppo`` checkpoint).
+
+    ``rules`` (when given) must be the rules the checkpoint was trained for.
+    """
+    path = SHIPPED_CHECKPOINT if path is None else Path(path)
+    model, trained_rules, _ = load_checkpoint(path, rules)
+    label = name or ("ppo" if path == SHIPPED_CHECKPOINT else f"ppo:{path}")
+    return PolicyBot(model, trained_rules, name=label, greedy=greedy, seed=seed)

@@ -1,0 +1,104 @@
+"""The training loop's view of the game: many games stepped together, one small adapter.
+
+PPO (``training.ppo``) needs only this from the environment, per step of all
+games at once: the seat to act, its observation and int8 action mask, the
+hand scores that arrived with the step (a hand's score reaches every seat when
+the hand ends), and which games just finished a hand. Finished matches start
+over by themselves.
+
+Two adapters give it:
+
+* :class:`BatchedVecEnv` over the batched numpy engine (``blackout_env.batched``),
+  the fast path used for training;
+* :class:`EngineVecEnv` over plain :class:`~blackout_env.BlackoutGame` objects and the
+  encoder, one game at a time in Python: slow, but the reference that the
+  batched path must agree with, and the fallback when no batched engine exists.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from blackout_env import BlackoutGame, Rules, encoding
+
+__all__ = ["EngineVecEnv", "GameBatch", "VecEnv", "make_vec_env"]
+
+
+class GameBatch(NamedTuple):
+    """What every game shows after a reset or a step."""
+
+    player: np.ndarray
+    """(num_envs,) int: the seat to act."""
+    obs: np.ndarray
+    """(num_envs, observation_size) float32: that seat's observation."""
+    mask: np.ndarray
+    """(num_envs, num_actions) int8: that seat's legal actions."""
+    hand_scores: np.ndarray
+    """(num_envs, num_players) float32: points scored by each seat in a hand that ended with this step, else 0."""
+    hand_over: np.ndarray
+    """(num_envs,) bool: a hand ended with this step (the next decision belongs to a new hand)."""
+    bid_made: np.ndarray
+    """(num_envs, num_players) bool: each seat made its bid exactly in a hand that ended with this step."""
+
+
+class VecEnv(Protocol):
+    """The interface PPO steps: ``reset`` then ``step`` with one action per game."""
+
+    num_envs: int
+    rules: Rules
+
+    def reset(self, seed: int) -> GameBatch: ...
+
+    def step(self, actions: np.ndarray) -> GameBatch: ...
+
+
+class EngineVecEnv:
+    """``num_envs`` engine games in Python lists; exact, simple, slow (a few thousand steps/s)."""
+
+    def __init__(self, rules: Rules, num_envs: int) -> None:
+        self.rules = rules
+        self.num_envs = num_envs
+        self.games: list[BlackoutGame] = []
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, seed: int) -> GameBatch:
+        self._rng = np.random.default_rng(seed)
+        self.games = [BlackoutGame(self.rules, seed=self._rng) for _ in range(self.num_envs)]
+        zeros = np.zeros((self.num_envs, self.rules.num_players), dtype=np.float32)
+        return self._observe(zeros, np.zeros(self.num_envs, dtype=bool), zeros.astype(bool))
+
+    def step(self, actions: np.ndarray) -> GameBatch:
+        n = self.rules.num_players
+        hand_scores = np.zeros((self.num_envs, n), dtype=np.float32)
+        hand_over = np.zeros(self.num_envs, dtype=bool)
+        bid_made = np.zeros((self.num_envs, n), dtype=bool)
+        for i, game in enumerate(self.games):
+            hands_done = len(game.round_scores)
+            game.step(int(actions[i]))
+            if len(game.round_scores) > hands_done:
+                hand_scores[i] = game.round_scores[-1]
+                hand_over[i] = True
+                bid_made[i] = np.equal(game.round_bids[-1], game.round_tricks[-1])
+            if game.is_over:
+                self.games[i] = BlackoutGame(self.rules, seed=self._rng)
+        return self._observe(hand_scores, hand_over, bid_made)
+
+    def _observe(self, hand_scores: np.ndarray, hand_over: np.ndarray, bid_made: np.ndarray) -> GameBatch:
+        views = [game.view(game.current_player) for game in self.games]
+        return GameBatch(
+            player=np.array([v.player for v in views], dtype=np.int64),
+            obs=np.stack([encoding.encode(v) for v in views]),
+            mask=np.stack([encoding.action_mask(v) for v in views]),
+            hand_scores=hand_scores,
+            hand_over=hand_over,
+            bid_made=bid_made,
+        )
+
+
+def make_vec_env(rules: Rules, num_envs: int, backend: str = "auto") -> VecEnv:
+    """The fastest available adapter ("auto"), or the one named ("batched", "engine")."""
+    if backend == "batched":
+        raise ValueError("env.backend: 'batched' asked, but blackout_env.batched is not available; use 'engine'")
+    return EngineVecEnv(rules, num_envs)
