@@ -1,0 +1,140 @@
+"""The actor-critic network, its checkpoints, and trained policies acting as bots."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from blackout_env import BlackoutGame, Rules, encoding
+from training.policy_net import (
+    ActorCritic,
+    CheckpointError,
+    PolicyBot,
+    load_checkpoint,
+    load_policy_bot,
+    masked_logits,
+    save_checkpoint,
+)
+
+SHORT = Rules.preset("short")
+
+
+def small_net(rules: Rules = SHORT, seed: int = 0) -> ActorCritic:
+    torch.manual_seed(seed)
+    return ActorCritic(encoding.observation_size(rules), rules.num_actions, [16, 16])
+
+
+def test_masked_sampling_never_yields_an_illegal_action():
+    net = small_net()
+    generator = np.random.default_rng(0)
+    obs = torch.from_numpy(generator.random((512, net.observation_size), dtype=np.float32))
+    mask = torch.from_numpy(generator.random((512, net.num_actions)) < 0.1)
+    mask[torch.arange(512), torch.from_numpy(generator.integers(net.num_actions, size=512))] = True
+    # Large logits for illegal actions must not leak through the mask.
+    with torch.no_grad():
+        net.actor.bias.copy_(torch.where(mask[0], -50.0, 50.0))
+    for _ in range(20):
+        action, logprob, entropy, _ = net.get_action_and_value(obs, mask)
+        assert mask[torch.arange(512), action].all()
+        assert torch.isfinite(logprob).all() and torch.isfinite(entropy).all()
+    assert mask[torch.arange(512), net.greedy_action(obs, mask)].all()
+
+
+def test_an_illegal_action_has_probability_zero():
+    logits = torch.zeros(1, 4)
+    probs = torch.softmax(masked_logits(logits, torch.tensor([[True, False, True, False]])), dim=-1)
+    assert probs[0, 1] == 0 and probs[0, 3] == 0 and torch.isclose(probs.sum(), torch.tensor(1.0))
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+def test_policy_bot_plays_only_legal_actions_through_whole_matches(greedy):
+    bot = PolicyBot(small_net(), SHORT, greedy=greedy, seed=3)
+    for seed in range(3):
+        game = BlackoutGame(SHORT, seed=seed)
+        while not game.is_over:
+            action = bot.act(game.view(game.current_player))
+            assert action in game.legal_actions()
+            game.step(action)
+
+
+def test_sampling_bot_is_reproducible_for_a_seed():
+    def moves(seed):
+        bot = PolicyBot(small_net(), SHORT, greedy=False, seed=seed)
+        game = BlackoutGame(SHORT, seed=1)
+        out = []
+        while not game.is_over:
+            out.append(bot.act(game.view(game.current_player)))
+            game.step(out[-1])
+        return out
+
+    assert moves(5) == moves(5)
+
+
+def test_checkpoint_round_trip_keeps_the_network(tmp_path):
+    net = small_net()
+    path = save_checkpoint(tmp_path / "net.pt", net, SHORT, extra={"update": 7})
+    loaded, rules, payload = load_checkpoint(path, "short")
+    assert rules == SHORT and payload["extra"]["update"] == 7
+    obs = torch.rand(8, net.observation_size)
+    assert torch.equal(net.get_value(obs), loaded.get_value(obs))
+    assert not list(tmp_path.glob(".*tmp")), "the temporary file is renamed, not left behind"
+
+
+def test_a_failed_save_leaves_the_old_checkpoint_whole(tmp_path, monkeypatch):
+    path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
+    before = path.read_bytes()
+
+    def save_half_then_fail(payload, file):
+        file.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", save_half_then_fail)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(path, small_net(seed=1), SHORT)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["net.pt"]
+
+
+def test_a_missing_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(tmp_path / "nope.pt")
+
+
+def test_a_corrupt_checkpoint_is_a_clear_error(tmp_path):
+    path = tmp_path / "broken.pt"
+    path.write_bytes(b"\x00not a torch file at all" * 10)
+    with pytest.raises(CheckpointError, match="cannot be read"):
+        load_checkpoint(path)
+
+
+def test_a_torch_file_that_is_not_a_policy_is_refused(tmp_path):
+    path = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(3)}, path)
+    with pytest.raises(CheckpointError, match="not a Blackout PPO checkpoint"):
+        load_checkpoint(path)
+
+
+def test_a_checkpoint_for_other_rules_is_refused_naming_the_difference(tmp_path):
+    path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
+    with pytest.raises(CheckpointError, match="other rules.*hand_sizes"):
+        load_checkpoint(path, "standard")
+    with pytest.raises(CheckpointError, match="other rules.*hook"):
+        load_policy_bot(path, SHORT.replace(hook=False))
+
+
+def test_a_checkpoint_with_another_observation_layout_is_refused(tmp_path):
+    path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
+    payload = torch.load(path, weights_only=True)
+    payload["observation_layout"] = payload["observation_layout"][:-1]  # as if written by an older encoder
+    torch.save(payload, path)
+    with pytest.raises(CheckpointError, match="another observation layout"):
+        load_checkpoint(path, SHORT)
+
+
+def test_load_policy_bot_names_the_policy_by_its_path(tmp_path):
+    path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
+    bot = load_policy_bot(path, SHORT, seed=0)
+    assert bot.name == f"ppo:{path}"
+    game = BlackoutGame(SHORT, seed=0)
+    assert bot.act(game.view(game.current_player)) in game.legal_actions()
