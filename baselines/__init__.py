@@ -1,1 +1,36 @@
-"""Rule-based bots that play Blackout from a player's view."""
+"""Rule-based bots that play Blackout from a player's view: random, heuristic, search.
+
+Every bot has a ``name``, ``act(view) -> action`` on a
+:class:`~blackout_env.view.PlayerView` (never the hidden cards), a numpy
+generator ``rng`` and ``seed(seed)``. Make one by name with :func:`make_bot`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Bot
+from .heuristic import HeuristicBot
+from .random_bot import RandomBot
+from .search import SearchBot
+
+__all__ = ["Bot", "RandomBot", "HeuristicBot", "SearchBot", "make_bot", "BOTS"]
+
+BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot, "search": SearchBot}
+"""The bots by name."""
+
+
+def make_bot(name: str, seed: int | None = None, **kwargs: Any) -> Bot:
+    """A bot by name ("random", "heuristic", "search"), seeded; ``kwargs`` go to its constructor.
+
+    Raises ValueError naming the known bots for an unknown name, and naming the
+    option for an option the bot does not take.
+    """
+    try:
+        cls = BOTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown bot {name!r}; bots: {', '.join(BOTS)}") from None
+    try:
+        return cls(seed=seed, **kwargs)
+    except TypeError as error:
+        raise ValueError(f"bot {name!r}: {error}") from None
