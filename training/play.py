@@ -419,7 +419,7 @@ class PlaySession:
                 self.say(f"There is no bid of {bid} here: with {top} card{'s' if top != 1 else ''} bids run 0-{top}.")
                 continue
             if bid == view.forbidden_bid:
-                self.say(f"You cannot bid {screen.forbidden_bid_reason(view)}.")
+                self.say(f"You cannot bid {bid}: {screen.forbidden_bid_reason(view)}.")
                 nearest = self.game.nearest_permitted_bid(bid)
                 if self._confirm(f"Bid {nearest} instead, the nearest permitted bid? [y/n] "):
                     return view.num_cards + nearest

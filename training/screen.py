@@ -166,10 +166,7 @@ def forbidden_bid_reason(view: PlayerView) -> str | None:
     if forbidden is None:
         return None
     others = sum(b for b in view.bids if b is not None)
-    return (
-        f"{forbidden} is not allowed: the dealer may not make the bids total the "
-        f"{_count(view.hand_size, 'trick')} (the others bid {others}; dealer's hook)"
-    )
+    return f"the dealer may not make the bids total the {_count(view.hand_size, 'trick')} (the others bid {others}; dealer's hook)"
 
 
 def render_bid_options(view: PlayerView, suggestion: int | None = None, unicode: bool = True) -> str:
@@ -179,7 +176,7 @@ def render_bid_options(view: PlayerView, suggestion: int | None = None, unicode:
     lines = ["Bids: " + " ".join(options)]
     reason = forbidden_bid_reason(view)
     if reason is not None:
-        lines.append("  " + reason)
+        lines.append(f"  {forbidden} is not allowed: {reason}")
     if suggestion is not None:
         lines.append(f"Suggested bid: {suggestion}")
     return "\n".join(lines)
