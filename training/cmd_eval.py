@@ -1,0 +1,69 @@
+"""``blackout eval``: a duplicate-deal tournament between named policies.
+
+Example: ``blackout eval --policies heuristic search random --players 4 --deals 2000 --rules standard --out results/``
+prints the table and writes ``results.json``, ``results.txt`` and ``results.png`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from blackout_env.rules import Rules
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--policies", nargs="+", required=True, metavar="SPEC",
+        help="policies: random, heuristic, search, search:samples=64, ppo, ppo:PATH; "
+        "with fewer policies than seats the last one fills the remaining seats",
+    )
+    parser.add_argument("--players", type=int, default=None, help="number of players (overrides the rules)")
+    parser.add_argument("--deals", type=int, default=200, help="duplicate deals, each played once per rotation (default 200)")
+    parser.add_argument("--rules", default="standard", help="a preset name or a YAML file (default: standard)")
+    parser.add_argument("--hands", action="store_true", help="deal single hands instead of whole matches")
+    parser.add_argument("--seating", nargs="+", default=None, metavar="SPEC", help="one policy per seat (default: see --policies)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the policies (default 0)")
+    parser.add_argument("--workers", type=int, default=1, help="processes (0 = every core; default 1)")
+    parser.add_argument("--out", default=None, help="folder for results.json, results.txt and results.png")
+    parser.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _check_out(out: str) -> None:
+    """Fail before any game when the output folder cannot be written."""
+    path = Path(out)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".blackout-eval-write-test"
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as error:
+        raise ValueError(f"--out {out!r} is not a writable folder: {error.strerror or error}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from .evaluate import evaluate
+
+    rules = Rules.resolve(args.rules)
+    if args.players is not None:
+        if not 3 <= args.players <= 7:
+            raise ValueError(f"--players must be 3..7, got {args.players}")
+        rules = rules.replace(num_players=args.players)
+    if args.deals < 1:
+        raise ValueError(f"--deals must be at least 1, got {args.deals}")
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 (every core) or more, got {args.workers}")
+    workers = args.workers if args.workers > 0 else (os.cpu_count() or 1)
+    if args.out is not None:
+        _check_out(args.out)
+    result = evaluate(
+        args.policies, rules, deals=args.deals, seed=args.seed, workers=workers, hands=args.hands,
+        seating=args.seating, progress=not args.no_progress,
+    )
+    print(result.table())
+    if args.out is not None:
+        paths = result.save(args.out, plot=not args.no_plot)
+        print("\nwrote " + ", ".join(str(p) for p in paths.values()))
+    return 0

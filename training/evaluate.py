@@ -1,0 +1,423 @@
+"""Tournaments with duplicate deals: a fair ranking of policies despite card luck.
+
+Duplicate deals
+---------------
+A *deal* is the set of deck orders of a whole match (or, with
+``hands=True``, of a single hand). Every deal is played ``n`` times, once per
+*rotation* of the seating: with the seating list ``S`` (one policy per seat),
+rotation ``j`` seats ``S[(s + j) % n]`` at seat ``s``. Over the ``n`` rotations
+each entry of ``S`` plays each seat of the deal exactly once, so every policy
+holds every hand that any other policy held, and card luck cancels in the
+comparison.
+
+The seating list: ``k`` policies for ``n`` seats (``k <= n``) fill the seats in
+the order given, and the remaining ``n - k`` seats are taken by copies of the
+**last** policy (the field). So ``[agent, heuristic]`` at 4 players is one
+agent against three heuristic bots, and ``[random, heuristic, search]`` is one
+random, one heuristic and two search bots. Pass ``seating`` to choose
+otherwise. A policy seated ``c`` times plays each seat ``c`` times per deal;
+its figures average over all its seats.
+
+Figures per policy
+------------------
+mean score per hand, with a 95% confidence interval over deals (the rotations
+of one deal are correlated, so the deal is the unit: the per-deal mean score
+per hand is the sample); bid-made rate overall and by hand size; mean match
+score; match win rate (a tie shares the win equally); and for every pair of
+policies the mean per-hand difference with its 95% interval, paired per deal.
+Intervals use Student's t (approximated as 1.96 + 2.4/df, within 3% of the
+exact quantile for df >= 4).
+
+Everything is reproducible from ``seed``: deal ``i`` draws its decks from
+``default_rng([seed, i])`` and every policy is reseeded before each match,
+so results do not depend on the number of worker processes.
+
+This module imports no torch; a checkpoint policy imports it when loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from blackout_env.engine import BlackoutGame
+from blackout_env.rules import Rules
+
+from .policies import Policy, load_policy
+
+__all__ = ["EvalResult", "PolicyStats", "evaluate", "seating_for", "rotations", "confidence_half_width"]
+
+
+# ---------------------------------------------------------------- seating
+def seating_for(names: Sequence[str], num_players: int) -> list[str]:
+    """The default seating: the policies in order, the remaining seats to copies of the last one."""
+    if not names:
+        raise ValueError("no policies to evaluate")
+    if len(names) > num_players:
+        raise ValueError(
+            f"{len(names)} policies ({', '.join(names)}) but only {num_players} seats: "
+            "at most one policy per seat"
+        )
+    return list(names) + [names[-1]] * (num_players - len(names))
+
+
+def rotations(seating: Sequence[str]) -> list[list[str]]:
+    """The ``n`` seat assignments of a deal: rotation ``j`` seats ``seating[(s + j) % n]`` at seat ``s``."""
+    n = len(seating)
+    return [[seating[(seat + j) % n] for seat in range(n)] for j in range(n)]
+
+
+def confidence_half_width(samples: Sequence[float] | np.ndarray) -> float | None:
+    """Half-width of the 95% confidence interval of the mean (None with fewer than two samples)."""
+    values = np.asarray(samples, dtype=float)
+    if len(values) < 2:
+        return None
+    df = len(values) - 1
+    t = 1.96 + 2.4 / df
+    return float(t * values.std(ddof=1) / math.sqrt(len(values)))
+
+
+# ----------------------------------------------------------- playing deals
+_WORKER: dict[str, Any] = {}
+
+
+def _setup(entries: Sequence[tuple[str, Any]], rules: Rules, seating: Sequence[str], seed: int, hands: bool) -> None:
+    """Load the policies (once per process) and remember the tournament settings."""
+    policies = {name: load_policy(spec, rules, None) for name, spec in entries}
+    _WORKER.update(policies=policies, rules=rules, seating=list(seating), seed=seed, hands=hands)
+
+
+def _play_deal(deal: int) -> dict[str, Any]:
+    """Play every rotation of deal ``deal``; per policy: totals over its seats."""
+    rules: Rules = _WORKER["rules"]
+    policies: dict[str, Policy] = _WORKER["policies"]
+    seed: int = _WORKER["seed"]
+    n = rules.num_players
+    rng = np.random.default_rng([seed, deal])
+    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (rules.num_rounds, 1)), axis=1).tolist()
+    first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else int(rules.first_dealer)
+    start = deal % rules.num_rounds if _WORKER["hands"] else 0
+    if _WORKER["hands"]:
+        first_dealer = (first_dealer - start) % n  # the hand's dealer is then the rules' first dealer
+    record: dict[str, Any] = {
+        name: {"score": 0.0, "hands": 0, "made": {}, "match_score": 0.0, "wins": 0.0, "matches": 0}
+        for name in policies
+    }
+    for j, assignment in enumerate(rotations(_WORKER["seating"])):
+        for k, name in enumerate(policies):
+            reseed = getattr(policies[name], "seed", None)
+            if callable(reseed):
+                reseed(int(np.random.SeedSequence([seed, deal, j, k]).generate_state(1)[0]))
+        game = BlackoutGame(rules, decks=decks, first_dealer=first_dealer, start_round=start)
+        while not game.is_over and (not _WORKER["hands"] or game.round_index == start):
+            seat = game.current_player
+            game.step(policies[assignment[seat]].act(game.view(seat)))
+        totals = [sum(s[seat] for s in game.round_scores) for seat in range(n)]
+        best = max(totals)
+        winners = [seat for seat in range(n) if totals[seat] == best]
+        for seat, name in enumerate(assignment):
+            entry = record[name]
+            for scores, bids, tricks in zip(game.round_scores, game.round_bids, game.round_tricks):
+                size = sum(tricks)
+                made, count = entry["made"].get(size, (0, 0))
+                entry["made"][size] = (made + (bids[seat] == tricks[seat]), count + 1)
+                entry["score"] += scores[seat]
+                entry["hands"] += 1
+            entry["match_score"] += totals[seat]
+            entry["wins"] += 1.0 / len(winners) if seat in winners else 0.0
+            entry["matches"] += 1
+    return record
+
+
+# ------------------------------------------------------------------ results
+@dataclass
+class PolicyStats:
+    """The figures of one policy in a tournament."""
+
+    name: str
+    spec: str
+    hands: int
+    mean_score_per_hand: float
+    score_ci95: float | None
+    """Half-width of the 95% interval of the mean score per hand (over deals)."""
+    bid_made_rate: float
+    bid_made_by_hand_size: dict[int, float]
+    hands_by_hand_size: dict[int, int]
+    mean_match_score: float
+    match_win_rate: float
+    matches: int
+
+
+@dataclass
+class EvalResult:
+    """A finished tournament: settings, per-policy figures, pairwise differences, per-deal means."""
+
+    rules: Rules
+    deals: int
+    seed: int
+    hands_only: bool
+    seating: list[str]
+    policies: list[PolicyStats]
+    pairwise: list[dict[str, Any]]
+    per_deal: dict[str, list[float]] = field(repr=False)
+    """Per policy, its mean score per hand in each deal (the samples of the intervals)."""
+
+    def stats(self, name: str) -> PolicyStats:
+        """The figures of the policy called ``name``."""
+        for stats in self.policies:
+            if stats.name == name:
+                return stats
+        raise KeyError(f"no policy {name!r} in this result; policies: {', '.join(s.name for s in self.policies)}")
+
+    def difference(self, a: str, b: str) -> dict[str, Any]:
+        """Mean per-hand score of ``a`` minus ``b`` with its 95% interval, paired per deal."""
+        for pair in self.pairwise:
+            if (pair["a"], pair["b"]) == (a, b):
+                return pair
+            if (pair["a"], pair["b"]) == (b, a):
+                return {**pair, "a": a, "b": b, "mean": -pair["mean"], "low": -pair["high"], "high": -pair["low"]}
+        raise KeyError(f"no pair {a!r}, {b!r} in this result")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {
+            "rules": self.rules.to_dict(),
+            "deals": self.deals,
+            "seed": self.seed,
+            "hands_only": self.hands_only,
+            "seating": self.seating,
+            "policies": [
+                {
+                    **stats.__dict__,
+                    "bid_made_by_hand_size": {str(k): v for k, v in stats.bid_made_by_hand_size.items()},
+                    "hands_by_hand_size": {str(k): v for k, v in stats.hands_by_hand_size.items()},
+                }
+                for stats in self.policies
+            ],
+            "pairwise": self.pairwise,
+            "per_deal_mean_score_per_hand": self.per_deal,
+        }
+
+    def table(self) -> str:
+        """The results as text: one row per policy, the pairwise differences, bid-made rate by hand size."""
+        unit = "hand" if self.hands_only else "match"
+        lines = [
+            f"{self.deals} deals x {len(self.seating)} rotations, {self.rules.num_players} players, "
+            f"seating {' '.join(self.seating)} ({'single hands' if self.hands_only else 'whole matches'}), seed {self.seed}",
+            "",
+            f"{'policy':<20} {'score/hand (95% CI)':>22} {'bid made':>9} {unit + ' score':>12} {unit + ' wins':>11} {'hands':>8}",
+        ]
+        for s in self.policies:
+            ci = f"± {s.score_ci95:.2f}" if s.score_ci95 is not None else "± n/a"
+            lines.append(
+                f"{s.name:<20} {s.mean_score_per_hand:>13.2f} {ci:>8} {s.bid_made_rate:>8.1%} "
+                f"{s.mean_match_score:>12.1f} {s.match_win_rate:>10.1%} {s.hands:>8}"
+            )
+        if self.pairwise:
+            lines += ["", "difference in score per hand (95% CI, paired per deal):"]
+            for pair in self.pairwise:
+                verdict = "significant" if pair["low"] > 0 or pair["high"] < 0 else "not significant"
+                lines.append(
+                    f"  {pair['a']} - {pair['b']}: {pair['mean']:+.2f} [{pair['low']:+.2f}, {pair['high']:+.2f}] {verdict}"
+                )
+        sizes = sorted({size for s in self.policies for size in s.bid_made_by_hand_size})
+        lines += ["", "bid made by hand size:", f"{'policy':<20} " + " ".join(f"{size:>5}" for size in sizes)]
+        for s in self.policies:
+            cells = [s.bid_made_by_hand_size.get(size) for size in sizes]
+            lines.append(f"{s.name:<20} " + " ".join(f"{c:>5.0%}" if c is not None else f"{'-':>5}" for c in cells))
+        return "\n".join(lines)
+
+    def save(self, out_dir: str | os.PathLike[str], plot: bool = True) -> dict[str, Path]:
+        """Write ``results.json``, ``results.txt`` and (when matplotlib is installed) ``results.png``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"json": out / "results.json", "table": out / "results.txt"}
+        paths["json"].write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        paths["table"].write_text(self.table() + "\n", encoding="utf-8")
+        if plot:
+            try:
+                paths["plot"] = self.plot(out / "results.png")
+            except ImportError:
+                pass
+        return paths
+
+    def plot(self, path: str | os.PathLike[str]) -> Path:
+        """A PNG: mean score per hand with 95% intervals, and bid-made rate by hand size."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+        names = [s.name for s in self.policies]
+        means = [s.mean_score_per_hand for s in self.policies]
+        errors = [s.score_ci95 or 0.0 for s in self.policies]
+        left.bar(names, means, yerr=errors, capsize=6, color="#4c72b0")
+        left.set_ylabel("mean score per hand")
+        left.set_title("score per hand (95% CI over deals)")
+        for s in self.policies:
+            sizes = sorted(s.bid_made_by_hand_size)
+            right.plot(sizes, [s.bid_made_by_hand_size[k] for k in sizes], marker="o", label=s.name)
+        right.set_xlabel("hand size")
+        right.set_ylabel("bid made")
+        right.set_ylim(0, 1)
+        right.set_title("bid-made rate by hand size")
+        right.legend()
+        fig.suptitle(f"{self.rules.num_players} players, {self.deals} duplicate deals")
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return path
+
+
+def _summarise(
+    records: Iterable[dict[str, Any]], entries: Sequence[tuple[str, Any]], rules: Rules, deals: int, seed: int,
+    hands: bool, seating: list[str],
+) -> EvalResult:
+    names = [name for name, _ in entries]
+    totals = {name: {"score": 0.0, "hands": 0, "made": {}, "match_score": 0.0, "wins": 0.0, "matches": 0} for name in names}
+    per_deal: dict[str, list[float]] = {name: [] for name in names}
+    for record in records:
+        for name in names:
+            entry, total = record[name], totals[name]
+            per_deal[name].append(entry["score"] / entry["hands"])
+            for key in ("score", "hands", "match_score", "wins", "matches"):
+                total[key] += entry[key]
+            for size, (made, count) in entry["made"].items():
+                m, c = total["made"].get(size, (0, 0))
+                total["made"][size] = (m + made, c + count)
+    stats = []
+    for name, spec in entries:
+        t = totals[name]
+        made_total = sum(m for m, _ in t["made"].values())
+        stats.append(
+            PolicyStats(
+                name=name,
+                spec=spec if isinstance(spec, str) else getattr(spec, "name", type(spec).__name__),
+                hands=t["hands"],
+                mean_score_per_hand=t["score"] / t["hands"],
+                score_ci95=confidence_half_width(per_deal[name]),
+                bid_made_rate=made_total / t["hands"],
+                bid_made_by_hand_size={k: m / c for k, (m, c) in sorted(t["made"].items())},
+                hands_by_hand_size={k: c for k, (_, c) in sorted(t["made"].items())},
+                mean_match_score=t["match_score"] / t["matches"],
+                match_win_rate=t["wins"] / t["matches"],
+                matches=t["matches"],
+            )
+        )
+    pairwise = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            diffs = np.subtract(per_deal[a], per_deal[b])
+            half = confidence_half_width(diffs)
+            mean = float(diffs.mean())
+            low, high = (mean - half, mean + half) if half is not None else (float("-inf"), float("inf"))
+            pairwise.append({"a": a, "b": b, "mean": mean, "ci95": half, "low": low, "high": high})
+    return EvalResult(rules, deals, seed, hands, seating, stats, pairwise, per_deal)
+
+
+def _entries(policies: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(name, spec or policy object) pairs, names unique."""
+    if isinstance(policies, Mapping):
+        items = [(str(name), spec) for name, spec in policies.items()]
+    elif isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence):
+        raise ValueError(f"policies: expected a list of names or a mapping name -> policy, got {policies!r}")
+    else:
+        items = []
+        for spec in policies:
+            name = spec if isinstance(spec, str) else getattr(spec, "name", None)
+            if not isinstance(name, str):
+                raise ValueError(f"policies: {spec!r} has no name; pass a mapping name -> policy")
+            items.append((name, spec))
+    names = [name for name, _ in items]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"policies: the name {duplicates[0]!r} appears twice; give each policy its own name")
+    return items
+
+
+def evaluate(
+    policies: Sequence[Any] | Mapping[str, Any],
+    rules: Rules | str | Mapping[str, Any] | None = "standard",
+    deals: int = 100,
+    seed: int = 0,
+    workers: int = 1,
+    hands: bool = False,
+    seating: Sequence[str] | None = None,
+    progress: bool = False,
+) -> EvalResult:
+    """Play a duplicate-deal tournament and return its figures.
+
+    Args:
+        policies: names / specs (``["heuristic", "search", "random"]``), or a
+            mapping from a display name to a spec or a policy object.
+        rules: a Rules, preset name, YAML path or mapping.
+        deals: number of deals; each is played once per rotation of the seating.
+        seed: makes the deals and every policy's random choices reproducible.
+        workers: processes to play deals in parallel (``os.cpu_count()`` for every core).
+        hands: play single hands instead of whole matches; deal ``i`` is a
+            hand of round ``i % num_rounds`` of the rules' schedule.
+        seating: one policy name per seat; default :func:`seating_for`.
+        progress: show a progress bar (tqdm, when installed).
+
+    Every problem with the arguments (unknown policy, missing checkpoint, bad
+    rules, more policies than seats, deals < 1) raises ValueError before any
+    game is played.
+    """
+    rules = Rules.resolve(rules)
+    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
+        raise ValueError(f"deals: must be a positive integer, got {deals!r}")
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers: must be a positive integer, got {workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
+    entries = _entries(policies)
+    names = [name for name, _ in entries]
+    if seating is None:
+        seating = seating_for(names, rules.num_players)
+    else:
+        seating = list(seating)
+        if len(seating) != rules.num_players:
+            raise ValueError(f"seating: {len(seating)} seats given for {rules.num_players} players")
+        unknown = [name for name in seating if name not in names]
+        if unknown:
+            raise ValueError(f"seating: {unknown[0]!r} is not one of the policies ({', '.join(names)})")
+        missing = [name for name in names if name not in seating]
+        if missing:
+            raise ValueError(f"seating: policy {missing[0]!r} has no seat")
+    # Loading here reports unknown names and bad checkpoints before any game is played.
+    for _, spec in entries:
+        load_policy(spec, rules, None)
+    deals = int(deals)
+    args = (entries, rules, seating, int(seed), bool(hands))
+    if workers == 1:
+        _setup(*args)
+        records: Iterable[dict[str, Any]] = map(_play_deal, range(deals))
+        records = _progress(records, deals, progress)
+        result = _summarise(list(records), entries, rules, deals, int(seed), bool(hands), seating)
+    else:
+        import multiprocessing
+
+        with multiprocessing.get_context().Pool(int(workers), initializer=_setup, initargs=args) as pool:
+            chunk = max(1, min(16, deals // (4 * int(workers))))
+            records = _progress(pool.imap(_play_deal, range(deals), chunksize=chunk), deals, progress)
+            result = _summarise(list(records), entries, rules, deals, int(seed), bool(hands), seating)
+    return result
+
+
+def _progress(iterable: Iterable[Any], total: int, enabled: bool) -> Iterable[Any]:
+    if not enabled:
+        return iterable
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, total=total, desc="deals", unit="deal")
