@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import IO, Protocol
 
 import numpy as np
 
-from blackout_env import BlackoutGame, PlayerView, Rules, SaveFileError
+from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
 from blackout_env.cards import card_to_str, parse_card
 
 from . import screen
@@ -164,8 +165,17 @@ def seat_names(num_players: int, humans: int, policies: Sequence[str]) -> list[S
 
 
 def bot_policies(spec: str, bot_seats: int) -> list[str]:
-    """One policy spec per bot seat from ``--bots``: a single spec for every seat, or one per seat."""
-    names = [part.strip() for part in spec.split(",")]
+    """One policy spec per bot seat from ``--bots``: a single spec for every seat, or one per seat.
+
+    Specs are separated by commas; options of a spec (``search:samples=64,time_limit_ms=200``) stay with it.
+    """
+    names: list[str] = []
+    for part in (part.strip() for part in spec.split(",")):
+        # "search:samples=64,time_limit_ms=200": a key=value after a comma is another option of the same policy.
+        if names and "=" in part and ":" not in part.split("=", 1)[0] and ":" in names[-1]:
+            names[-1] += "," + part
+        else:
+            names.append(part)
     if any(not name for name in names):
         raise ValueError(f"--bots: empty policy name in {spec!r} (write e.g. heuristic,search,ppo:PATH)")
     if len(names) == 1:
@@ -229,8 +239,6 @@ class PlaySession:
         output: IO[str] | None = None,
         unicode: bool | None = None,
     ) -> None:
-        import sys
-
         self.saved = saved
         self.game = saved.game
         self.seats = saved.seats
@@ -343,7 +351,10 @@ class PlaySession:
         return f"Continue with: blackout play --resume{where}"
 
     def _save(self) -> None:
-        write_save(self.save_path, self.saved)
+        try:
+            write_save(self.save_path, self.saved)
+        except OSError as error:
+            raise ValueError(f"cannot save the game to {self.save_path}: {error}") from None
 
     def _decision_seed(self, seat: int) -> int:
         """A seed that depends only on the bots' seed, the seat and how far the game is."""
@@ -355,14 +366,22 @@ class PlaySession:
         reseed = getattr(policy, "seed", None)
         if callable(reseed):
             reseed(self._decision_seed(seat))
-        return int(policy.act(self.game.view(seat)))
+        action = int(policy.act(self.game.view(seat)))
+        if action not in self.game.legal_actions():
+            try:
+                self.game.clone().step(action)
+            except IllegalActionError as error:
+                raise ValueError(f"the {policy.name} policy in seat {seat} chose an illegal action: {error}") from None
+        return action
 
     # ------------------------------------------------------------------ people
     def _human_turn(self, seat: int) -> int:
         if self.saved.hot_seat and self._shown_to != seat:
             self._hide_screen()
             self._narrate()
-            self._read(f"Pass the keyboard to {self.names[seat]}. {self.names[seat]}, press Enter to see your hand: ")
+            answer = self._read(f"Pass the keyboard to {self.names[seat]}. {self.names[seat]}, press Enter to see your hand: ")
+            if answer.lower() == "q":
+                raise _Quit
             self._shown_to = seat
         else:
             self._narrate()

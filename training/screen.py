@@ -39,7 +39,7 @@ __all__ = [
 HELP = """\
 Commands (at any prompt):
   s   score sheet: every hand so far, bid/taken and points per seat, b/o for a missed bid
-  l   the last trick of this hand
+  l   the last trick played
   h   this help
   q   save and quit (continue later with: blackout play --resume)
 Bidding: type the number of tricks you will take, e.g. 2.
