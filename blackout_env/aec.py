@@ -1,0 +1,487 @@
+# noqa: D212, D415
+"""
+# Blackout
+
+| Creation           | `blackout_env.env()`, or `pettingzoo.make("aec", "blackout/Blackout-v0")` after `import blackout_env` |
+|--------------------|--------------------------------------------------------------------------------------------|
+| Actions            | Discrete                                                                                   |
+| Parallel API       | No (turn based)                                                                            |
+| Manual Control     | No (`blackout play` is the human front-end)                                                |
+| Agents             | `agents = ['player_0', ..., 'player_{n-1}']`, n = 3..7 (4 by default)                      |
+| Action Shape       | ()                                                                                         |
+| Action Values      | Discrete(C + B + 1): 63 with the standard rules (C = 52 cards, B = 10)                      |
+| Observation Shape  | {"observation": (observation_size(rules),), "action_mask": (C + B + 1,)}: (838,) and (63,) |
+| Observation Values | observation in [-1, 1] (scores) and [0, 1] (the rest); action_mask in {0, 1}               |
+
+Blackout (Oh Hell, Up and Down the River, Nomination Whist) is a trick-taking
+game for 3 to 7 players. Before each hand every player bids how many tricks
+they will take; only an exact bid scores (10 + bid by default). Under the
+dealer's hook the dealer, bidding last, may not make the bids add up to the
+number of tricks. Players must follow suit; the highest trump, else the
+highest card of the suit led, wins the trick. A match is a series of hands of
+changing sizes (10 cards down to 1 by default); the highest total wins. Every
+house rule of ``blackout_env.Rules`` is available through the ``rules``
+argument.
+
+### Arguments
+
+``` python
+blackout_env.env(rules=None, episode="match", reward="score", reward_scale=1.0,
+                 illegal_action="raise", illegal_reward=-1.0, render_mode=None,
+                 render_seat=None, spectator=False)
+```
+
+`rules`: a `Rules`, a preset name (`"standard"`, `"trump-must-break"`, ...), a
+YAML path, or a mapping of options (e.g. `{"num_players": 5, "hook": False}`).
+
+`episode`: `"match"` (every hand of the rules) or `"hand"` (one hand; which
+one is `reset(options={"round": k})`, else drawn uniformly from the match's
+hands with the env's seed, so hand sizes vary).
+
+`reward`: `"score"` (each seat's hand score when the hand ends), `"zero_sum"`
+(hand score minus the mean of the other seats' hand scores), or `"win"` (at
+the end of the episode, 1 / number of winners to each seat with the highest
+total, 0 to the rest). Every reward is multiplied by `reward_scale`.
+
+`illegal_action`: `"raise"` (an `IllegalActionError` naming the action and the
+legal ones; nothing changes, the env stays usable) or `"penalize"` (as
+PettingZoo's `TerminateIllegalWrapper`: the episode ends, the offender gets
+`illegal_reward` and the others 0). An action of the wrong type or outside
+the action space always raises.
+
+`render_mode`: `"ansi"` (returns the text table), `"human"` (prints it) or
+`"rgb_array"` (returns an image). The table is seen by `render_seat` (default:
+the seat to act), or by a spectator with every hand face up (`spectator=True`).
+
+### Observation Space
+
+The observation is a dictionary with an `"observation"` element, the flat
+float32 vector of `blackout_env.encoding` (seat-relative: the observing
+player first, then clockwise; the block layout is in that module's docstring
+and in `blackout_env.encoding.observation_layout(rules)`), and an
+`"action_mask"` element. It is built from what that player may know only.
+
+#### Legal Actions Mask
+
+`"action_mask"` is an int8 vector of size `num_actions`, 1 at every legal
+action of the seat to act (every bid the dealer's hook allows, every card the
+follow-suit and trump rules allow), all 0 for the other seats.
+
+### Action Space
+
+Action `c` for `c < C` plays card `c` (`card = suit * 13 + rank`, suits
+C D H S, rank 0 = "2" .. 12 = "A"; jokers 52 and 53); action `C + k` bids `k`
+tricks, `k = 0..B` (B = the largest hand of the match).
+
+### Rewards
+
+See `reward` above. With `"score"` and `"zero_sum"` rewards arrive at the
+step that completes each hand; with `"win"` at the end of the episode. The
+illegal-move penalty replaces them when `illegal_action="penalize"`.
+
+Infos (deterministic, public): for each agent `seat`, `round`, `hand_size`,
+`bid` (None before it bids), `tricks_won`, `score` (match total),
+`hand_over` (True on the step that completed a hand) and `last_hand`
+(`{"round", "bid", "tricks", "score"}` of this seat's last finished hand, or None).
+
+### Version History
+
+* v0: Initial release (blackout-rl 0.1.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle, seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .encoding import TableEncoder, observation_bounds
+from .engine import BlackoutGame, IllegalActionError
+from .render import render_image, render_text, seat_name
+from .rules import Rules
+from .view import PlayerView
+
+__all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
+
+EPISODES = ("match", "hand")
+REWARDS = ("score", "zero_sum", "win")
+ILLEGAL_ACTIONS = ("raise", "penalize")
+RESET_OPTIONS = ("decks", "deck", "round", "first_dealer")
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Blackout AEC environment wrapped with PettingZoo's OrderEnforcingWrapper.
+
+    Keyword arguments are those of :class:`raw_env`. Out-of-range and illegal
+    actions are checked by the environment itself with an error that names the
+    action and the legal ones (PettingZoo's AssertOutOfBoundsWrapper would
+    only say "action is not in action space", and vanishes under ``python -O``).
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name}: must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+    """Blackout as a PettingZoo AEC environment (see the module docstring)."""
+
+    metadata = {
+        "name": "blackout_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        rules: Rules | str | Mapping[str, Any] | None = None,
+        episode: str = "match",
+        reward: str = "score",
+        reward_scale: float = 1.0,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+        render_seat: int | None = None,
+        spectator: bool = False,
+    ) -> None:
+        EzPickle.__init__(
+            self,
+            rules=rules,
+            episode=episode,
+            reward=reward,
+            reward_scale=reward_scale,
+            illegal_action=illegal_action,
+            illegal_reward=illegal_reward,
+            render_mode=render_mode,
+            render_seat=render_seat,
+            spectator=spectator,
+        )
+        super().__init__()
+        self.rules = Rules.resolve(rules)
+        self.episode = _choice("episode", episode, EPISODES)
+        self.reward_mode = _choice("reward", reward, REWARDS)
+        self.reward_scale = _number("reward_scale", reward_scale)
+        self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.illegal_reward = _number("illegal_reward", illegal_reward)
+        if render_mode is not None:
+            _choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
+        self.render_mode = render_mode
+        n = self.rules.num_players
+        if render_seat is not None and (
+            isinstance(render_seat, bool) or not isinstance(render_seat, (int, np.integer)) or not 0 <= render_seat < n
+        ):
+            raise ValueError(f"render_seat: must be a seat 0..{n - 1} or None (the seat to act), got {render_seat!r}")
+        self.render_seat = render_seat
+        self.spectator = bool(spectator)
+
+        self.possible_agents = [seat_name(seat) for seat in range(n)]
+        self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        self.num_actions = self.rules.num_actions
+        low, high = observation_bounds(self.rules)
+        observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(low=low.copy(), high=high.copy(), dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(self.num_actions,), dtype=np.int8),
+            }
+        )
+        action_space = spaces.Discrete(self.num_actions)
+        # One space object per agent, returned as the same object on every call.
+        self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
+        self.action_spaces = {agent: action_space for agent in self.possible_agents}
+        self._table = TableEncoder(self.rules)
+        self.game: BlackoutGame | None = None
+        """The engine of the current episode (None before the first reset)."""
+        self._np_random: np.random.Generator | None = None
+        self._np_random_seed: int | None = None
+
+    # ------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> spaces.Dict:
+        """The observation space of an agent (the same object every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        """The action space of an agent (the same object every call)."""
+        return self.action_spaces[agent]
+
+    # -------------------------------------------------------------- reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start an episode. ``seed`` reseeds the env; ``options`` may fix the deals.
+
+        Options: ``"decks"`` (deck orders, one per round, as ``BlackoutGame`` takes
+        them), ``"deck"`` (the deck order of the first hand played), ``"round"`` (in
+        hand episodes, the hand to play), ``"first_dealer"`` (the dealer of round 0).
+        A bad option value raises ValueError and leaves the env as it was; an
+        unknown option is ignored with a warning.
+        """
+        options = {} if options is None else options
+        if not isinstance(options, Mapping):
+            raise ValueError(f"options: expected a dict, got {type(options).__name__}")
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            # Ignored with a warning, not an error: PettingZoo's api_test passes options of its own.
+            warnings.warn(
+                f"reset: ignoring unknown option(s) {', '.join(map(repr, unknown))}; options: {', '.join(RESET_OPTIONS)}",
+                stacklevel=2,
+            )
+        if seed is not None or self._np_random is None:
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
+        rng = self._np_random
+        rules = self.rules
+        start_round = 0
+        if self.episode == "hand":
+            start_round = options.get("round")
+            if start_round is None:
+                start_round = int(rng.integers(rules.num_rounds))
+        elif "round" in options:
+            raise ValueError("reset: option 'round' is for episode='hand' (a match starts at round 0)")
+        decks = options.get("decks")
+        if "deck" in options:
+            if decks is not None:
+                raise ValueError("reset: give 'deck' (the first hand's deck) or 'decks' (one per round), not both")
+            decks = {start_round: options["deck"]} if isinstance(start_round, int) else None
+        game_seed = int(rng.integers(2**63))
+        game = BlackoutGame(
+            rules, seed=game_seed, decks=decks, first_dealer=options.get("first_dealer"), start_round=start_round
+        )
+        # Nothing above touched the env: a bad option leaves the previous episode as it was.
+        self.game = game
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self._rewards_dirty = False
+        self._done = False
+        self._final_views: list[PlayerView] | None = None
+        self._last_hand: list[dict[str, int] | None] = [None] * rules.num_players
+        self._table.reset()
+        self._table.sync(game)
+        self._build_infos(hand_over=False)
+        self.agent_selection = self.possible_agents[game.current_player]
+        self._skip_agent_selection = None
+
+    # --------------------------------------------------------------- step
+    def step(self, action: Any) -> None:
+        """The agent to act takes ``action`` (an int; None for an agent whose episode is over)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        if type(action) is not int:
+            action = self._coerce_action(action)
+        if not 0 <= action < self.num_actions:
+            raise IllegalActionError(
+                f"{agent} cannot take action {action}: actions run 0..{self.num_actions - 1} "
+                f"(cards 0..{self.rules.num_cards - 1}, then bids 0..{self.rules.max_bid})"
+            )
+        hand_episode = self.episode == "hand"
+        before = None
+        if hand_episode and game.phase == "play" and game.tricks_left == 1 and len(game.current_trick) == game.num_players - 1:
+            before = [game.view(seat) for seat in range(game.num_players)]  # the last card of the hand
+        try:
+            game.step(action)
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            self._penalize(agent)
+            return
+
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_dirty:
+            self._clear_rewards()
+            self._rewards_dirty = False
+        seat = self._seat_of[agent]
+        if self._infos_stale:
+            self._build_infos(hand_over=False)
+        hand_ended = self._table.sync(game, stop_after_hand=hand_episode)
+        if hand_ended:
+            done = hand_episode or game.phase == "game_over"
+            self._hand_rewards(done)
+            self._record_hand()
+            self._build_infos(hand_over=True)
+            if hand_episode and before is not None:
+                self._final_views = [_finished_hand_view(view, game, action) for view in before]
+            if done:
+                self._done = True
+                self.terminations = dict.fromkeys(self.agents, True)
+                self.agent_selection = self.possible_agents[(seat + 1) % game.num_players]
+                return
+        elif action >= self.rules.num_cards:
+            self.infos[agent]["bid"] = action - self.rules.num_cards
+        elif not game.current_trick:  # this card completed a trick
+            winner = game.last_trick_winner
+            self.infos[self.possible_agents[winner]]["tricks_won"] = game.tricks_won[winner]
+        self.agent_selection = self.possible_agents[game.current_player]
+
+    def _coerce_action(self, action: Any) -> int:
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+            return int(action.reshape(()))
+        if isinstance(action, np.integer) and not isinstance(action, np.bool_):
+            return int(action)
+        if action is None:
+            raise IllegalActionError(f"{self.agent_selection} must act: None is only for agents whose episode is over")
+        raise IllegalActionError(f"an action is an int, got {action!r} of type {type(action).__name__}")
+
+    def _hand_rewards(self, episode_over: bool) -> None:
+        game = self.game
+        mode = self.reward_mode
+        scale = self.reward_scale
+        if mode == "win":
+            if not episode_over:
+                return
+            winners = game.winners()
+            values = [1.0 / len(winners) if seat in winners else 0.0 for seat in range(game.num_players)]
+        else:
+            hand_scores = game.round_scores[-1]
+            if mode == "score":
+                values = [float(s) for s in hand_scores]
+            else:
+                total = sum(hand_scores)
+                others = game.num_players - 1
+                values = [s - (total - s) / others for s in hand_scores]
+        for agent, value in zip(self.possible_agents, values):
+            self.rewards[agent] = value * scale
+        self._rewards_dirty = True
+        self._accumulate_rewards()
+
+    def _penalize(self, agent: str) -> None:
+        """End the episode: the offender gets ``illegal_reward``, the others 0 (TerminateIllegalWrapper)."""
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = self.illegal_reward
+        self._rewards_dirty = True
+        self._accumulate_rewards()
+        self._done = True
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.infos[agent]["illegal_action"] = True
+
+    # -------------------------------------------------------------- infos
+    def _record_hand(self) -> None:
+        game = self.game
+        r = len(game.round_scores) - 1
+        for seat in range(game.num_players):
+            self._last_hand[seat] = {
+                "round": game.start_round + r,
+                "bid": game.round_bids[r][seat],
+                "tricks": game.round_tricks[r][seat],
+                "score": game.round_scores[r][seat],
+            }
+
+    def _build_infos(self, hand_over: bool) -> None:
+        game = self.game
+        if hand_over and (self.episode == "hand" or game.phase == "game_over"):
+            # The finished hand, not the next deal the engine has already made.
+            r = len(game.round_scores) - 1
+            round_index, hand_size = game.start_round + r, game.rules.hand_sizes[game.start_round + r]
+            bids, tricks = game.round_bids[r], game.round_tricks[r]
+        else:
+            round_index, hand_size, bids, tricks = game.round_index, game.hand_size, game.bids, game.tricks_won
+        self.infos = {
+            agent: {
+                "seat": seat,
+                "round": round_index,
+                "hand_size": hand_size,
+                "bid": bids[seat],
+                "tricks_won": tricks[seat],
+                "score": game.scores[seat],
+                "hand_over": hand_over,
+                "last_hand": self._last_hand[seat],
+            }
+            for seat, agent in enumerate(self.possible_agents)
+            if agent in self.agents
+        }
+        self._infos_stale = hand_over
+
+    # ------------------------------------------------------------ observe
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32 vector, "action_mask": int8 mask}`` of an agent (fresh arrays)."""
+        seat = self._seat_of[agent]
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        game = self.game
+        if seat == game.current_player and not self._done:
+            mask[game.legal_actions()] = 1
+        return {"observation": self._table.obs[seat].copy(), "action_mask": mask}
+
+    def view(self, agent: str) -> PlayerView:
+        """What an agent may know now, as the bots take it (the finished hand at the end of a hand episode)."""
+        seat = self._seat_of[agent]
+        if self._final_views is not None and self._done:
+            return self._final_views[seat]
+        return self.game.view(seat)
+
+    # ------------------------------------------------------------- render
+    def render(self) -> str | np.ndarray | None:
+        """Draw the table in ``render_mode`` (see the module docstring)."""
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
+            return None
+        if self.game is None:
+            raise RuntimeError("render() before reset(): there is no table to draw yet")
+        seat = self.render_seat
+        if seat is None:
+            seat = self._seat_of.get(self.agent_selection, 0)
+        view = self.view(self.possible_agents[seat])
+        hands = None
+        if self.spectator:
+            hands = [v.hand for v in self._final_views] if self._done and self._final_views else self.game.hands
+        if self.render_mode == "rgb_array":
+            return render_image(view, hands)
+        text = render_text(view, hands)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release (no window is opened)."""
+
+
+def _finished_hand_view(before: PlayerView, game: BlackoutGame, card: int) -> PlayerView:
+    """A view of the hand just finished, from a view taken before its last card was played.
+
+    In a one-hand episode the engine has dealt the next hand by the time the
+    episode ends; this is the table the players saw when the last trick fell.
+    """
+    actor = before.current_player
+    trick = before.current_trick + ((actor, card),)
+    winner = next(event[1] for event in reversed(game.history) if event[0] == "trick")
+    played = list(before.played)
+    played[actor] = played[actor] + (card,)
+    r = len(game.round_scores) - 1
+    return dataclasses.replace(
+        before,
+        phase="game_over",
+        current_player=None,
+        hand=tuple(c for c in before.hand if c != card),
+        tricks_won=tuple(game.round_tricks[r]),
+        current_trick=(),
+        led_suit=None,
+        last_trick=trick,
+        last_trick_winner=winner,
+        played=tuple(played),
+        trump_broken=before.trump_broken or (card < 52 and card // 13 == before.trump),
+        scores=tuple(game.scores),
+        round_scores=tuple(tuple(s) for s in game.round_scores),
+        legal_actions=(),
+        round_actions=before.round_actions + (card,),
+    )

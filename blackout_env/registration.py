@@ -1,0 +1,44 @@
+"""Registered environment ids, in the ``blackout`` namespace (run on ``import blackout_env``).
+
+PettingZoo (AEC): ``pettingzoo.make("aec", "blackout/Blackout-v0", **kwargs)``.
+
+Gymnasium (one learner against bots; ``gym.make("blackout_env:<id>")`` works
+without importing anything first):
+
+=================================  =========================================================
+id                                 what
+=================================  =========================================================
+``blackout/Blackout-v0``           a standard match (4 players, 10 cards down to 1) against 3 heuristic bots
+``blackout/BlackoutHand-v0``       one hand per episode (hand size drawn from the match) against heuristic bots
+``blackout/BlackoutVsRandom-v0``   a standard match against 3 random bots
+=================================  =========================================================
+
+Every keyword of :class:`blackout_env.gym_env.BlackoutGymEnv` may be passed to
+``gym.make`` to change the defaults (``rules``, ``opponents``, ``learner_seat``, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["GYM_IDS", "PETTINGZOO_IDS", "register_envs"]
+
+PETTINGZOO_IDS: dict[str, dict[str, Any]] = {"blackout/Blackout-v0": {}}
+GYM_IDS: dict[str, dict[str, Any]] = {
+    "blackout/Blackout-v0": {},
+    "blackout/BlackoutHand-v0": {"episode": "hand"},
+    "blackout/BlackoutVsRandom-v0": {"opponents": "random"},
+}
+
+
+def register_envs() -> None:
+    """Register the ids above with PettingZoo and Gymnasium (idempotent)."""
+    import gymnasium
+    import pettingzoo
+
+    for env_id, kwargs in PETTINGZOO_IDS.items():
+        if env_id not in pettingzoo.aec_registry:
+            pettingzoo.register("aec", env_id, entry_point="blackout_env.aec:env", kwargs=kwargs)
+    for env_id, kwargs in GYM_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point="blackout_env.gym_env:BlackoutGymEnv", kwargs=kwargs)
