@@ -384,6 +384,7 @@ def test_command_plays_a_scripted_game_with_illegal_card_and_forbidden_bid_then_
     assert first.returncode == 0, first.stderr
     save = tmp_path / "data" / "blackout" / "save.json"
     assert "Game saved to " + str(save) in first.stdout
+    assert "Suggested bid: " in first.stdout  # the heuristic bot's hint
     assert "the nearest permitted bid? [y/n]" in first.stdout or "You cannot play" in first.stdout
 
     second = blackout("--resume", stdin="\n".join(after) + "\n", env=env)

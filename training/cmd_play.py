@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "At any prompt: s score sheet, l last trick, h help, q save and quit."
     parser.add_argument("--rules", default=None, help="a rules preset or a YAML file (default: standard)")
     parser.add_argument("--players", type=int, default=None, help="number of players (overrides the rules)")
-    parser.add_argument("--humans", type=int, default=None, help="how many seats are people (default 1; seats 0..)")
+    parser.add_argument("--humans", type=int, default=None, help="how many seats are people (default 1); they take seats 0, 1, ... and bots the rest")
     parser.add_argument(
         "--bots",
         default=None,
