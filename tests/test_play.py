@@ -126,6 +126,14 @@ def test_bad_input_gets_a_message_and_a_new_prompt_never_a_traceback(tmp_path):
     assert "Traceback" not in out
 
 
+def test_a_line_that_is_not_text_is_asked_for_again(tmp_path):
+    saved = new_session(SHORT, humans=1, bots="random", seed=3)
+    output = io.StringIO()
+    PlaySession(saved, tmp_path / "save.json", input=io.StringIO("\udcff\udcfe\n0\n"), output=output).run()
+    assert "That line could not be read as text; please type it again." in output.getvalue()
+    assert saved.game.bids[0] == 0  # the next line was read as the bid
+
+
 def test_card_prompt_rejects_empty_out_of_range_and_unparsable_input(tmp_path):
     rules = Rules(num_players=3, hand_sizes=[3])
     saved = new_session(rules, humans=3, bots="random", seed=5)

@@ -279,7 +279,8 @@ class PlaySession:
             self.output.flush()
             try:
                 line = self.input.readline()
-            except UnicodeDecodeError:
+                line.encode("utf-8")  # undecodable bytes arrive as lone surrogates under some locales
+            except UnicodeError:
                 self.say("\nThat line could not be read as text; please type it again.")
                 continue
             if line == "":
