@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from blackout_env import BlackoutGame, Rules, SaveFileError
-from blackout_env.cards import card_to_str
+from blackout_env.cards import card_to_str, parse_card
+from blackout_env.engine import deck_order
 from training import play, screen
 from training.play import PlaySession, SavedSession, Seat, new_session, read_save, write_save
 
@@ -152,6 +153,21 @@ def test_card_prompt_rejects_empty_out_of_range_and_unparsable_input(tmp_path):
     assert "'ZZ' is not a card or a command" in out
     assert "End of input: game saved to" in out
     assert len(game.actions) == 3  # nothing was played
+
+
+def test_leading_trump_before_it_is_broken_is_explained_and_asked_again(tmp_path):
+    rules = Rules.resolve("trump-must-break").replace(num_players=3, hand_sizes=[2])
+    order = deck_order([["3C", "4C"], ["AS", "2C"], ["2H", "8D"]], dealer=0, turned_card="QS")
+    game = BlackoutGame(rules, decks=[order])
+    seats = [Seat(f"P{seat} human", True) for seat in range(3)]
+    output = io.StringIO()
+    stdin = io.StringIO("0\n0\n1\nAS\n1\n")  # P1, P2, P0 bid; P1 leads: the ace of trump, then card 1 (2C)
+    PlaySession(SavedSession(game, seats, 0, False), tmp_path / "s.json", input=stdin, output=output).run()
+    assert (
+        "You cannot play AS: trump (spades) may not be led until trump is broken, and you hold other suits: 2C."
+        in output.getvalue()
+    )
+    assert game.current_trick == [(1, parse_card("2C"))]
 
 
 def test_commands_show_score_sheet_last_trick_and_help(tmp_path):

@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.cards import parse_card, parse_cards
+from blackout_env.cards import parse_card
+from blackout_env.engine import deck_order
 from training import screen
 
 NAMES = ["P0 you", "P1 heuristic", "P2 search"]
-
-
-def deck_order(hands: list[str], turned: str | None = None, num_cards: int = 52) -> list[int]:
-    """A deck order that deals ``hands[seat]`` to each seat (first dealer 0) and then turns ``turned``."""
-    n = len(hands)
-    cards = [parse_cards(hand) for hand in hands]
-    size = len(cards[0])
-    order = [0] * (n * size)
-    for seat, hand in enumerate(cards):
-        for j, card in enumerate(hand):
-            order[j * n + (seat - 1) % n] = card
-    rest = [c for c in range(num_cards) if c not in order]
-    if turned is not None:
-        rest.remove(parse_card(turned))
-        rest.insert(0, parse_card(turned))
-    return order + rest
 
 
 def seat_row(text: str | list[str], name: str) -> str:
@@ -33,7 +18,7 @@ def seat_row(text: str | list[str], name: str) -> str:
 
 def game_with(hands: list[str], turned: str | None, **rules) -> BlackoutGame:
     options = {"num_players": len(hands), "hand_sizes": [len(hands[0].split())]} | rules
-    return BlackoutGame(Rules(**options), decks=[deck_order(hands, turned)])
+    return BlackoutGame(Rules(**options), decks=[deck_order([hand.split() for hand in hands], dealer=0, turned_card=turned)])
 
 
 def test_hand_is_sorted_by_suit_with_trump_last_and_numbered_in_that_order():
