@@ -280,11 +280,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     # --------------------------------------------------------------- step
     def step(self, action: Any) -> None:
         """The agent to act takes ``action`` (an int; None for an agent whose episode is over)."""
+        game = self.game
+        if game is None:
+            raise RuntimeError("step() before reset(): call reset() to start an episode")
         agent = self.agent_selection
+        if agent not in self.terminations:
+            raise IllegalActionError("the episode is over and every agent has left it: call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
         if type(action) is not int:
             action = self._coerce_action(action)
         if not 0 <= action < self.num_actions:
@@ -416,6 +420,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         seat = self._seat_of[agent]
         mask = np.zeros(self.num_actions, dtype=np.int8)
         game = self.game
+        if game is None:
+            raise RuntimeError("observe() before reset(): call reset() to start an episode")
         if seat == game.current_player and not self._done:
             mask[game.legal_actions()] = 1
         return {"observation": self._table.obs[seat].copy(), "action_mask": mask}
