@@ -32,12 +32,13 @@ import numpy as np
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.engine import BlackoutGame
+from blackout_env.rules import Rules
 from blackout_env.view import PlayerView
 
 from .base import Bot
 from .heuristic import HeuristicBot, _beats, _strength, _winning_card
 
-__all__ = ["SearchBot", "sample_hands", "determinize", "playout_card"]
+__all__ = ["SearchBot", "sample_hands", "deal_deck", "determinize", "playout_card"]
 
 _GROUPS = 5  # the four suits and the jokers
 
@@ -58,8 +59,8 @@ def _feasible(counts: Sequence[int], capacity: Sequence[int], eligible: Sequence
     return True
 
 
-def sample_hands(view: PlayerView, rng: np.random.Generator) -> tuple[list[list[int]], list[int]]:
-    """Hands for every seat consistent with ``view``, and the cards out of play.
+def sample_hands(view: PlayerView, rng: np.random.Generator) -> list[list[int]]:
+    """The cards every seat holds now, sampled consistently with ``view``.
 
     The player keeps its own hand; each other seat gets as many unseen cards as
     it holds, none of a suit it is known to be void in, plus any card shown to
@@ -111,40 +112,56 @@ def sample_hands(view: PlayerView, rng: np.random.Generator) -> tuple[list[list[
             places[pick].append(card)
     for seat, cards in zip(seats, places):
         hands[seat].extend(cards)
-    return hands, places[-1]
+    return hands
 
 
-def determinize(view: PlayerView, hands: Sequence[Sequence[int]], out_of_play: Sequence[int]) -> BlackoutGame:
-    """An engine game at the view's moment in which the seats hold ``hands`` (from :func:`sample_hands`).
+def deal_deck(
+    rules: Rules,
+    dealer: int,
+    hands: Sequence[Sequence[int]],
+    turned_card: int | None = None,
+    turned_card_held_by_dealer: bool = False,
+) -> list[int]:
+    """A deck order that deals ``hands`` (seat by seat) by the dealing protocol.
 
-    The deck of the current hand is rebuilt by the dealing protocol from each
-    seat's current cards plus the cards it has played, then the hand's actions
-    are replayed.
+    ``d[k]`` goes to seat ``(dealer + 1 + k) % n`` for ``k < n * h``; the
+    turned card, when given, goes to ``d[n * h]`` (or is the dealer's last card,
+    ``d[n * h - 1]``, when held by the dealer); the other cards follow in order.
     """
-    rules = view.rules
-    n = view.num_players
-    size = view.hand_size
-    dealer = view.dealer
+    n = rules.num_players
+    size = len(hands[0])
+    if len(hands) != n or any(len(hand) != size for hand in hands):
+        raise ValueError(f"deal_deck: expected {n} hands of equal size, got sizes {[len(h) for h in hands]}")
     dealt = n * size
     deck: list[int | None] = [None] * rules.deck_size
-    shown_card = view.turned_card if view.turned_card_held_by_dealer else None
     for seat in range(n):
-        initial = list(hands[seat]) + list(view.played[seat])
-        if seat == dealer and shown_card is not None:
-            # The dealer's last dealt card is the shown one (dealing protocol, position n*h - 1).
-            initial.remove(shown_card)
-            initial.append(shown_card)
-        positions = range((seat - dealer - 1) % n, dealt, n)
-        for position, card in zip(positions, initial):
+        cards = list(hands[seat])
+        if seat == dealer and turned_card_held_by_dealer and turned_card is not None:
+            cards.remove(turned_card)
+            cards.append(turned_card)
+        for position, card in zip(range((seat - dealer - 1) % n, dealt, n), cards):
             deck[position] = card
-    rest = list(out_of_play)
-    if view.turned_card is not None and shown_card is None:
-        deck[dealt] = view.turned_card
-    for i in range(len(deck)):
-        if deck[i] is None:
-            deck[i] = rest.pop()
+    used = {c for hand in hands for c in hand}
+    if turned_card is not None and not turned_card_held_by_dealer:
+        deck[dealt] = turned_card
+        used.add(turned_card)
+    rest = iter(c for c in range(rules.deck_size) if c not in used)
+    return [card if card is not None else next(rest) for card in deck]
+
+
+def determinize(view: PlayerView, hands: Sequence[Sequence[int]]) -> BlackoutGame:
+    """An engine game at the view's moment in which the seats hold ``hands`` (from :func:`sample_hands`).
+
+    The deck of the current hand is dealt by :func:`deal_deck` from each seat's
+    current cards plus the cards it has played; then the hand's actions are
+    replayed.
+    """
+    rules = view.rules
+    initial = [list(hands[seat]) + list(view.played[seat]) for seat in range(view.num_players)]
+    deck = deal_deck(rules, view.dealer, initial, view.turned_card, view.turned_card_held_by_dealer)
     r = view.round_index
-    game = BlackoutGame(rules, seed=0, decks={r: deck}, first_dealer=(dealer - r) % n, start_round=r)
+    dealer = view.dealer
+    game = BlackoutGame(rules, seed=0, decks={r: deck}, first_dealer=(dealer - r) % view.num_players, start_round=r)
     for action in view.round_actions:
         game.step(action)
     return game
@@ -262,8 +279,7 @@ class SearchBot(Bot):
         deadline = None if self.time_limit_ms is None else time.perf_counter() + self.time_limit_ms / 1000.0
         done = 0
         while True:
-            hands, out_of_play = sample_hands(view, self.rng)
-            game = determinize(view, hands, out_of_play)
+            game = determinize(view, sample_hands(view, self.rng))
             for action in legal:
                 totals[action] += self._playout(game, action, view.player)
             done += 1
