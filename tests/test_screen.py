@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from blackout_env import BlackoutGame, Rules
+import numpy as np
+import pytest
+
+from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.cards import parse_card
 from blackout_env.engine import deck_order
 from training import screen
@@ -205,3 +208,23 @@ def test_events_are_told_in_words():
     assert screen.describe_event(("play", 2, parse_card("10H")), NAMES) == "P2 search plays 10H"
     trick = ((1, parse_card("3C")), (2, parse_card("7C")), (0, parse_card("AC")))
     assert screen.describe_event(("trick", 0, trick), NAMES) == "P0 you takes the trick (3C 7C AC)"
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_every_screen_renders_through_a_whole_match_of_every_preset(preset):
+    """Random legal play under each preset; every turn screen renders and every illegal card is explained."""
+    rules = Rules.resolve(preset)
+    rng = np.random.default_rng(0)
+    game = BlackoutGame(rules, seed=1)
+    names = [f"P{seat}" for seat in range(rules.num_players)]
+    while not game.is_over:
+        view = game.view(game.current_player)
+        text = screen.render_turn(view, names, suggestion=0)
+        assert f"Hand {view.round_index + 1} of {rules.num_rounds}" in text
+        assert [f"{n}) " in text for n in range(1, len(view.hand) + 1)] == [True] * len(view.hand)
+        if view.phase == "play":
+            for card in view.hand:
+                assert (screen.explain_illegal_card(view, card) is None) == (card in view.legal_actions)
+        legal = game.legal_actions()
+        game.step(legal[int(rng.integers(len(legal)))])
+    assert "Game over." in screen.render_final(game, names)

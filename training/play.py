@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO
 
 import numpy as np
 
@@ -29,12 +29,12 @@ from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, Sa
 from blackout_env.cards import card_to_str, parse_card
 
 from . import screen
+from .policies import Policy, load_policy
 
 __all__ = [
     "PLAY_SAVE_FORMAT",
     "PLAY_SAVE_VERSION",
     "PlaySession",
-    "Policy",
     "Seat",
     "default_save_path",
     "new_session",
@@ -45,14 +45,6 @@ __all__ = [
 PLAY_SAVE_FORMAT = "blackout-play"
 PLAY_SAVE_VERSION = 1
 COMMANDS = {"s": "score", "l": "last", "h": "help", "?": "help", "q": "quit"}
-
-
-class Policy(Protocol):
-    """What plays a bot seat: a baseline bot or a trained policy (``training.policies.load_policy``)."""
-
-    name: str
-
-    def act(self, view: PlayerView) -> int: ...
 
 
 PolicyLoader = Callable[[str, Rules, int], Policy]
@@ -252,10 +244,7 @@ class PlaySession:
             unicode = "utf" in encoding.lower()
         self.unicode = unicode
         self.suggest_bid = suggest_bid
-        if policy_loader is None:
-            from .policies import load_policy
-
-            policy_loader = load_policy
+        policy_loader = policy_loader or load_policy
         self.policies: dict[int, Policy] = {
             seat: policy_loader(s.policy, self.game.rules, self._decision_seed(seat))
             for seat, s in enumerate(self.seats)
@@ -400,7 +389,7 @@ class PlaySession:
         else:
             self.say("\n" * 3 + "(screen cleared for the next player)")
 
-    def _command(self, text: str, view: PlayerView) -> bool:
+    def _command(self, text: str) -> bool:
         """Run a command word (s, l, h, q); False when ``text`` is not one."""
         command = COMMANDS.get(text.lower())
         if command is None:
@@ -425,7 +414,7 @@ class PlaySession:
         top = view.hand_size
         while True:
             text = self._read(f"Your bid (0-{top}; s score, l last trick, h help, q quit): ")
-            if self._command(text, view):
+            if self._command(text):
                 continue
             if not text:
                 self.say(f"Please type your bid, a number 0-{top} (h for help).")
@@ -460,7 +449,7 @@ class PlaySession:
         top = len(cards)
         while True:
             text = self._read(f"Your card (1-{top} or a name like QS; s score, l last trick, h help, q quit): ")
-            if self._command(text, view):
+            if self._command(text):
                 continue
             if not text:
                 self.say(f"Please choose a card: its number 1-{top} or its name, e.g. {_example(cards)} (h for help).")
