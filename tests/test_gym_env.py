@@ -1,0 +1,207 @@
+"""The single-agent Gymnasium environment: check_env, masks, opponents, rewards, registration, MaskablePPO."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import blackout_env  # noqa: F401 - registers the ids
+from blackout_env import BlackoutGymEnv, IllegalActionError, Rules
+from blackout_env.encoding import encode, observation_size
+
+CONFIGS = {
+    "standard": {},
+    "3 players": {"rules": {"num_players": 3, "hand_sizes": [6, 3, 1]}},
+    "5 players": {"rules": {"num_players": 5, "hand_sizes": [5, 2]}},
+    "7 players": {"rules": {"num_players": 7, "hand_sizes": [7, 3]}},
+    "hook off": {"rules": "no-hook"},
+    "trump must break": {"rules": {"lead_trump": "broken", "hand_sizes": [8, 4]}},
+    "jokers": {"rules": {"jokers": 2, "hand_sizes": [9, 4]}},
+    "full deck, no-trump round": {"rules": {"hand_sizes": [13, 3]}},
+    "episode = hand": {"episode": "hand"},
+}
+
+
+def first_legal(view):
+    """A deterministic opponent: the lowest legal action."""
+    return view.legal_actions[0]
+
+
+def play(environment, seed, rng_seed=0):
+    """One episode with random legal learner actions; returns the rewards."""
+    rng = np.random.default_rng(rng_seed)
+    environment.reset(seed=seed)
+    rewards, done = [], False
+    while not done:
+        action = int(rng.choice(np.flatnonzero(environment.action_masks())))
+        _, reward, terminated, truncated, _ = environment.step(action)
+        rewards.append(reward)
+        done = terminated or truncated
+    return rewards
+
+
+@pytest.mark.parametrize("kwargs", CONFIGS.values(), ids=CONFIGS.keys())
+def test_passes_gymnasium_check_env(kwargs):
+    environment = BlackoutGymEnv(opponents=first_legal, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(environment, skip_render_check=True)
+
+
+def test_passes_check_env_through_gym_make_with_rendering():
+    environment = gym.make("blackout/Blackout-v0", opponents=first_legal, rules="short", render_mode="ansi")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(environment.unwrapped)
+    assert "hand of player_0" in environment.unwrapped.render()
+
+
+@pytest.mark.parametrize("kwargs", CONFIGS.values(), ids=CONFIGS.keys())
+def test_masks_and_observations_are_the_learners_at_every_step(kwargs):
+    environment = BlackoutGymEnv(opponents=first_legal, learner_seat="random", **kwargs)
+    rng = np.random.default_rng(1)
+    observation, info = environment.reset(seed=2)
+    done = False
+    while not done:
+        game = environment.game
+        seat = environment.learner_seat
+        assert game.current_player == seat
+        assert np.flatnonzero(environment.action_masks()).tolist() == game.legal_actions()
+        assert np.array_equal(info["action_mask"].astype(bool), environment.action_masks())
+        assert np.array_equal(observation, encode(game.view(seat)))
+        action = int(rng.choice(game.legal_actions()))
+        observation, _, done, _, info = environment.step(action)
+
+
+def test_rewards_add_up_to_the_learners_match_total():
+    environment = BlackoutGymEnv(rules="short", opponents=first_legal, learner_seat=2)
+    rewards = play(environment, seed=4)
+    assert sum(rewards) == environment.game.scores[2]
+
+
+def test_win_reward_arrives_at_the_end_of_the_match():
+    environment = BlackoutGymEnv(rules={"hand_sizes": [2, 1]}, opponents=first_legal, reward="win")
+    rewards = play(environment, seed=4)
+    winners = environment.game.winners()
+    assert rewards[:-1] == [0.0] * (len(rewards) - 1)
+    assert rewards[-1] == (1 / len(winners) if 0 in winners else 0.0)
+
+
+def test_same_seed_same_episode_with_seeded_opponents():
+    calls = []
+
+    class CountingBot:
+        name = "counting"
+
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def seed(self, seed):
+            calls.append(seed)
+            self.rng = np.random.default_rng(seed)
+
+        def act(self, view):
+            return int(self.rng.choice(view.legal_actions))
+
+    environment = BlackoutGymEnv(rules="short", opponents=CountingBot())
+    first = play(environment, seed=11)
+    history = environment.game.history
+    second = play(environment, seed=11)
+    assert first == second and environment.game.history == history and len(calls) == 6
+
+
+def test_opponents_listed_per_seat_play_their_own_seats():
+    seen = {}
+
+    def recorder(name):
+        def act(view):
+            seen.setdefault(name, set()).add(view.player)
+            return view.legal_actions[0]
+
+        return act
+
+    environment = BlackoutGymEnv(rules={"hand_sizes": [2]}, opponents=[recorder("a"), recorder("b"), recorder("c")], learner_seat=1)
+    play(environment, seed=0)
+    assert seen == {"a": {2}, "b": {3}, "c": {0}}  # clockwise from the learner
+
+
+@pytest.mark.parametrize("name", ["random", "heuristic"])
+def test_named_opponents_come_from_baselines(name):
+    pytest.importorskip("baselines")
+    environment = BlackoutGymEnv(rules="short", opponents=name)
+    rewards = play(environment, seed=3)
+    assert environment.game.phase == "game_over" and sum(rewards) == environment.game.scores[0]
+
+
+def test_blackout_env_imports_neither_baselines_nor_torch():
+    code = "import blackout_env, sys; print('baselines' in sys.modules, 'torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False"]
+
+
+def test_gym_make_works_in_a_fresh_interpreter_without_an_import():
+    code = (
+        "import gymnasium as gym\n"
+        "e = gym.make('blackout_env:blackout/Blackout-v0')\n"
+        "obs, info = e.reset(seed=0)\n"
+        "print(obs.shape[0], e.unwrapped.rules.num_players, sorted(i for i in gym.registry if i.startswith('blackout/')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split(maxsplit=2)[:2] == [str(observation_size(Rules())), "4"]
+    assert "blackout/BlackoutHand-v0" in result.stdout
+
+
+def test_penalized_illegal_action_ends_the_episode():
+    environment = BlackoutGymEnv(opponents=first_legal, illegal_reward=-3)
+    environment.reset(seed=0)
+    _, reward, terminated, truncated, info = environment.step(0)  # a card while bidding
+    assert (reward, terminated, truncated) == (-3.0, True, False) and info["illegal_action"] is True
+    with pytest.raises(RuntimeError, match="call reset"):
+        environment.step(52)
+
+
+def test_raise_mode_leaves_the_episode_usable():
+    environment = BlackoutGymEnv(opponents=first_legal, illegal_action="raise")
+    environment.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="bidding is not over"):
+        environment.step(0)
+    environment.step(52 + 1)
+    assert environment.game.bids[0] == 1
+
+
+def test_an_opponent_that_cheats_is_named():
+    environment = BlackoutGymEnv(opponents=lambda view: 0, learner_seat=0)
+    with pytest.raises(IllegalActionError, match="opponent .* in seat 1 chose 0"):
+        environment.reset(seed=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"opponents": "grandmaster"}, "unknown bot 'grandmaster'"),
+        ({"opponents": 42}, "expected a bot name"),
+        ({"opponents": [first_legal]}, "one opponent per other seat"),
+        ({"learner_seat": 4}, "learner_seat"),
+        ({"learner_seat": "left"}, "learner_seat"),
+        ({"reward": "money"}, "reward: must be one of"),
+    ],
+)
+def test_bad_arguments_are_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        BlackoutGymEnv(**kwargs)
+
+
+def test_maskable_ppo_trains_a_few_hundred_steps():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    environment = BlackoutGymEnv(rules={"hand_sizes": [3, 2, 1]}, opponents=first_legal, episode="hand")
+    model = sb3_contrib.MaskablePPO("MlpPolicy", environment, n_steps=64, batch_size=32, n_epochs=1, seed=0, verbose=0)
+    model.learn(total_timesteps=256)
+    observation, _ = environment.reset(seed=1)
+    action, _ = model.predict(observation, action_masks=environment.action_masks(), deterministic=True)
+    assert environment.action_masks()[int(action)]
