@@ -44,7 +44,7 @@ def _check_out(out: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .evaluate import evaluate
+    from .evaluate import check_tournament, evaluate
 
     rules = Rules.resolve(args.rules)
     if args.players is not None:
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 0:
         raise ValueError(f"--workers must be 0 (every core) or more, got {args.workers}")
     workers = args.workers if args.workers > 0 else (os.cpu_count() or 1)
+    check_tournament(args.policies, rules, args.deals, args.seed, workers, args.seating)
     if args.out is not None:
         _check_out(args.out)
     result = evaluate(

@@ -52,7 +52,7 @@ from blackout_env.rules import Rules
 
 from .policies import Policy, load_policy
 
-__all__ = ["EvalResult", "PolicyStats", "evaluate", "seating_for", "rotations", "confidence_half_width"]
+__all__ = ["EvalResult", "PolicyStats", "evaluate", "check_tournament", "seating_for", "rotations", "confidence_half_width"]
 
 
 # ---------------------------------------------------------------- seating
@@ -344,6 +344,46 @@ def _entries(policies: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any
     return items
 
 
+def check_tournament(
+    policies: Sequence[Any] | Mapping[str, Any],
+    rules: Rules | str | Mapping[str, Any] | None,
+    deals: int,
+    seed: int = 0,
+    workers: int = 1,
+    seating: Sequence[str] | None = None,
+) -> tuple[Rules, list[tuple[str, Any]], list[str]]:
+    """Validate a tournament's settings without playing: the rules, (name, spec) entries and the seating.
+
+    Raises ValueError naming the problem: bad rules, deals < 1, an unknown
+    policy or a checkpoint that does not load, more policies than seats.
+    """
+    rules = Rules.resolve(rules)
+    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
+        raise ValueError(f"deals: must be a positive integer, got {deals!r}")
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers: must be a positive integer, got {workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
+    entries = _entries(policies)
+    names = [name for name, _ in entries]
+    if seating is None:
+        seating = seating_for(names, rules.num_players)
+    else:
+        seating = list(seating)
+        if len(seating) != rules.num_players:
+            raise ValueError(f"seating: {len(seating)} seats given for {rules.num_players} players")
+        unknown = [name for name in seating if name not in names]
+        if unknown:
+            raise ValueError(f"seating: {unknown[0]!r} is not one of the policies ({', '.join(names)})")
+        missing = [name for name in names if name not in seating]
+        if missing:
+            raise ValueError(f"seating: policy {missing[0]!r} has no seat")
+    # Loading here reports unknown names and bad checkpoints before any game is played.
+    for _, spec in entries:
+        load_policy(spec, rules, None)
+    return rules, entries, list(seating)
+
+
 def evaluate(
     policies: Sequence[Any] | Mapping[str, Any],
     rules: Rules | str | Mapping[str, Any] | None = "standard",
@@ -372,30 +412,7 @@ def evaluate(
     rules, more policies than seats, deals < 1) raises ValueError before any
     game is played.
     """
-    rules = Rules.resolve(rules)
-    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
-        raise ValueError(f"deals: must be a positive integer, got {deals!r}")
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers: must be a positive integer, got {workers!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
-    entries = _entries(policies)
-    names = [name for name, _ in entries]
-    if seating is None:
-        seating = seating_for(names, rules.num_players)
-    else:
-        seating = list(seating)
-        if len(seating) != rules.num_players:
-            raise ValueError(f"seating: {len(seating)} seats given for {rules.num_players} players")
-        unknown = [name for name in seating if name not in names]
-        if unknown:
-            raise ValueError(f"seating: {unknown[0]!r} is not one of the policies ({', '.join(names)})")
-        missing = [name for name in names if name not in seating]
-        if missing:
-            raise ValueError(f"seating: policy {missing[0]!r} has no seat")
-    # Loading here reports unknown names and bad checkpoints before any game is played.
-    for _, spec in entries:
-        load_policy(spec, rules, None)
+    rules, entries, seating = check_tournament(policies, rules, deals, seed, workers, seating)
     deals = int(deals)
     args = (entries, rules, seating, int(seed), bool(hands))
     if workers == 1:
