@@ -1,0 +1,654 @@
+"""The batched engine: thousands of Blackout games stepped at once on numpy arrays.
+
+:class:`BatchedBlackout` holds ``num_envs`` games as arrays (one row per game)
+and advances all of them with one call, pgx/EnvPool style: every rule step is
+a handful of array operations over the games it concerns, never a Python loop
+over games. It follows :mod:`blackout_env.engine` function by function (deal,
+legal actions, bid, play, trick winner, finish trick, finish hand), so the two
+can be read side by side; a differential test plays the same deals and actions
+through both and compares them state by state.
+
+=====================  =========================================================
+``reset(seed, decks)``  start a fresh match in every game; returns a :class:`BatchStep`
+``step(actions)``       one action per game (``int`` array of shape ``(num_envs,)``)
+``view(game, player)``  the engine's :class:`~blackout_env.view.PlayerView` of one game
+``to_game(game)``       the match so far replayed in a :class:`~blackout_env.engine.BlackoutGame`
+=====================  =========================================================
+
+Both ``reset`` and ``step`` return ``BatchStep(current_player, observation,
+action_mask, rewards, done)``:
+
+- ``current_player`` int8 ``(num_envs,)``: the seat to act in each game.
+- ``observation`` float32 ``(num_envs, observation_size(rules))``: the acting
+  seat's observation, bit for bit :func:`blackout_env.encoding.encode` of its
+  view; ``None`` when built with ``observations=False`` (fast rollouts).
+- ``action_mask`` int8 ``(num_envs, rules.num_actions)``: the acting seat's legal actions.
+- ``rewards`` float32 ``(num_envs, num_players)``: what each seat earned by this step.
+- ``done`` bool ``(num_envs,)``: an episode ended in this step.
+
+Actions are those of the engine: card ``c`` (``0..C-1``) plays ``c``, ``C + k`` bids ``k``.
+
+Rewards (as in the AEC env), times ``reward_scale``:
+``"score"`` each seat's hand score, paid when the hand ends; ``"zero_sum"`` the
+hand score minus the mean hand score of the other seats; ``"win"`` at the end
+of the match, a share of 1 split among the seats with the highest total, 0 for
+the others.
+
+Episodes: ``"match"`` (an episode is the whole match) or ``"hand"`` (an
+episode ends with every hand; the match goes on with the next hand and its
+scores, and a new match starts after the last hand).
+
+Automatic reset: a game whose match ends in a step is reset within that step.
+Its ``rewards`` and ``done`` in that step belong to the finished match; its
+``current_player``, ``observation`` and ``action_mask`` are already those of
+the first bid of the new match (the same convention as pgx and EnvPool).
+New matches take their deck orders from the engine's random generator
+(seeded by ``seed``); ``reset(decks=...)`` fixes the deals of the first match
+of every game. Every deck order in use is readable in ``decks``
+(``(num_envs, num_rounds, deck_size)``), and ``first_dealer`` holds each
+game's first dealer, so any game can be replayed in the engine.
+
+Bad input (actions of the wrong shape or dtype, an illegal action in any game,
+a deck order that is not a permutation) raises a ``ValueError`` (an
+:class:`~blackout_env.engine.IllegalActionError` for illegal actions) naming
+the game and the action, and no game is advanced.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .cards import NUM_STANDARD_CARDS
+from .engine import BlackoutGame, IllegalActionError
+from .rules import Rules
+from .view import PlayerView
+
+__all__ = ["BatchedBlackout", "BatchStep", "EPISODES", "REWARDS"]
+
+EPISODES = ("match", "hand")
+REWARDS = ("score", "zero_sum", "win")
+
+BID, PLAY = 0, 1
+"""Values of ``phase``: every game is bidding or playing (a finished match is reset at once)."""
+NONE = -1
+"""No card, no suit, no seat, no bid: the batched spelling of the engine's None."""
+JOKER_SUIT = 4  # card // 13 for both jokers, as in the engine: a "suit" no card can follow
+
+
+class BatchStep(NamedTuple):
+    """What :meth:`BatchedBlackout.reset` and :meth:`BatchedBlackout.step` return (one row per game)."""
+
+    current_player: np.ndarray
+    """int8 ``(num_envs,)``: the seat to act."""
+    observation: np.ndarray | None
+    """float32 ``(num_envs, observation_size)``: the acting seat's observation, or None when disabled."""
+    action_mask: np.ndarray
+    """int8 ``(num_envs, num_actions)``: 1 at the acting seat's legal actions."""
+    rewards: np.ndarray
+    """float32 ``(num_envs, num_players)``: per seat, earned in this step."""
+    done: np.ndarray
+    """bool ``(num_envs,)``: an episode ended in this step (the game was reset or moved to the next hand)."""
+
+
+class _Tables:
+    """Lookup tables of one rule set: every per-card or per-count fact the steps need."""
+
+    def __init__(self, rules: Rules) -> None:
+        num_cards = rules.num_cards
+        max_bid = rules.max_bid
+        cards = np.arange(num_cards)
+        self.card_bit = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
+        # card_bit_or_none[card + 1]: the bit of a card, 0 for NONE (-1)
+        self.card_bit_or_none = np.concatenate([[np.uint64(0)], self.card_bit[:num_cards]])
+        self.suit_of = (cards // 13).astype(np.int8)  # jokers: JOKER_SUIT
+        # suit_bits[suit + 1]: the cards of a suit; index 0 (no suit) holds none
+        self.suit_bits = np.zeros(5, dtype=np.uint64)
+        for suit in range(4):
+            self.suit_bits[suit + 1] = np.bitwise_or.reduce(self.card_bit[suit * 13 : suit * 13 + 13])
+        self.standard_bits = np.bitwise_or.reduce(self.card_bit[:NUM_STANDARD_CARDS])
+        self.joker_bits = np.uint64(0)
+        for card in range(NUM_STANDARD_CARDS, num_cards):
+            self.joker_bits |= self.card_bit[card]
+        # void flags: suit_flag[suit + 1] (0 for no suit); other_suits[suit] after leading unbroken trump
+        self.suit_flag = np.array([0, 1, 2, 4, 8], dtype=np.uint8)
+        self.other_suits = np.array([15 & ~(1 << s) for s in range(4)] + [0], dtype=np.uint8)
+        # power[trump + 1, led + 1, card]: a joker beats everything, then trump, then the led suit
+        power = np.full((5, 5, num_cards), -1, dtype=np.int16)
+        for trump in range(-1, 4):
+            for led in range(-1, 4):
+                for card in range(num_cards):
+                    suit, rank = card // 13, card % 13
+                    if suit == JOKER_SUIT:
+                        value = 100
+                    elif suit == trump:
+                        value = 50 + rank
+                    elif suit == led:
+                        value = rank
+                    else:
+                        value = -1
+                    power[trump + 1, led + 1, card] = value
+        self.power = power
+        self.hand_score = np.array(
+            [[rules.hand_score(bid, won) for won in range(max_bid + 1)] for bid in range(max_bid + 1)],
+            dtype=np.int32,
+        )
+        self.hand_sizes = np.array(rules.hand_sizes, dtype=np.int8)
+        rounds = np.arange(rules.num_rounds)
+        self.rule_trump = np.array(
+            [NONE if (s := rules.trump_rule_suit(int(r))) is None else s for r in rounds], dtype=np.int8
+        )
+        # bid_rows[hand_size + 1]: bids 0..hand_size allowed; row 0 (not bidding) allows none
+        self.bid_rows = np.zeros((max_bid + 2, max_bid + 1), dtype=np.int8)
+        for size in range(max_bid + 1):
+            self.bid_rows[size + 1, : size + 1] = 1
+
+
+class BatchedBlackout:
+    """``num_envs`` Blackout matches under one :class:`Rules`, stepped together.
+
+    Args:
+        rules: a :class:`Rules`, a preset name, a YAML path or a mapping of overrides.
+        num_envs: how many games.
+        episode: ``"match"`` or ``"hand"`` (see the module docstring).
+        reward: ``"score"``, ``"zero_sum"`` or ``"win"``.
+        reward_scale: every reward is multiplied by it.
+        observations: build observations (False skips them for fast rollouts).
+        copy: return a fresh observation array every step; with False the
+            observation is a buffer that the next step overwrites (faster; copy
+            it to keep it). Masks, rewards and the rest are always fresh arrays.
+        seed: seeds the generator that shuffles the decks (and draws random first dealers).
+
+    The state of every game is public, one row per game (seats absolute, NONE = -1):
+    ``round_index``, ``first_dealer``, ``dealer``, ``hand_size``, ``phase`` (BID 0 / PLAY 1),
+    ``current_player``, ``leader``, ``hands`` (uint64 bitsets per seat: bit c = card c),
+    ``bids``, ``tricks_won``, ``trick_cards`` (card per seat in the current trick),
+    ``trick_size``, ``led_suit``, ``trump``, ``turned_card``, ``turned_card_held_by_dealer``,
+    ``trump_broken``, ``last_trick`` (card per seat), ``last_trick_leader``,
+    ``last_trick_winner``, ``played`` (bitsets), ``voids`` (4-bit suit flags), ``scores``,
+    ``round_scores`` (per round), ``decks``. Treat them as read-only.
+    """
+
+    def __init__(
+        self,
+        rules: Rules | str | Any = None,
+        num_envs: int = 1024,
+        *,
+        episode: str = "match",
+        reward: str = "score",
+        reward_scale: float = 1.0,
+        observations: bool = True,
+        copy: bool = True,
+        seed: int | np.random.Generator | None = None,
+    ) -> None:
+        self.rules = rules = Rules.resolve(rules)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode: must be one of {', '.join(EPISODES)}; got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward: must be one of {', '.join(REWARDS)}; got {reward!r}")
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.integer, np.floating)):
+            raise ValueError(f"reward_scale: expected a number, got {reward_scale!r}")
+        if rules.deck_size > 64:  # pragma: no cover - a deck has at most 54 cards
+            raise ValueError("the batched engine holds hands as 64-bit sets: at most 64 cards")
+        self.num_envs = num_envs = int(num_envs)
+        self.num_players = n = rules.num_players
+        self.num_cards = rules.num_cards
+        self.num_actions = rules.num_actions
+        self.episode = episode
+        self.reward = reward
+        self.reward_scale = float(reward_scale)
+        self.observations = bool(observations)
+        self.copy = bool(copy)
+        self._t = _Tables(rules)
+        self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self._games = np.arange(num_envs)
+        self._encoder = None
+        if self.observations:
+            from ._batched_encoding import BatchedEncoder
+
+            self._encoder = BatchedEncoder(rules, num_envs, self._t)
+            self.observation_size = self._encoder.size
+
+        rounds, deck_size, max_bid = rules.num_rounds, rules.deck_size, rules.max_bid
+        max_actions = sum(n + n * size for size in rules.hand_sizes)
+        b = num_envs
+        self.decks = np.zeros((b, rounds, deck_size), dtype=np.int8)
+        self.first_dealer = np.zeros(b, dtype=np.int8)
+        self.round_index = np.zeros(b, dtype=np.int8)
+        self.dealer = np.zeros(b, dtype=np.int8)
+        self.hand_size = np.zeros(b, dtype=np.int8)
+        self.phase = np.zeros(b, dtype=np.int8)
+        self.current_player = np.zeros(b, dtype=np.int8)
+        self.leader = np.zeros(b, dtype=np.int8)
+        self.hands = np.zeros((b, n), dtype=np.uint64)
+        self.bids = np.full((b, n), NONE, dtype=np.int8)
+        self.bids_made = np.zeros(b, dtype=np.int8)
+        self.bid_total = np.zeros(b, dtype=np.int16)
+        self.tricks_won = np.zeros((b, n), dtype=np.int8)
+        self.tricks_done = np.zeros(b, dtype=np.int8)
+        self.trick_cards = np.full((b, n), NONE, dtype=np.int8)
+        self.trick_size = np.zeros(b, dtype=np.int8)
+        self.led_suit = np.full(b, NONE, dtype=np.int8)
+        self.trump = np.full(b, NONE, dtype=np.int8)
+        self.turned_card = np.full(b, NONE, dtype=np.int8)
+        self.turned_card_held_by_dealer = np.zeros(b, dtype=bool)
+        self.trump_broken = np.zeros(b, dtype=bool)
+        self.last_trick = np.full((b, n), NONE, dtype=np.int8)
+        self.last_trick_leader = np.full(b, NONE, dtype=np.int8)
+        self.last_trick_winner = np.full(b, NONE, dtype=np.int8)
+        self.played = np.zeros((b, n), dtype=np.uint64)
+        self.played_order = np.full((b, n, max_bid), NONE, dtype=np.int8)
+        self.voids = np.zeros((b, n), dtype=np.uint8)
+        self.scores = np.zeros((b, n), dtype=np.int32)
+        self.round_scores = np.zeros((b, rounds, n), dtype=np.int32)
+        self.actions = np.zeros((b, max_actions), dtype=np.int8)
+        self.action_count = np.zeros(b, dtype=np.int16)
+        self.round_start = np.zeros(b, dtype=np.int16)
+        # The acting seat's legal cards (bitset) and the dealer's forbidden bid: what step() checks against.
+        self._legal_cards = np.zeros(b, dtype=np.uint64)
+        self._forbidden_bid = np.full(b, NONE, dtype=np.int8)
+        self._started = False
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, decks: Any = None) -> BatchStep:
+        """Start a new match in every game and return the first decision of each.
+
+        Args:
+            seed: reseeds the deck generator (None keeps the current one).
+            decks: deck orders for every game's match, shape ``(num_envs, num_rounds, deck_size)``;
+                each row a permutation of the deck. None shuffles them.
+        """
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        fixed = None if decks is None else self._check_decks(decks)
+        self._new_matches(self._games, fixed)
+        self._started = True
+        rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
+        return self._observe(rewards, np.zeros(self.num_envs, dtype=bool))
+
+    def _check_decks(self, decks: Any) -> np.ndarray:
+        rules = self.rules
+        shape = (self.num_envs, rules.num_rounds, rules.deck_size)
+        array = np.asarray(decks)
+        if array.shape != shape:
+            raise ValueError(f"decks: expected shape {shape} (games, rounds, cards), got {array.shape}")
+        if array.dtype.kind not in "iu":
+            raise ValueError(f"decks: deck orders are card ints, got dtype {array.dtype}")
+        ok = (np.sort(array, axis=2) == np.arange(rules.deck_size)).all(axis=2)
+        if not ok.all():
+            game, round_index = (int(i) for i in np.argwhere(~ok)[0])
+            order = array[game, round_index]
+            values, counts = np.unique(order, return_counts=True)
+            problems = [f"{c} is not a card" for c in values if not 0 <= c < rules.deck_size]
+            problems += [
+                f"card {c} appears {k} times" for c, k in zip(values, counts) if k > 1 and 0 <= c < rules.deck_size
+            ]
+            problems += [f"card {c} is missing" for c in range(rules.deck_size) if c not in values]
+            raise ValueError(
+                f"decks: game {game}, round {round_index} is not a permutation of the "
+                f"{rules.deck_size}-card deck (0..{rules.deck_size - 1}): " + "; ".join(problems[:3])
+            )
+        return array.astype(np.int8)
+
+    def _new_matches(self, g: np.ndarray, decks: np.ndarray | None = None) -> None:
+        """Start a new match in games ``g``: first dealer, deck orders, zero scores, first deal."""
+        if not g.size:
+            return
+        rules = self.rules
+        if rules.first_dealer == "random":
+            self.first_dealer[g] = self._rng.integers(self.num_players, size=len(g))
+        else:
+            self.first_dealer[g] = rules.first_dealer
+        if decks is None:
+            shape = (len(g), rules.num_rounds, rules.deck_size)
+            decks = self._rng.permuted(np.broadcast_to(np.arange(rules.deck_size, dtype=np.int8), shape), axis=2)
+        self.decks[g] = decks
+        self.round_index[g] = 0
+        self.scores[g] = 0
+        self.round_scores[g] = 0
+        self.action_count[g] = 0
+        self._deal(g)
+
+    # ------------------------------------------------------------------- deal
+    def _deal(self, g: np.ndarray) -> None:
+        """Deal round ``round_index`` in games ``g``: d[k] goes to seat (dealer + 1 + k) % n, k < n*h."""
+        if not g.size:
+            return
+        n = self.num_players
+        t = self._t
+        r = self.round_index[g]
+        hand_size = t.hand_sizes[r]
+        dealer = (self.first_dealer[g] + r) % n
+        deck = self.decks[g, r]
+        dealt = n * hand_size.astype(np.int64)
+        position = np.arange(deck.shape[1])
+        bits = np.where(position < dealt[:, None], t.card_bit[deck], np.uint64(0))
+        # Cards k, k + n, k + 2n, ... go to the same seat: OR them per residue k % n.
+        pad = -deck.shape[1] % n
+        if pad:
+            bits = np.concatenate([bits, np.zeros((len(g), pad), dtype=np.uint64)], axis=1)
+        by_offset = np.bitwise_or.reduce(bits.reshape(len(g), -1, n), axis=1)
+        seats = (dealer[:, None].astype(np.int64) + 1 + np.arange(n)) % n
+        self.hands[g[:, None], seats] = by_offset
+        self.hand_size[g] = hand_size
+        self.dealer[g] = dealer
+        self._turn_trump(g, r, deck, dealt)
+        self.phase[g] = BID
+        self.leader[g] = self.current_player[g] = (dealer + 1) % n
+        self.bids[g] = NONE
+        self.bids_made[g] = 0
+        self.bid_total[g] = 0
+        self.tricks_won[g] = 0
+        self.tricks_done[g] = 0
+        self.trick_cards[g] = NONE
+        self.trick_size[g] = 0
+        self.led_suit[g] = NONE
+        self.trump_broken[g] = False
+        self.last_trick[g] = NONE
+        self.last_trick_leader[g] = NONE
+        self.last_trick_winner[g] = NONE
+        self.played[g] = 0
+        self.played_order[g] = NONE
+        self.voids[g] = 0
+        self.round_start[g] = self.action_count[g]
+
+    def _turn_trump(self, g: np.ndarray, r: np.ndarray, deck: np.ndarray, dealt: np.ndarray) -> None:
+        """Trump of the new hands: the turned card (or the dealer's last card), or the rules' suit."""
+        rules = self.rules
+        if rules.trump != "turned":
+            self.turned_card[g] = NONE
+            self.turned_card_held_by_dealer[g] = False
+            self.trump[g] = self._t.rule_trump[r]
+            return
+        rows = np.arange(len(g))
+        size = deck.shape[1]
+        has_turn = dealt < size
+        turned = np.where(has_turn, deck[rows, np.minimum(dealt, size - 1)], NONE)
+        held = np.zeros(len(g), dtype=bool)
+        if rules.no_card_trump == "dealer_last":
+            # The dealer's last dealt card, d[n*h - 1], is shown and names trump.
+            turned = np.where(has_turn, turned, deck[rows, dealt - 1])
+            held = ~has_turn
+        self.turned_card[g] = turned
+        self.turned_card_held_by_dealer[g] = held
+        # A turned joker (or no card) means no trump.
+        self.trump[g] = np.where((turned >= 0) & (turned < NUM_STANDARD_CARDS), turned // 13, NONE)
+
+    # ------------------------------------------------------------ legal moves
+    def _compute_legal(self) -> None:
+        """The acting seats' legal cards (bitsets) and the dealer's forbidden bids."""
+        t = self._t
+        hand = self.hands[self._games, self.current_player]
+        # Following: the led suit (plus jokers) when held, else anything; a led joker sets no suit.
+        follow = hand & t.suit_bits[self.led_suit + 1]
+        following = np.where(follow != 0, follow | (hand & t.joker_bits), hand)
+        leading = hand
+        if self.rules.lead_trump == "broken":
+            # Trump may not be led before it is broken, unless the leader holds nothing else.
+            others = hand & ~t.suit_bits[self.trump + 1]
+            restricted = ~self.trump_broken & (self.trump != NONE) & ((others & t.standard_bits) != 0)
+            leading = np.where(restricted, others, hand)
+        legal = np.where(self.trick_size > 0, following, leading)
+        self._legal_cards = np.where(self.phase == PLAY, legal, np.uint64(0))
+        # The hook: the dealer, bidding last, may not make the bids total the tricks.
+        forbidden = np.full(self.num_envs, NONE, dtype=np.int8)
+        if self.rules.hook:
+            last = (self.phase == BID) & (self.bids_made == self.num_players - 1)
+            total = self.hand_size - self.bid_total
+            forbidden = np.where(last & (total >= 0), total, NONE).astype(np.int8)
+        self._forbidden_bid = forbidden
+
+    def _action_mask(self) -> np.ndarray:
+        """int8 mask of the acting seats' legal actions, from the legal cards and the bid rows."""
+        b = self.num_envs
+        num_cards = self.num_cards
+        mask = np.empty((b, self.num_actions), dtype=np.int8)
+        card_bits = np.unpackbits(self._legal_cards.view(np.uint8).reshape(b, 8), axis=1, bitorder="little")
+        mask[:, :num_cards] = card_bits[:, :num_cards]
+        bid_row = np.where(self.phase == BID, self.hand_size + 1, 0)
+        mask[:, num_cards:] = self._t.bid_rows[bid_row]
+        hooked = np.flatnonzero(self._forbidden_bid != NONE)
+        mask[hooked, num_cards + self._forbidden_bid[hooked]] = 0
+        return mask
+
+    # ------------------------------------------------------------------- step
+    def step(self, actions: Any) -> BatchStep:
+        """Apply one action in every game; returns the next decision of each (see :class:`BatchStep`).
+
+        Raises ValueError (IllegalActionError for an illegal action) naming the first bad game;
+        then no game has changed.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        actions = self._check_actions(actions)
+        num_cards = self.num_cards
+        self._record(actions)
+        bidding = actions >= num_cards
+        bidders = np.flatnonzero(bidding)
+        players = np.flatnonzero(~bidding)
+        self._apply_bids(bidders, actions[bidders] - num_cards)
+        tricks_complete = self._apply_plays(players, actions[players])
+        hands_over = self._finish_tricks(tricks_complete)
+        rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
+        done = np.zeros(self.num_envs, dtype=bool)
+        if hands_over.size:
+            hand_scores = self._finish_hands(hands_over)
+            match_over = self.round_index[hands_over] + 1 == self.rules.num_rounds
+            rewards[hands_over] = self._rewards(hands_over, hand_scores, match_over)
+            done[hands_over if self.episode == "hand" else hands_over[match_over]] = True
+            self._new_matches(hands_over[match_over])
+            next_hand = hands_over[~match_over]
+            self.round_index[next_hand] += 1
+            self._deal(next_hand)
+        return self._observe(rewards, done)
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        array = np.asarray(actions)
+        if array.shape != (self.num_envs,):
+            raise ValueError(f"actions: expected shape ({self.num_envs},), one action per game; got {array.shape}")
+        if array.dtype.kind not in "iu":
+            raise ValueError(f"actions: expected integer actions, got dtype {array.dtype}")
+        array = array.astype(np.int64)
+        num_cards = self.num_cards
+        inside = (array >= 0) & (array < self.num_actions)
+        card = np.clip(array, 0, num_cards - 1).astype(np.uint64)
+        card_ok = (array < num_cards) & ((self._legal_cards >> card) & np.uint64(1)).astype(bool)
+        tricks = array - num_cards
+        bid_ok = (
+            (array >= num_cards) & (self.phase == BID) & (tricks <= self.hand_size) & (tricks != self._forbidden_bid)
+        )
+        bad = np.flatnonzero(~(inside & (card_ok | bid_ok)))
+        if bad.size:
+            game = int(bad[0])
+            action = int(array[game])
+            try:
+                self.to_game(game).step(action)
+                why = f"action {action} is illegal here"  # pragma: no cover - the engine agrees
+            except IllegalActionError as error:
+                why = str(error)
+            more = f" ({bad.size - 1} other games also got illegal actions)" if bad.size > 1 else ""
+            raise IllegalActionError(f"game {game}: action {action}: {why}{more}; no game was advanced")
+        return array
+
+    def _record(self, actions: np.ndarray) -> None:
+        self.actions[self._games, self.action_count] = actions
+        self.action_count += 1
+
+    def _apply_bids(self, g: np.ndarray, tricks: np.ndarray) -> None:
+        """The acting seats of games ``g`` bid; after the dealer's bid the leader plays."""
+        seat = self.current_player[g]
+        self.bids[g, seat] = tricks
+        self.bid_total[g] += tricks.astype(np.int16)
+        self.bids_made[g] += 1
+        all_bid = self.bids_made[g] == self.num_players
+        self.phase[g] = np.where(all_bid, PLAY, BID)
+        self.current_player[g] = np.where(all_bid, self.leader[g], (seat + 1) % self.num_players)
+
+    def _apply_plays(self, g: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        """The acting seats of games ``g`` play ``cards``; returns the games whose trick is complete."""
+        t = self._t
+        n = self.num_players
+        seat = self.current_player[g]
+        bit = t.card_bit[cards]
+        self.hands[g, seat] &= ~bit
+        self.played[g, seat] |= bit
+        self.played_order[g, seat, self.tricks_done[g]] = cards
+        suit = t.suit_of[cards]
+        led = self.led_suit[g]
+        trump = self.trump[g]
+        first = self.trick_size[g] == 0
+        voids = self.voids[g, seat]
+        if self.rules.lead_trump == "broken":
+            # Leading unbroken trump is legal only with nothing but trump in hand.
+            shows_only_trump = first & (suit == trump) & ~self.trump_broken[g]
+            voids = voids | np.where(shows_only_trump, t.other_suits[suit], 0).astype(np.uint8)
+        # Not following the led suit (with a card that is not a joker) shows a void in it.
+        renounces = (led != NONE) & (suit != led) & (suit != JOKER_SUIT)
+        voids = voids | np.where(renounces, t.suit_flag[led + 1], 0).astype(np.uint8)
+        self.voids[g, seat] = voids
+        # The first card that is not a joker names the led suit.
+        self.led_suit[g] = np.where((led == NONE) & (suit != JOKER_SUIT), suit, led)
+        self.trump_broken[g] |= suit == trump
+        self.trick_cards[g, seat] = cards
+        size = self.trick_size[g] + 1
+        self.trick_size[g] = size
+        complete = size == n
+        self.current_player[g] = np.where(complete, seat, (seat + 1) % n)
+        return g[complete]
+
+    def _trick_winners(self, g: np.ndarray) -> np.ndarray:
+        """The seat winning the complete trick of each game ``g``: first joker, highest trump, highest led card."""
+        n = self.num_players
+        cards = self.trick_cards[g]
+        power = self._t.power[(self.trump[g] + 1)[:, None], (self.led_suit[g] + 1)[:, None], cards]
+        # Earlier cards win ties (only two jokers can tie): rank by power, then by order of play.
+        order = (np.arange(n) - self.leader[g][:, None]) % n
+        return np.argmax(power * 8 + (7 - order), axis=1).astype(np.int8)
+
+    def _finish_tricks(self, g: np.ndarray) -> np.ndarray:
+        """Games ``g`` complete a trick: the winner takes it and leads; returns the games whose hand is over."""
+        if not g.size:
+            return g
+        winner = self._trick_winners(g)
+        self.tricks_won[g, winner] += 1
+        self.last_trick[g] = self.trick_cards[g]
+        self.last_trick_leader[g] = self.leader[g]
+        self.last_trick_winner[g] = winner
+        self.trick_cards[g] = NONE
+        self.trick_size[g] = 0
+        self.led_suit[g] = NONE
+        done = self.tricks_done[g] + 1
+        self.tricks_done[g] = done
+        self.leader[g] = self.current_player[g] = winner
+        return g[done == self.hand_size[g]]
+
+    def _finish_hands(self, g: np.ndarray) -> np.ndarray:
+        """Score the finished hands of games ``g``; returns the hand scores (games x seats)."""
+        hand_scores = self._t.hand_score[self.bids[g], self.tricks_won[g]]
+        self.scores[g] += hand_scores
+        self.round_scores[g, self.round_index[g]] = hand_scores
+        return hand_scores
+
+    def _rewards(self, g: np.ndarray, hand_scores: np.ndarray, match_over: np.ndarray) -> np.ndarray:
+        """Per-seat rewards of games ``g`` whose hand just ended (``match_over``: it was the last hand)."""
+        n = self.num_players
+        if self.reward == "score":
+            rewards = hand_scores.astype(np.float64)
+        elif self.reward == "zero_sum":
+            others = hand_scores.sum(axis=1, keepdims=True) - hand_scores
+            rewards = hand_scores - others / (n - 1)
+        else:
+            totals = self.scores[g]
+            winners = totals == totals.max(axis=1, keepdims=True)
+            rewards = winners / winners.sum(axis=1, keepdims=True) * match_over[:, None]
+        return (rewards * self.reward_scale).astype(np.float32)
+
+    # ---------------------------------------------------------------- observe
+    def _observe(self, rewards: np.ndarray, done: np.ndarray) -> BatchStep:
+        self._compute_legal()
+        observation = None
+        if self._encoder is not None:
+            observation = self._encoder.encode(self)
+            if self.copy:
+                observation = observation.copy()
+        return BatchStep(self.current_player.copy(), observation, self._action_mask(), rewards, done)
+
+    # -------------------------------------------------------------- inspection
+    def to_game(self, game: int) -> BlackoutGame:
+        """Game ``game``'s match so far, replayed in the rules engine (for checks, bots and display)."""
+        game = self._check_game(game)
+        replay = BlackoutGame(self.rules, decks=self.decks[game].tolist(), first_dealer=int(self.first_dealer[game]))
+        for action in self.actions[game, : self.action_count[game]].tolist():
+            replay.step(action)
+        return replay
+
+    def view(self, game: int, player: int) -> PlayerView:
+        """What ``player`` may know in game ``game``: the engine's :class:`PlayerView`, built from the arrays."""
+        game = self._check_game(game)
+        n = self.num_players
+        if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < n:
+            raise ValueError(f"player: must be a seat 0..{n - 1}, got {player!r}")
+        player = int(player)
+
+        def card_or_none(value: int) -> int | None:
+            return None if value == NONE else int(value)
+
+        def cards_in(bits: np.uint64) -> tuple[int, ...]:
+            value = int(bits)
+            return tuple(c for c in range(self.num_cards) if value >> c & 1)
+
+        def trick(cards: np.ndarray, leader: int) -> tuple[tuple[int, int], ...]:
+            seats = [(leader + k) % n for k in range(n)]
+            return tuple((seat, int(cards[seat])) for seat in seats if cards[seat] != NONE)
+
+        current = int(self.current_player[game])
+        legal: tuple[int, ...] = ()
+        if player == current:
+            self._compute_legal()
+            if self.phase[game] == PLAY:
+                legal = cards_in(self._legal_cards[game])
+            else:
+                forbidden = int(self._forbidden_bid[game])
+                legal = tuple(self.num_cards + k for k in range(int(self.hand_size[game]) + 1) if k != forbidden)
+        rounds_done = int(self.round_index[game])
+        return PlayerView(
+            player=player,
+            rules=self.rules,
+            phase="bid" if self.phase[game] == BID else "play",
+            current_player=current,
+            round_index=rounds_done,
+            hand_size=int(self.hand_size[game]),
+            dealer=int(self.dealer[game]),
+            hand=cards_in(self.hands[game, player]),
+            trump=card_or_none(self.trump[game]),
+            turned_card=card_or_none(self.turned_card[game]),
+            turned_card_held_by_dealer=bool(self.turned_card_held_by_dealer[game]),
+            bids=tuple(card_or_none(b) for b in self.bids[game]),
+            tricks_won=tuple(int(w) for w in self.tricks_won[game]),
+            current_trick=trick(self.trick_cards[game], int(self.leader[game])),
+            leader=int(self.leader[game]),
+            led_suit=card_or_none(self.led_suit[game]),
+            last_trick=trick(self.last_trick[game], int(self.last_trick_leader[game])),
+            last_trick_winner=card_or_none(self.last_trick_winner[game]),
+            played=tuple(tuple(int(c) for c in self.played_order[game, seat] if c != NONE) for seat in range(n)),
+            voids=tuple(frozenset(s for s in range(4) if self.voids[game, seat] >> s & 1) for seat in range(n)),
+            trump_broken=bool(self.trump_broken[game]),
+            scores=tuple(int(s) for s in self.scores[game]),
+            round_scores=tuple(tuple(int(s) for s in row) for row in self.round_scores[game, :rounds_done]),
+            legal_actions=legal,
+            round_actions=tuple(int(a) for a in self.actions[game, self.round_start[game] : self.action_count[game]]),
+        )
+
+    def _check_game(self, game: Any) -> int:
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.num_envs:
+            raise ValueError(f"game: must be an index 0..{self.num_envs - 1}, got {game!r}")
+        return int(game)
+
+    def __repr__(self) -> str:
+        return (
+            f"BatchedBlackout(num_envs={self.num_envs}, players={self.num_players}, "
+            f"rounds={self.rules.num_rounds}, episode={self.episode!r}, reward={self.reward!r})"
+        )

@@ -1,0 +1,274 @@
+"""The batched engine's API: shapes and dtypes, rewards, episodes, auto-reset, seeding, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from blackout_env import BlackoutGame, IllegalActionError, Rules
+from blackout_env.batched import BatchedBlackout, BatchStep
+from blackout_env.encoding import observation_size
+
+
+def random_actions(out: BatchStep, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per game."""
+    return (rng.random(out.action_mask.shape) * out.action_mask).argmax(axis=1)
+
+
+def snapshot(env: BatchedBlackout) -> dict[str, np.ndarray]:
+    return {name: value.copy() for name, value in vars(env).items() if isinstance(value, np.ndarray)}
+
+
+def assert_unchanged(env: BatchedBlackout, before: dict[str, np.ndarray]) -> None:
+    for name, value in before.items():
+        np.testing.assert_array_equal(getattr(env, name), value, err_msg=name)
+
+
+def test_reset_returns_one_row_per_game_with_documented_dtypes() -> None:
+    rules = Rules.preset("standard")
+    env = BatchedBlackout(rules, 8, seed=0)
+    out = env.reset()
+    assert out.current_player.shape == (8,) and out.current_player.dtype == np.int8
+    assert out.observation.shape == (8, observation_size(rules)) and out.observation.dtype == np.float32
+    assert out.action_mask.shape == (8, rules.num_actions) and out.action_mask.dtype == np.int8
+    assert out.rewards.shape == (8, 4) and out.rewards.dtype == np.float32
+    assert out.done.shape == (8,) and out.done.dtype == bool
+    assert not out.rewards.any() and not out.done.any()
+    # The first hand of the standard match: the dealer's left bids first, 0..10.
+    assert (out.current_player == (env.first_dealer + 1) % 4).all()
+    assert (out.action_mask[:, rules.num_cards :].sum(axis=1) == 11).all()
+
+
+def test_observations_can_be_skipped_for_fast_rollouts() -> None:
+    env = BatchedBlackout("standard", 4, observations=False, seed=0)
+    out = env.reset()
+    assert out.observation is None
+    out = env.step(random_actions(out, np.random.default_rng(0)))
+    assert out.observation is None
+
+
+def test_copy_false_reuses_the_observation_buffer_and_copy_true_does_not() -> None:
+    rng = np.random.default_rng(0)
+    reused = BatchedBlackout("standard", 4, copy=False, seed=0)
+    first = reused.reset().observation
+    second = reused.step(random_actions(reused.reset(), rng)).observation
+    assert first is second
+    fresh = BatchedBlackout("standard", 4, seed=0)
+    out = fresh.reset()
+    kept = out.observation.copy()
+    fresh.step(random_actions(out, rng))
+    np.testing.assert_array_equal(out.observation, kept)
+
+
+def test_the_same_seed_plays_the_same_games() -> None:
+    def trajectory(seed: int) -> list[np.ndarray]:
+        env = BatchedBlackout("short", 6, seed=seed)
+        out = env.reset()
+        rng = np.random.default_rng(1)
+        seen = [out.observation.copy()]
+        for _ in range(40):
+            out = env.step(random_actions(out, rng))
+            seen.append(out.observation.copy())
+        return seen
+
+    same = trajectory(5)
+    for a, b in zip(same, trajectory(5)):
+        np.testing.assert_array_equal(a, b)
+    assert any(not np.array_equal(a, b) for a, b in zip(same, trajectory(6)))
+
+
+def test_reset_seed_reseeds_the_decks() -> None:
+    env = BatchedBlackout("standard", 3, seed=0)
+    env.reset(seed=11)
+    decks = env.decks.copy()
+    env.reset(seed=11)
+    np.testing.assert_array_equal(env.decks, decks)
+
+
+def test_a_random_first_dealer_is_drawn_per_game() -> None:
+    env = BatchedBlackout(Rules(first_dealer="random"), 200, seed=0)
+    env.reset()
+    assert set(env.first_dealer.tolist()) == {0, 1, 2, 3}
+    assert (env.dealer == env.first_dealer).all()
+
+
+def test_hand_scores_are_paid_when_each_hand_ends() -> None:
+    env = BatchedBlackout("short", 16, seed=3)
+    out = env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        before_scores, before_round = env.scores.copy(), env.round_index.copy()
+        out = env.step(random_actions(out, rng))
+        next_hand = (env.round_index == before_round + 1) & ~out.done
+        # Moving to the next hand pays exactly the hand score that the totals grew by...
+        np.testing.assert_array_equal(out.rewards[next_hand], env.scores[next_hand] - before_scores[next_hand])
+        # ...and a step inside a hand pays nothing.
+        inside = (env.round_index == before_round) & ~out.done
+        assert not out.rewards[inside].any()
+
+
+def test_zero_sum_rewards_sum_to_zero_and_scale_applies() -> None:
+    env = BatchedBlackout("short", 32, reward="zero_sum", reward_scale=0.1, seed=2)
+    scored = BatchedBlackout("short", 32, reward="score", seed=2)
+    out, ref = env.reset(), scored.reset()
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        actions = random_actions(out, rng)
+        out, ref = env.step(actions), scored.step(actions)
+        np.testing.assert_allclose(out.rewards.sum(axis=1), 0, atol=1e-5)
+        mean_of_others = (ref.rewards.sum(axis=1, keepdims=True) - ref.rewards) / 3
+        np.testing.assert_allclose(out.rewards, 0.1 * (ref.rewards - mean_of_others), rtol=1e-5, atol=1e-6)
+
+
+def test_win_reward_shares_one_among_the_match_winners_only_at_the_end() -> None:
+    env = BatchedBlackout("short", 64, reward="win", seed=5)
+    out = env.reset()
+    rng = np.random.default_rng(5)
+    ended = 0
+    while ended < 64:
+        out = env.step(random_actions(out, rng))
+        not_done = ~out.done
+        assert not out.rewards[not_done].any()
+        for game in np.flatnonzero(out.done):
+            ended += 1
+            np.testing.assert_allclose(out.rewards[game].sum(), 1.0, rtol=1e-6)
+            winners = out.rewards[game] > 0
+            # Every winner gets the same share; a seat behind the leaders before the last hand may still win.
+            assert len(set(out.rewards[game][winners].tolist())) == 1
+
+
+def test_hand_episodes_end_with_every_hand_and_the_match_goes_on() -> None:
+    rules = Rules.preset("short")
+    env = BatchedBlackout(rules, 1, episode="hand", seed=0)
+    out = env.reset()
+    rng = np.random.default_rng(0)
+    rounds_seen = []
+    while len(rounds_seen) < rules.num_rounds + 1:
+        round_index = int(env.round_index[0])
+        out = env.step(random_actions(out, rng))
+        if out.done[0]:
+            rounds_seen.append(round_index)
+    # One episode per hand, in the order of the match, then a new match.
+    assert rounds_seen == [0, 1, 2, 3, 4, 0]
+
+
+def test_a_finished_match_is_reset_at_once_and_its_rewards_still_reported() -> None:
+    env = BatchedBlackout("single-hand", 2, seed=9)
+    out = env.reset()
+    rng = np.random.default_rng(9)
+    while not out.done.any():
+        before = [env.to_game(g) for g in range(2)]
+        actions = random_actions(out, rng)
+        out = env.step(actions)
+    game = int(np.flatnonzero(out.done)[0])
+    finished = before[game]
+    finished.step(int(actions[game]))
+    assert finished.is_over
+    # The rewards are the finished match's last hand scores...
+    assert out.rewards[game].tolist() == finished.round_scores[-1]
+    # ...while what comes back for that game is already the new match: its first bid.
+    assert env.round_index[game] == 0 and env.phase[game] == 0 and not env.scores[game].any()
+    assert out.current_player[game] == (env.dealer[game] + 1) % 4
+    fresh = BlackoutGame(env.rules, decks=env.decks[game].tolist(), first_dealer=int(env.first_dealer[game]))
+    assert env.view(game, int(out.current_player[game])) == fresh.view(fresh.current_player)
+
+
+def test_to_game_replays_the_match_so_far() -> None:
+    env = BatchedBlackout("standard", 3, seed=1)
+    out = env.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        out = env.step(random_actions(out, rng))
+    for game in range(3):
+        replay = env.to_game(game)
+        assert replay.round_index == env.round_index[game]
+        assert replay.current_player == out.current_player[game]
+        assert replay.scores == env.scores[game].tolist()
+
+
+# ------------------------------------------------------------------ bad input
+def test_actions_of_the_wrong_shape_are_refused_and_nothing_moves() -> None:
+    env = BatchedBlackout("standard", 4, seed=0)
+    out = env.reset()
+    before = snapshot(env)
+    with pytest.raises(ValueError, match=r"actions: expected shape \(4,\)"):
+        env.step(random_actions(out, np.random.default_rng(0))[:3])
+    with pytest.raises(ValueError, match="expected shape"):
+        env.step(5)
+    assert_unchanged(env, before)
+
+
+@pytest.mark.parametrize("bad", [np.zeros(4, dtype=np.float32), np.zeros(4, dtype=bool), ["a"] * 4])
+def test_actions_that_are_not_integers_are_refused(bad: object) -> None:
+    env = BatchedBlackout("standard", 4, seed=0)
+    env.reset()
+    before = snapshot(env)
+    with pytest.raises(ValueError, match="expected integer actions"):
+        env.step(bad)
+    assert_unchanged(env, before)
+
+
+def test_an_illegal_action_in_one_game_names_it_and_advances_no_game() -> None:
+    rules = Rules.preset("standard")
+    env = BatchedBlackout(rules, 4, seed=0)
+    out = env.reset()
+    actions = random_actions(out, np.random.default_rng(0))
+    actions[2] = 0  # play the two of clubs while bidding
+    before = snapshot(env)
+    with pytest.raises(IllegalActionError, match=r"game 2: action 0: player \d cannot play 2C: bidding is not over"):
+        env.step(actions)
+    assert_unchanged(env, before)
+    actions[2] = rules.num_actions + 3
+    with pytest.raises(IllegalActionError, match=f"game 2: action {rules.num_actions + 3}"):
+        env.step(actions)
+    assert_unchanged(env, before)
+    # The legal actions still work afterwards.
+    env.step(random_actions(out, np.random.default_rng(0)))
+
+
+def test_the_dealers_forbidden_bid_is_refused() -> None:
+    rules = Rules(hand_sizes=[3])
+    env = BatchedBlackout(rules, 1, seed=0)
+    env.reset()
+    for _ in range(3):
+        env.step(np.array([rules.num_cards + 1]))  # three players bid 1
+    assert env.current_player[0] == env.dealer[0]
+    with pytest.raises(IllegalActionError, match="hook"):
+        env.step(np.array([rules.num_cards + 0]))  # 1 + 1 + 1 + 0 = 3 tricks: forbidden
+
+
+def test_a_deck_that_is_not_a_permutation_is_refused_naming_game_and_round() -> None:
+    rules = Rules.preset("short")
+    env = BatchedBlackout(rules, 3, seed=0)
+    env.reset()
+    before = snapshot(env)
+    decks = np.tile(np.arange(52), (3, rules.num_rounds, 1))
+    decks[1, 2, 5] = 7
+    with pytest.raises(
+        ValueError, match=r"game 1, round 2 is not a permutation.*card 7 appears 2 times.*card 5 is missing"
+    ):
+        env.reset(decks=decks)
+    with pytest.raises(ValueError, match=r"decks: expected shape \(3, 5, 52\)"):
+        env.reset(decks=decks[:, :2])
+    assert_unchanged(env, before)
+
+
+def test_step_before_reset_is_an_error() -> None:
+    env = BatchedBlackout("standard", 2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(2, dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"num_envs": 0}, "num_envs"),
+        ({"episode": "set"}, "episode"),
+        ({"reward": "money"}, "reward"),
+        ({"reward_scale": "big"}, "reward_scale"),
+    ],
+)
+def test_bad_options_are_refused(kwargs: dict, message: str) -> None:
+    options = {"num_envs": 2} | kwargs
+    with pytest.raises(ValueError, match=message):
+        BatchedBlackout("standard", **options)
