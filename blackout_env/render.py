@@ -42,44 +42,65 @@ def _trump_words(view: PlayerView) -> str:
     return f"trump: {trump} ({how}: {card_to_str(view.turned_card)})"
 
 
-def table_lines(view: PlayerView, hands: Sequence[Sequence[int]] | None = None) -> list[str]:
-    """The text table as a list of lines (see :func:`render_text`)."""
+def _header(view: PlayerView) -> list[str]:
     rules = view.rules
-    n = rules.num_players
     status = PHASE_WORDS[view.phase]
     if view.current_player is not None:
         status += f", {seat_name(view.current_player)} to act"
-    lines = [
+    return [
         f"Round {view.round_index + 1}/{rules.num_rounds}  hand of {view.hand_size}  "
         f"dealer {seat_name(view.dealer)}  {_trump_words(view)}",
         f"{status}; tricks left {view.tricks_left}",
-        "",
-        f"{'seat':<12}{'bid':>4}{'tricks':>8}{'score':>8}",
     ]
+
+
+SEAT_COLUMNS = ("seat", "bid", "tricks", "score", "")
+
+
+def _seat_rows(view: PlayerView) -> list[tuple[str, str, str, str, str]]:
+    """One row per seat: name with marks (* viewer, D dealer), bid, tricks, score, b/o."""
     impossible = view.bid_impossible
-    bids_total = 0
-    for seat in range(n):
+    rows = []
+    for seat in range(view.rules.num_players):
         bid = view.bids[seat]
-        bids_total += bid or 0
-        marks = ("*" if seat == view.player else " ") + ("D" if seat == view.dealer else " ")
-        lines.append(
-            f"{seat_name(seat) + ' ' + marks:<12}{'-' if bid is None else bid:>4}{view.tricks_won[seat]:>8}"
-            f"{view.scores[seat]:>8}" + ("  b/o" if impossible[seat] else "")
+        marks = ("*" if seat == view.player else "") + ("D" if seat == view.dealer else "")
+        rows.append(
+            (
+                f"{seat_name(seat)} {marks}".rstrip(),
+                "-" if bid is None else str(bid),
+                str(view.tricks_won[seat]),
+                str(view.scores[seat]),
+                "b/o" if impossible[seat] else "",
+            )
         )
-    lines.append(f"bids total {bids_total} of {view.hand_size} tricks  (* viewer, D dealer, b/o bid out of reach)")
-    lines.append("")
+    return rows
+
+
+def _trick_lines(view: PlayerView) -> list[str]:
+    bids_total = sum(b for b in view.bids if b is not None)
     led = "none yet" if view.led_suit is None else SUIT_NAMES[view.led_suit]
-    lines.append(f"current trick (led: {led}): {_trick(view.current_trick) or '-'}")
+    lines = [
+        f"bids total {bids_total} of {view.hand_size} tricks  (* viewer, D dealer, b/o bid out of reach)",
+        "",
+        f"current trick (led: {led}): {_trick(view.current_trick) or '-'}",
+    ]
     if view.last_trick:
-        winner = view.last_trick_winner
-        lines.append(f"last trick: {_trick(view.last_trick)}  -> won by {seat_name(winner)}")
+        lines.append(f"last trick: {_trick(view.last_trick)}  -> won by {seat_name(view.last_trick_winner)}")
     else:
         lines.append("last trick: -")
-    lines.append("")
+    return lines
+
+
+def table_lines(view: PlayerView, hands: Sequence[Sequence[int]] | None = None) -> list[str]:
+    """The text table as a list of lines (see :func:`render_text`)."""
+    lines = _header(view) + [""]
+    for row in [SEAT_COLUMNS, *_seat_rows(view)]:
+        lines.append(f"{row[0]:<12}{row[1]:>4}{row[2]:>8}{row[3]:>8}" + (f"  {row[4]}" if row[4] else ""))
+    lines += _trick_lines(view) + [""]
     if hands is None:
         lines.append(f"hand of {seat_name(view.player)}: {_cards(view.hand, view.trump)}")
     else:
-        for seat in range(n):
+        for seat in range(view.rules.num_players):
             lines.append(f"hand of {seat_name(seat)}: {_cards(hands[seat], view.trump)}")
     return lines
 
@@ -122,27 +143,44 @@ def render_image(view: PlayerView, hands: Sequence[Sequence[int]] | None = None)
 
     text_font = _font(14)
     card_font = _font(15)
-    lines = table_lines(view, hands=None)
-    rows_of_cards = [("current trick", [card for _, card in view.current_trick])]
+    header, seat_rows, trick_lines = _header(view), [SEAT_COLUMNS, *_seat_rows(view)], _trick_lines(view)
+    # (title, cards, a label under each card or None)
+    rows_of_cards = [("current trick", [card for _, card in view.current_trick], [f"p{s}" for s, _ in view.current_trick])]
     if hands is None:
-        rows_of_cards.append((f"hand of {seat_name(view.player)}", sort_hand(view.hand, view.trump)))
+        rows_of_cards.append((f"hand of {seat_name(view.player)}", sort_hand(view.hand, view.trump), None))
     else:
-        rows_of_cards += [(f"hand of {seat_name(s)}", sort_hand(h, view.trump)) for s, h in enumerate(hands)]
-    # Hand lines are drawn as cards, not text.
-    lines = [line for line in lines if not line.startswith("hand of ")]
-    height = _MARGIN * 2 + _LINE * len(lines) + len(rows_of_cards) * (_CARD_H + _LINE + 10)
+        rows_of_cards += [(f"hand of {seat_name(s)}", sort_hand(h, view.trump), None) for s, h in enumerate(hands)]
+    text_rows = len(header) + 1 + len(seat_rows) + len(trick_lines)
+    height = _MARGIN * 2 + _LINE * text_rows + len(rows_of_cards) * (_CARD_H + _LINE + 10)
     # The size depends only on the rules, so every frame of a video has the same shape.
     width = max(_WIDTH, 2 * _MARGIN + max(view.rules.hand_sizes + (view.rules.num_players,)) * (_CARD_W + 4))
     image = Image.new("RGB", (width, height), _FELT)
     draw = ImageDraw.Draw(image)
     y = _MARGIN
-    for line in lines:
+    for line in header:
         draw.text((_MARGIN, y), line, fill=_INK, font=text_font)
         y += _LINE
-    for title, cards in rows_of_cards:
+    y += _LINE
+    # Columns at fixed places: the default font is proportional, so text padding would not line up.
+    right_edges = (None, 150, 210, 270, None)
+    for row in seat_rows:
+        draw.text((_MARGIN, y), row[0], fill=_INK, font=text_font)
+        for text, right in zip(row[1:4], right_edges[1:4]):
+            draw.text((_MARGIN + right - draw.textlength(text, font=text_font), y), text, fill=_INK, font=text_font)
+        if row[4]:
+            draw.text((_MARGIN + 285, y), row[4], fill=(255, 190, 90), font=text_font)
+        y += _LINE
+    for line in trick_lines:
+        draw.text((_MARGIN, y), line, fill=_INK, font=text_font)
+        y += _LINE
+    small_font = _font(11)
+    for title, cards, labels in rows_of_cards:
         draw.text((_MARGIN, y), title, fill=_INK, font=text_font)
         y += _LINE
         for k, card in enumerate(cards):
-            _draw_card(draw, _MARGIN + k * (_CARD_W + 4), y, card, card_font)
+            x = _MARGIN + k * (_CARD_W + 4)
+            _draw_card(draw, x, y, card, card_font)
+            if labels:
+                draw.text((x + 5, y + _CARD_H - 16), labels[k], fill=(90, 90, 90), font=small_font)
         y += _CARD_H + 10
     return np.asarray(image, dtype=np.uint8)
