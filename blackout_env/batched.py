@@ -34,19 +34,21 @@ hand score minus the mean hand score of the other seats; ``"win"`` at the end
 of the match, a share of 1 split among the seats with the highest total, 0 for
 the others.
 
-Episodes: ``"match"`` (an episode is the whole match) or ``"hand"`` (an
-episode ends with every hand; the match goes on with the next hand and its
-scores, and a new match starts after the last hand).
+Episodes, as in the AEC env: ``"match"`` (an episode is the whole match) or
+``"hand"`` (an episode is one hand of the match, drawn uniformly per game
+unless ``reset(rounds=...)`` fixes it, played with scores starting at zero, as
+the engine's ``start_round``; with ``"win"`` rewards the hand's best scores win).
 
-Automatic reset: a game whose match ends in a step is reset within that step.
-Its ``rewards`` and ``done`` in that step belong to the finished match; its
+Automatic reset: a game whose episode ends in a step is reset within that step.
+Its ``rewards`` and ``done`` in that step belong to the finished episode; its
 ``current_player``, ``observation`` and ``action_mask`` are already those of
-the first bid of the new match (the same convention as pgx and EnvPool).
-New matches take their deck orders from the engine's random generator
-(seeded by ``seed``); ``reset(decks=...)`` fixes the deals of the first match
+the first bid of the new episode (the same convention as pgx and EnvPool).
+New episodes take their deck orders from the batched engine's random generator
+(seeded by ``seed``); ``reset(decks=...)`` fixes the deals of the first episode
 of every game. Every deck order in use is readable in ``decks``
-(``(num_envs, num_rounds, deck_size)``), and ``first_dealer`` holds each
-game's first dealer, so any game can be replayed in the engine.
+(``(num_envs, num_rounds, deck_size)``), and ``first_dealer`` and
+``start_round`` hold each game's first dealer and first hand, so any game can
+be replayed in the engine (``to_game``).
 
 Bad input (actions of the wrong shape or dtype, an illegal action in any game,
 a deck order that is not a permutation) raises a ``ValueError`` (an
@@ -167,7 +169,7 @@ class BatchedBlackout:
     ``trick_size``, ``led_suit``, ``trump``, ``turned_card``, ``turned_card_held_by_dealer``,
     ``trump_broken``, ``last_trick`` (card per seat), ``last_trick_leader``,
     ``last_trick_winner``, ``played`` (bitsets), ``voids`` (4-bit suit flags), ``scores``,
-    ``round_scores`` (per round), ``decks``. Treat them as read-only.
+    ``round_scores`` (per round), ``decks``, ``start_round``. Treat them as read-only.
     """
 
     def __init__(
@@ -215,8 +217,9 @@ class BatchedBlackout:
         rounds, deck_size, max_bid = rules.num_rounds, rules.deck_size, rules.max_bid
         max_actions = sum(n + n * size for size in rules.hand_sizes)
         b = num_envs
-        self.decks = np.zeros((b, rounds, deck_size), dtype=np.int8)
+        self.decks = np.broadcast_to(np.arange(deck_size, dtype=np.int8), (b, rounds, deck_size)).copy()
         self.first_dealer = np.zeros(b, dtype=np.int8)
+        self.start_round = np.zeros(b, dtype=np.int8)
         self.round_index = np.zeros(b, dtype=np.int8)
         self.dealer = np.zeros(b, dtype=np.int8)
         self.hand_size = np.zeros(b, dtype=np.int8)
@@ -253,18 +256,21 @@ class BatchedBlackout:
         self._started = False
 
     # ------------------------------------------------------------------ reset
-    def reset(self, seed: int | None = None, decks: Any = None) -> BatchStep:
-        """Start a new match in every game and return the first decision of each.
+    def reset(self, seed: int | None = None, decks: Any = None, rounds: Any = None) -> BatchStep:
+        """Start a new episode in every game and return the first decision of each.
 
         Args:
             seed: reseeds the deck generator (None keeps the current one).
             decks: deck orders for every game's match, shape ``(num_envs, num_rounds, deck_size)``;
                 each row a permutation of the deck. None shuffles them.
+            rounds: with ``episode="hand"``, the hand each game plays first (``(num_envs,)`` ints);
+                None draws them.
         """
+        fixed = None if decks is None else self._check_decks(decks)
+        start = None if rounds is None else self._check_rounds(rounds)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        fixed = None if decks is None else self._check_decks(decks)
-        self._new_matches(self._games, fixed)
+        self._new_matches(self._games, fixed, start)
         self._started = True
         rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
         return self._observe(rewards, np.zeros(self.num_envs, dtype=bool))
@@ -293,8 +299,22 @@ class BatchedBlackout:
             )
         return array.astype(np.int8)
 
-    def _new_matches(self, g: np.ndarray, decks: np.ndarray | None = None) -> None:
-        """Start a new match in games ``g``: first dealer, deck orders, zero scores, first deal."""
+    def _check_rounds(self, rounds: Any) -> np.ndarray:
+        if self.episode != "hand":
+            raise ValueError("reset: rounds is for episode='hand' (a match starts at round 0)")
+        array = np.asarray(rounds)
+        if array.shape != (self.num_envs,) or array.dtype.kind not in "iu":
+            raise ValueError(f"rounds: expected {self.num_envs} ints (one per game), got {array.dtype} {array.shape}")
+        outside = np.flatnonzero((array < 0) | (array >= self.rules.num_rounds))
+        if outside.size:
+            game = int(outside[0])
+            raise ValueError(
+                f"rounds: game {game} asks for round {array[game]}; rounds run 0..{self.rules.num_rounds - 1}"
+            )
+        return array.astype(np.int8)
+
+    def _new_matches(self, g: np.ndarray, decks: np.ndarray | None = None, start: np.ndarray | None = None) -> None:
+        """Start a new episode in games ``g``: first dealer, first hand, deck orders, zero scores, the deal."""
         if not g.size:
             return
         rules = self.rules
@@ -302,11 +322,20 @@ class BatchedBlackout:
             self.first_dealer[g] = self._rng.integers(self.num_players, size=len(g))
         else:
             self.first_dealer[g] = rules.first_dealer
-        if decks is None:
+        if start is None:
+            start = self._rng.integers(rules.num_rounds, size=len(g)) if self.episode == "hand" else 0
+        self.start_round[g] = start
+        if decks is not None:
+            self.decks[g] = decks
+        elif self.episode == "hand":
+            # Only the hand to be played needs a fresh deck (the other rows stay valid permutations).
+            fresh = np.broadcast_to(np.arange(rules.deck_size, dtype=np.int8), (len(g), rules.deck_size))
+            self.decks[g, self.start_round[g]] = self._rng.permuted(fresh, axis=1)
+        else:
             shape = (len(g), rules.num_rounds, rules.deck_size)
-            decks = self._rng.permuted(np.broadcast_to(np.arange(rules.deck_size, dtype=np.int8), shape), axis=2)
-        self.decks[g] = decks
-        self.round_index[g] = 0
+            fresh = np.broadcast_to(np.arange(rules.deck_size, dtype=np.int8), shape)
+            self.decks[g] = self._rng.permuted(fresh, axis=2)
+        self.round_index[g] = self.start_round[g]
         self.scores[g] = 0
         self.round_scores[g] = 0
         self.action_count[g] = 0
@@ -436,11 +465,14 @@ class BatchedBlackout:
         done = np.zeros(self.num_envs, dtype=bool)
         if hands_over.size:
             hand_scores = self._finish_hands(hands_over)
-            match_over = self.round_index[hands_over] + 1 == self.rules.num_rounds
-            rewards[hands_over] = self._rewards(hands_over, hand_scores, match_over)
-            done[hands_over if self.episode == "hand" else hands_over[match_over]] = True
-            self._new_matches(hands_over[match_over])
-            next_hand = hands_over[~match_over]
+            if self.episode == "hand":
+                episode_over = np.ones(hands_over.size, dtype=bool)
+            else:
+                episode_over = self.round_index[hands_over] + 1 == self.rules.num_rounds
+            rewards[hands_over] = self._rewards(hands_over, hand_scores, episode_over)
+            done[hands_over[episode_over]] = True
+            self._new_matches(hands_over[episode_over])
+            next_hand = hands_over[~episode_over]
             self.round_index[next_hand] += 1
             self._deal(next_hand)
         return self._observe(rewards, done)
@@ -552,8 +584,8 @@ class BatchedBlackout:
         self.round_scores[g, self.round_index[g]] = hand_scores
         return hand_scores
 
-    def _rewards(self, g: np.ndarray, hand_scores: np.ndarray, match_over: np.ndarray) -> np.ndarray:
-        """Per-seat rewards of games ``g`` whose hand just ended (``match_over``: it was the last hand)."""
+    def _rewards(self, g: np.ndarray, hand_scores: np.ndarray, episode_over: np.ndarray) -> np.ndarray:
+        """Per-seat rewards of games ``g`` whose hand just ended (``episode_over``: the episode ends with it)."""
         n = self.num_players
         if self.reward == "score":
             rewards = hand_scores.astype(np.float64)
@@ -563,7 +595,7 @@ class BatchedBlackout:
         else:
             totals = self.scores[g]
             winners = totals == totals.max(axis=1, keepdims=True)
-            rewards = winners / winners.sum(axis=1, keepdims=True) * match_over[:, None]
+            rewards = winners / winners.sum(axis=1, keepdims=True) * episode_over[:, None]
         return (rewards * self.reward_scale).astype(np.float32)
 
     # ---------------------------------------------------------------- observe
@@ -580,7 +612,12 @@ class BatchedBlackout:
     def to_game(self, game: int) -> BlackoutGame:
         """Game ``game``'s match so far, replayed in the rules engine (for checks, bots and display)."""
         game = self._check_game(game)
-        replay = BlackoutGame(self.rules, decks=self.decks[game].tolist(), first_dealer=int(self.first_dealer[game]))
+        replay = BlackoutGame(
+            self.rules,
+            decks=self.decks[game].tolist(),
+            first_dealer=int(self.first_dealer[game]),
+            start_round=int(self.start_round[game]),
+        )
         for action in self.actions[game, : self.action_count[game]].tolist():
             replay.step(action)
         return replay
@@ -613,13 +650,13 @@ class BatchedBlackout:
             else:
                 forbidden = int(self._forbidden_bid[game])
                 legal = tuple(self.num_cards + k for k in range(int(self.hand_size[game]) + 1) if k != forbidden)
-        rounds_done = int(self.round_index[game])
+        round_index = int(self.round_index[game])
         return PlayerView(
             player=player,
             rules=self.rules,
             phase="bid" if self.phase[game] == BID else "play",
             current_player=current,
-            round_index=rounds_done,
+            round_index=round_index,
             hand_size=int(self.hand_size[game]),
             dealer=int(self.dealer[game]),
             hand=cards_in(self.hands[game, player]),
@@ -637,7 +674,9 @@ class BatchedBlackout:
             voids=tuple(frozenset(s for s in range(4) if self.voids[game, seat] >> s & 1) for seat in range(n)),
             trump_broken=bool(self.trump_broken[game]),
             scores=tuple(int(s) for s in self.scores[game]),
-            round_scores=tuple(tuple(int(s) for s in row) for row in self.round_scores[game, :rounds_done]),
+            round_scores=tuple(
+                tuple(int(s) for s in row) for row in self.round_scores[game, self.start_round[game] : round_index]
+            ),
             legal_actions=legal,
             round_actions=tuple(int(a) for a in self.actions[game, self.round_start[game] : self.action_count[game]]),
         )

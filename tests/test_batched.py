@@ -137,19 +137,33 @@ def test_win_reward_shares_one_among_the_match_winners_only_at_the_end() -> None
             assert len(set(out.rewards[game][winners].tolist())) == 1
 
 
-def test_hand_episodes_end_with_every_hand_and_the_match_goes_on() -> None:
-    rules = Rules.preset("short")
-    env = BatchedBlackout(rules, 1, episode="hand", seed=0)
+def test_hand_episodes_play_one_hand_drawn_from_the_match_with_scores_from_zero() -> None:
+    rules = Rules.preset("standard")
+    env = BatchedBlackout(rules, 64, episode="hand", seed=0)
     out = env.reset()
+    first_hands = env.round_index.copy()
+    assert len(set(first_hands.tolist())) > 3  # hands of every size get played
+    assert (env.hand_size == np.array(rules.hand_sizes)[first_hands]).all()
+    assert (env.dealer == (env.first_dealer + first_hands) % 4).all() and not env.scores.any()
     rng = np.random.default_rng(0)
-    rounds_seen = []
-    while len(rounds_seen) < rules.num_rounds + 1:
-        round_index = int(env.round_index[0])
+    episodes = 0
+    while episodes < 64:
+        round_before = env.round_index.copy()
         out = env.step(random_actions(out, rng))
-        if out.done[0]:
-            rounds_seen.append(round_index)
-    # One episode per hand, in the order of the match, then a new match.
-    assert rounds_seen == [0, 1, 2, 3, 4, 0]
+        # A game only ever leaves its hand by ending the episode.
+        assert (env.round_index[~out.done] == round_before[~out.done]).all()
+        assert not env.scores[out.done].any()
+        episodes += int(out.done.sum())
+
+
+def test_rounds_fix_the_hand_of_hand_episodes() -> None:
+    env = BatchedBlackout("standard", 3, episode="hand", seed=0)
+    env.reset(rounds=[0, 4, 9])
+    assert env.hand_size.tolist() == [10, 6, 1]
+    with pytest.raises(ValueError, match="game 1 asks for round 10"):
+        env.reset(rounds=[0, 10, 9])
+    with pytest.raises(ValueError, match="episode='hand'"):
+        BatchedBlackout("standard", 3, seed=0).reset(rounds=[0, 1, 2])
 
 
 def test_a_finished_match_is_reset_at_once_and_its_rewards_still_reported() -> None:

@@ -23,11 +23,16 @@ NUM_GAMES = 4
 
 
 def _engine_game(env: BatchedBlackout, game: int) -> BlackoutGame:
-    """A fresh engine game from the batched game's deck orders and first dealer."""
-    return BlackoutGame(env.rules, decks=env.decks[game].tolist(), first_dealer=int(env.first_dealer[game]))
+    """A fresh engine game from the batched game's deck orders, first dealer and first hand."""
+    return BlackoutGame(
+        env.rules,
+        decks=env.decks[game].tolist(),
+        first_dealer=int(env.first_dealer[game]),
+        start_round=int(env.start_round[game]),
+    )
 
 
-def _expected_rewards(game: BlackoutGame, reward: str) -> np.ndarray:
+def _expected_rewards(game: BlackoutGame, reward: str, episode_over: bool) -> np.ndarray:
     """Rewards of the hand that just ended in ``game``, by the AEC env's definitions."""
     n = game.num_players
     hand = np.array(game.round_scores[-1], dtype=np.float64)
@@ -35,7 +40,7 @@ def _expected_rewards(game: BlackoutGame, reward: str) -> np.ndarray:
         return hand
     if reward == "zero_sum":
         return hand - (hand.sum() - hand) / (n - 1)
-    if not game.is_over:
+    if not episode_over:
         return np.zeros(n)
     winners = game.winners()
     return np.array([1.0 / len(winners) if seat in winners else 0.0 for seat in range(n)])
@@ -81,18 +86,18 @@ def play_lockstep(rules: Rules, *, episode: str, reward: str, seed: int, resets:
             for event in game.history[events_before:]:
                 if event[0] == "trick" and not hand_ended:
                     assert env.last_trick_winner[g] == event[1], f"{here}: trick winner"
+            episode_over = game.is_over or (episode == "hand" and hand_ended)
             if hand_ended:
-                expected = _expected_rewards(game, reward)
+                expected = _expected_rewards(game, reward, episode_over)
                 np.testing.assert_allclose(out.rewards[g], expected, rtol=1e-6, err_msg=here)
                 hand_totals[g] += game.round_scores[-1]
-                if not game.is_over:  # (a finished match is already reset in the batched engine)
+                if not episode_over:  # (a finished episode is already reset in the batched engine)
                     assert env.round_scores[g, rounds_before].tolist() == game.round_scores[-1], here
             else:
                 assert not out.rewards[g].any(), here
-            ends_episode = game.is_over or (episode == "hand" and hand_ended)
-            assert out.done[g] == ends_episode, here
-            if game.is_over:
-                # The match total is the sum of its hands; the game is already reset to a new match.
+            assert out.done[g] == episode_over, here
+            if episode_over:
+                # The total is the sum of the episode's hands; the game is already reset to a new episode.
                 assert game.scores == hand_totals[g].tolist(), here
                 hand_totals[g] = 0
                 matches_ended[g] += 1
