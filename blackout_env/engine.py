@@ -21,6 +21,7 @@ History events (tuples, in order):
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -104,7 +105,9 @@ def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[lis
     """One validated deck order per round: the given ones, the rest shuffled from ``rng``."""
     size = rules.deck_size
     rounds = rules.num_rounds
-    shuffled = rng.permuted(np.tile(np.arange(size), (rounds, 1)), axis=1).tolist()
+    # Every round is shuffled, given or not, so a round's deck depends only on the seed.
+    ordered = np.arange(size)
+    shuffled = [rng.permuted(ordered).tolist() for _ in range(rounds)]
     if decks is None:
         return shuffled
     if isinstance(decks, Mapping):
@@ -200,7 +203,7 @@ class BlackoutGame:
         self.dealer = dealer = (self.first_dealer + r) % n
         deck = self.decks[r]
         dealt = n * h
-        self.hands = [sorted(deck[(p - dealer - 1) % n : dealt : n]) for p in range(n)]
+        self.hands = hands = [sorted(deck[(p - dealer - 1) % n : dealt : n]) for p in range(n)]
         self.turned_card_held_by_dealer = False
         if rules.trump == "turned":
             if dealt < len(deck):
@@ -226,56 +229,63 @@ class BlackoutGame:
         self.last_trick_winner: int | None = None
         self.played: list[list[int]] = [[] for _ in range(n)]
         self.voids: list[set[int]] = [set() for _ in range(n)]
-        self.round_actions: list[int] = []
+        self._round_start = len(self.actions)
         self._bids_made = 0
         self._bid_total = 0
         self._tricks_done = 0
+        self._bid_actions = list(range(self.num_cards, self.num_cards + h + 1))
         self._legal: list[int] | None = None
-        self.history.append(
-            ("deal", r, dealer, h, self.turned_card, self.trump, tuple(tuple(hand) for hand in self.hands))
-        )
+        self.history.append(("deal", r, dealer, h, self.turned_card, self.trump, tuple(map(tuple, hands))))
 
     # ------------------------------------------------------------ legal moves
     def legal_actions(self) -> list[int]:
         """The current player's legal actions, ascending (empty when the game is over)."""
         legal = self._legal
         if legal is None:
-            legal = self._compute_legal()
-        return list(legal)
-
-    def _compute_legal(self) -> list[int]:
-        phase = self.phase
-        if phase == "play":
-            hand = self.hands[self.current_player]
-            led = self.led_suit
-            if self.current_trick:
-                if led is None:
-                    legal = hand[:]
+            # Computed here, not in a helper, and cached until the next step: this runs at
+            # every decision of every game, so it saves a call.
+            phase = self.phase
+            if phase == "play":
+                # Hands are kept sorted, so a suit is one slice (found by bisection) and the
+                # jokers (52, 53) are the tail.
+                hand = self.hands[self.current_player]
+                led = self.led_suit
+                if self.current_trick:
+                    if led is None:
+                        legal = hand[:]  # a joker was led: the next card names the suit
+                    else:
+                        low = bisect_left(hand, led * 13)
+                        high = bisect_left(hand, led * 13 + 13, low)
+                        if low == high:
+                            legal = hand[:]
+                        else:
+                            legal = hand[low:high]
+                            if hand[-1] >= NUM_STANDARD_CARDS:  # a joker may be played to any trick
+                                legal += hand[bisect_left(hand, NUM_STANDARD_CARDS, high) :]
                 else:
-                    legal = [c for c in hand if c // 13 == led]
-                    if legal:
-                        if self.num_cards > NUM_STANDARD_CARDS:
-                            legal += [c for c in hand if c >= NUM_STANDARD_CARDS]
+                    trump = self.trump
+                    if self.rules.lead_trump == "broken" and trump is not None and not self.trump_broken:
+                        legal = [c for c in hand if c // 13 != trump]
+                        if not any(c < NUM_STANDARD_CARDS for c in legal):
+                            legal = hand[:]  # nothing but trump (and jokers): trump may be led
                     else:
                         legal = hand[:]
+            elif phase == "bid":
+                legal = self._bid_actions[:]
+                if self._bids_made == self.num_players - 1 and self.rules.hook:
+                    forbidden = self.hand_size - self._bid_total
+                    if forbidden >= 0:  # the hook: the dealer may not make the bids total the tricks
+                        legal.remove(self.num_cards + forbidden)
             else:
-                trump = self.trump
-                if self.rules.lead_trump == "broken" and trump is not None and not self.trump_broken:
-                    legal = [c for c in hand if c // 13 != trump]
-                    if not any(c < NUM_STANDARD_CARDS for c in legal):
-                        legal = hand[:]  # nothing but trump (and jokers): trump may be led
-                else:
-                    legal = hand[:]
-        elif phase == "bid":
-            base = self.num_cards
-            legal = list(range(base, base + self.hand_size + 1))
-            forbidden = self.forbidden_bid
-            if forbidden is not None:
-                legal.remove(base + forbidden)
-        else:
-            legal = []
-        self._legal = legal
-        return legal
+                legal = []
+            self._legal = legal
+        return legal[:]  # a copy: the cached list checks the next step
+
+    def _compute_legal(self) -> list[int]:
+        """The cached legal actions (computed when needed); internal, not a copy."""
+        if self._legal is None:
+            self.legal_actions()
+        return self._legal  # type: ignore[return-value]
 
     @property
     def forbidden_bid(self) -> int | None:
@@ -299,14 +309,11 @@ class BlackoutGame:
             raise ValueError(f"prefer: must be 'lower' or 'higher', got {prefer!r}")
         if self.phase != "bid":
             raise IllegalActionError(f"no bid is legal now: the game is in the {self.phase} phase")
-        permitted = [a - self.num_cards for a in self._legal_or_compute()]
+        permitted = [a - self.num_cards for a in self._compute_legal()]
         if bid in permitted:
             return bid
         sign = -1 if prefer == "lower" else 1
         return min(permitted, key=lambda k: (abs(k - bid), sign * (bid - k) > 0, k * -sign))
-
-    def _legal_or_compute(self) -> list[int]:
-        return self._legal if self._legal is not None else self._compute_legal()
 
     # ----------------------------------------------------------------- actions
     def step(self, action: int) -> None:
@@ -314,18 +321,42 @@ class BlackoutGame:
 
         Raises IllegalActionError (state unchanged) when the action is not legal now.
         """
-        legal = self._legal if self._legal is not None else self._compute_legal()
-        if type(action) is not int:
+        legal = self._legal
+        if legal is None:
+            legal = self._compute_legal()
+        if action.__class__ is not int:
             action = self._coerce_action(action)
         if action not in legal:
             raise IllegalActionError(self._explain_illegal(action))
         self.actions.append(action)
-        self.round_actions.append(action)
         self._legal = None
         if action >= self.num_cards:
             self._apply_bid(action - self.num_cards)
+            return
+        # Play a card (inline: this runs at almost every decision).
+        player = self.current_player
+        self.hands[player].remove(action)
+        suit = action // 13
+        trick = self.current_trick
+        if suit != _JOKER_SUIT:  # a joker names no suit and shows no void
+            led = self.led_suit
+            if led is None:
+                # The first suited card of the trick names the suit (after a led joker, too).
+                self.led_suit = suit
+                if not trick and suit == self.trump and not self.trump_broken and self.rules.lead_trump == "broken":
+                    # Leading unbroken trump is legal only with nothing but trump in hand.
+                    self.voids[player].update(s for s in range(4) if s != suit)
+            elif suit != led:
+                self.voids[player].add(led)
+            if suit == self.trump:
+                self.trump_broken = True
+        trick.append((player, action))
+        self.played[player].append(action)
+        self.history.append(("play", player, action))
+        if len(trick) == self.num_players:
+            self._finish_trick()
         else:
-            self._apply_play(action)
+            self.current_player = (player + 1) % self.num_players
 
     def bid(self, tricks: int) -> None:
         """The current player bids ``tricks``."""
@@ -374,32 +405,6 @@ class BlackoutGame:
         else:
             self.current_player = (player + 1) % self.num_players
 
-    def _apply_play(self, card: int) -> None:
-        player = self.current_player
-        self.hands[player].remove(card)
-        suit = card // 13
-        trick = self.current_trick
-        if not trick:
-            if suit != _JOKER_SUIT:
-                self.led_suit = suit
-                if suit == self.trump and not self.trump_broken and self.rules.lead_trump == "broken":
-                    # Leading unbroken trump is legal only with nothing but trump in hand.
-                    self.voids[player].update(s for s in range(4) if s != suit)
-        elif self.led_suit is None:
-            if suit != _JOKER_SUIT:
-                self.led_suit = suit
-        elif suit != self.led_suit and suit != _JOKER_SUIT:
-            self.voids[player].add(self.led_suit)
-        if suit == self.trump:
-            self.trump_broken = True
-        trick.append((player, card))
-        self.played[player].append(card)
-        self.history.append(("play", player, card))
-        if len(trick) == self.num_players:
-            self._finish_trick()
-        else:
-            self.current_player = (player + 1) % self.num_players
-
     def trick_winner(self, trick: Sequence[tuple[int, int]] | None = None) -> int:
         """The seat that wins a complete trick (default: the current one).
 
@@ -431,7 +436,24 @@ class BlackoutGame:
 
     def _finish_trick(self) -> None:
         trick = self.current_trick
-        winner = self.trick_winner(trick)
+        # The trick winner, as trick_winner() rules, on the led suit already known: within a
+        # suit the card order is the rank order, and +100 lifts trump over the led suit.
+        trump = self.trump
+        led = self.led_suit
+        winner = trick[0][0]
+        best = -1
+        for seat, card in trick:
+            if card >= NUM_STANDARD_CARDS:
+                winner = seat  # the first joker wins
+                break
+            suit = card // 13
+            if suit == trump:
+                card += 100
+            elif suit != led:
+                continue
+            if card > best:
+                best = card
+                winner = seat
         self.tricks_won[winner] += 1
         self.last_trick = trick
         self.last_trick_winner = winner
@@ -473,6 +495,11 @@ class BlackoutGame:
         return self.rules.num_rounds
 
     @property
+    def round_actions(self) -> list[int]:
+        """Every action of this hand so far (bids, then plays)."""
+        return self.actions[self._round_start :]
+
+    @property
     def tricks_left(self) -> int:
         """Tricks of this hand not yet won (the current one included)."""
         return self.hand_size - self._tricks_done
@@ -486,7 +513,7 @@ class BlackoutGame:
         """What ``player`` may know now: own hand and public information only."""
         if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < self.num_players:
             raise ValueError(f"player: must be a seat 0..{self.num_players - 1}, got {player!r}")
-        legal = tuple(self._legal_or_compute()) if player == self.current_player else ()
+        legal = tuple(self._compute_legal()) if player == self.current_player else ()
         return PlayerView(
             player=int(player),
             rules=self.rules,
@@ -512,7 +539,7 @@ class BlackoutGame:
             scores=tuple(self.scores),
             round_scores=tuple(tuple(s) for s in self.round_scores),
             legal_actions=legal,
-            round_actions=tuple(self.round_actions),
+            round_actions=tuple(self.actions[self._round_start :]),
         )
 
     def clone(self) -> BlackoutGame:
@@ -532,13 +559,12 @@ class BlackoutGame:
         other.last_trick = self.last_trick[:]
         other.played = [p[:] for p in self.played]
         other.voids = [set(v) for v in self.voids]
-        other.round_actions = self.round_actions[:]
         other._legal = None
         return other
 
     # ------------------------------------------------------------ explanations
     def _legal_words(self) -> str:
-        legal = self._legal_or_compute()
+        legal = self._compute_legal()
         if not legal:
             return "none"
         if legal[0] >= self.num_cards:

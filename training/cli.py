@@ -15,6 +15,7 @@ import sys
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("training.cmd_rules", "print a rules preset in words, or list the presets"),
     "demo": ("training.cmd_demo", "play a match among random players and print the score sheet"),
+    "bench": ("training.cmd_bench", "benchmarks: blackout bench engine | aec | ... (decisions per second)"),
     "eval": ("training.cmd_eval", "a duplicate-deal tournament between policies: table, JSON and plot"),
     "train": ("training.cmd_train", "train a PPO policy by self-play from a YAML config (--set KEY=VALUE overrides)"),
     "play": ("training.cmd_play", "play in the terminal against bots or trained policies (saves, resumes)"),
