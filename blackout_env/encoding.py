@@ -306,15 +306,53 @@ class TableEncoder:
             # Flat positions, one per observer row, of seat s's entry in a per-seat block.
             return [rows + offset + rel[s] * width for s in range(n)]
 
-        self._play_at = [np.concatenate(pair) for pair in zip(per_seat(o.current_trick, c), per_seat(o.played, c))]
-        self._bid_at = per_seat(o.bids, o.bid_width)
+        # Hot paths write with ndarray.put and index arrays built here once: adding an
+        # offset to an index array at every step costs more than the write itself.
+        play_at = [np.concatenate(pair) for pair in zip(per_seat(o.current_trick, c), per_seat(o.played, c))]
+        to_act_at = per_seat(o.to_act)
+        bid_at = per_seat(o.bids, o.bid_width)
+
+        def move(seat: int, clear: list, mark: list) -> tuple[np.ndarray, np.ndarray]:
+            # One put for a whole action: clear, mark, and pass the turn to the left.
+            clear = [*clear, to_act_at[seat]]
+            mark = [*mark, to_act_at[(seat + 1) % n]]
+            positions = np.concatenate([np.atleast_1d(x) for x in clear + mark]).astype(np.intp)
+            values = np.concatenate([np.zeros(np.size(x), np.float32) for x in clear] + [np.ones(np.size(x), np.float32) for x in mark])
+            return positions, values
+
+        # _play_moves[seat][card]: the card leaves the hand, enters the trick and the played cards.
+        self._play_moves = [
+            [move(s, [int(rows[s]) + o.hand + card], [play_at[s] + card]) for card in range(c)] for s in range(n)
+        ]
+        # _bid_moves[seat][bid]: "not yet bid" becomes the bid.
+        self._bid_moves = [[move(s, [bid_at[s]], [bid_at[s] + 1 + k]) for k in range(rules.max_bid + 1)] for s in range(n)]
         self._won_at = per_seat(o.tricks_won)
         self._impossible_at = per_seat(o.bid_impossible)
         self._void_at = per_seat(o.voids, 4)
         self._score_at = per_seat(o.scores)
-        self._to_act_at = per_seat(o.to_act)
+        zeros, ones = np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32)
+        # _to_act_moves[old][new]: (positions, values) that move the "to act" marks; index n means nobody.
+        # _seat_marks[s]: the (row, relative seat) one-hot block that marks seat s in every row.
+        self._seat_marks = [np.eye(n, dtype=np.float32)[rel[s]] for s in range(n)]
+        self._no_led_suit = np.eye(5, dtype=np.float32)[NO_SUIT]
+        none = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))
+        marks = [(to_act_at[seat], zeros) for seat in range(n)] + [none]
+        self._to_act_moves = [
+            [
+                (np.concatenate([marks[old][0], marks[new][0]]), np.concatenate([marks[old][1], marks[new][1] + 1]))
+                if new < n
+                else marks[old]
+                for new in range(n + 1)
+            ]
+            for old in range(n + 1)
+        ]
+        led_columns = rows[:, None] + o.led_suit + np.arange(5)[None, :]
+        # _led_from_none[suit]: clear "none" and set the suit, in every row.
+        self._led_from_none = [
+            (np.concatenate([led_columns[:, NO_SUIT], led_columns[:, suit]]), np.concatenate([zeros, ones]))
+            for suit in range(4)
+        ]
         self._leader_at = per_seat(o.leader)
-        self._winner_at = per_seat(o.last_trick_winner)
         # Bidding position of each observer row when seat d deals.
         self._position_at = [rows + o.position + (np.arange(n) - d - 1) % n for d in range(n)]
         self._not_yet_bid = [o.bids + j * o.bid_width for j in range(n)]
@@ -372,13 +410,12 @@ class TableEncoder:
         return hand_ended
 
     def _set_to_act(self, seat: int | None) -> None:
-        if seat == self._to_act:
+        old = self._to_act
+        if seat == old:
             return
-        flat = self._flat
-        if self._to_act is not None:
-            flat[self._to_act_at[self._to_act]] = 0.0
-        if seat is not None:
-            flat[self._to_act_at[seat]] = 1.0
+        n = self._o.n
+        positions, values = self._to_act_moves[n if old is None else old][n if seat is None else seat]
+        self._flat.put(positions, values)
         self._to_act = seat
 
     def _deal(self, event: tuple) -> None:
@@ -417,10 +454,10 @@ class TableEncoder:
                 flat[self._score_at[seat]] = total / scale
 
     def _bid(self, seat: int, bid: int) -> None:
-        at = self._bid_at[seat]
-        flat = self._flat
-        flat[at] = 0.0
-        flat[at + 1 + bid] = 1.0
+        if self._to_act != seat:  # only when reading several events at once
+            self._set_to_act(seat)
+        self._flat.put(*self._bid_moves[seat][bid])
+        self._to_act = (seat + 1) % self._o.n
         self._bids[seat] = bid
         if None not in self._bids:
             o = self._o
@@ -428,10 +465,11 @@ class TableEncoder:
             self.obs[:, o.phase + 1] = 1.0
 
     def _play(self, seat: int, card: int) -> None:
-        o = self._o
         flat = self._flat
-        flat[self._rows[seat] + o.hand + card] = 0.0
-        flat[self._play_at[seat] + card] = 1.0
+        if self._to_act != seat:  # only when reading several events at once
+            self._set_to_act(seat)
+        flat.put(*self._play_moves[seat][card])
+        self._to_act = (seat + 1) % self._o.n
         suit = card // 13
         joker = suit == NO_SUIT  # cards 52 and 53
         if self._trick_len == 0:
@@ -449,13 +487,13 @@ class TableEncoder:
             flat[self._void_at[seat] + self._led] = 1.0
         if suit == self._trump and not self._broken:
             self._broken = True
-            self.obs[:, o.trump_broken] = 1.0
+            self.obs[:, self._o.trump_broken] = 1.0
         self._trick_len += 1
 
     def _set_led(self, suit: int) -> None:
-        o = self._o
-        self.obs[:, o.led_suit + NO_SUIT] = 0.0
-        self.obs[:, o.led_suit + suit] = 1.0
+        # The led suit is set only while it is "none" (a trick's first suited card).
+        positions, values = self._led_from_none[suit]
+        self._flat.put(positions, values)
         self._led = suit
 
     def _trick(self, winner: int) -> None:
@@ -467,11 +505,10 @@ class TableEncoder:
         flat[self._won_at[winner]] = won[winner] / o.max_bid
         obs[:, self._last_block] = obs[:, self._trick_block]
         obs[:, self._trick_block] = 0.0
-        obs[:, o.last_trick_winner : o.last_trick_winner + o.n] = 0.0
-        flat[self._winner_at[winner]] = 1.0
+        seat_marks = self._seat_marks[winner]
+        obs[:, o.last_trick_winner : o.last_trick_winner + o.n] = seat_marks
         if self._led is not None:
-            obs[:, o.led_suit + self._led] = 0.0
-            obs[:, o.led_suit + NO_SUIT] = 1.0
+            obs[:, o.led_suit : o.led_suit + 5] = self._no_led_suit
             self._led = None
         self._trick_len = 0
         self._tricks_done += 1
@@ -479,8 +516,7 @@ class TableEncoder:
         obs[:, o.tricks_left] = left / o.max_bid
         if left:
             # After the last trick the engine keeps that trick's leader; otherwise the winner leads.
-            obs[:, o.leader : o.leader + o.n] = 0.0
-            flat[self._leader_at[winner]] = 1.0
+            obs[:, o.leader : o.leader + o.n] = seat_marks
         for seat, bid in enumerate(self._bids):
             if won[seat] > bid or won[seat] + left < bid:
                 flat[self._impossible_at[seat]] = 1.0

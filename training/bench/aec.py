@@ -1,0 +1,177 @@
+"""``blackout bench aec``: decisions per second of the environments, random legal actions.
+
+Measures, in one run so the figures share the machine's load:
+
+- ``engine``: ``BlackoutGame`` alone (legal actions and step; no observation), the ceiling;
+- ``raw_env``: the AEC env without wrappers, ``last()`` (observation and mask) read at every step;
+- ``env()``: the same through PettingZoo's OrderEnforcingWrapper;
+- ``gym``: the single-agent env, learner steps per second (random opponents included);
+- ``openspiel``: shimmy's PettingZoo wrapper of OpenSpiel's ``oh_hell`` (hands of
+  ``--tricks`` cards), when ``open_spiel`` and ``shimmy`` are installed.
+
+A decision is one action by one player (a bid or a card). Each measurement is
+repeated ``--repeats`` times and the best is reported (the least disturbed by
+other processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from blackout_env import BlackoutGame, BlackoutGymEnv, Rules, env, raw_env
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", default="standard", help="a preset name or YAML file (default: standard)")
+    parser.add_argument("--players", type=int, default=4, help="players (default 4)")
+    parser.add_argument("--steps", type=int, default=50_000, help="decisions per measurement (default 50000)")
+    parser.add_argument("--repeats", type=int, default=3, help="measurements per target; the best counts (default 3)")
+    parser.add_argument("--tricks", type=int, default=10, help="cards per hand for OpenSpiel's oh_hell (default 10)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip", nargs="*", default=[], help="targets to leave out (engine raw_env env gym openspiel)")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+
+
+def _engine(rules: Rules, steps: int, seed: int) -> int:
+    pick = random.Random(seed).random
+    done = 0
+    game_seed = seed
+    while done < steps:
+        game = BlackoutGame(rules, seed=game_seed)
+        game_seed += 1
+        while game.phase != "game_over":
+            legal = game.legal_actions()
+            game.step(legal[int(pick() * len(legal))])
+            done += 1
+    return done
+
+
+def _aec(make: Callable[[], object], steps: int, seed: int) -> int:
+    """The PettingZoo loop of the docs: last() every step, a random legal action from the mask."""
+    pick = random.Random(seed).random
+    environment = make()
+    environment.reset(seed=seed)
+    done = 0
+    while done < steps:
+        environment.reset()
+        for _agent in environment.agent_iter():
+            observation, _reward, terminated, truncated, _info = environment.last()
+            if terminated or truncated:
+                environment.step(None)
+                continue
+            legal = observation["action_mask"].nonzero()[0]
+            environment.step(int(legal[int(pick() * len(legal))]))
+            done += 1
+    return done
+
+
+def _openspiel(players: int, tricks: int, steps: int, seed: int) -> int:
+    import pyspiel
+    from shimmy import OpenSpielCompatibilityV0
+
+    # By name with a config: shimmy reloads the game by name at every reset, dropping a game object's parameters.
+    config = {"players": players, "num_tricks_fixed": tricks}
+    pyspiel.load_game("oh_hell", config)  # a bad config fails here, with OpenSpiel's message
+    environment = OpenSpielCompatibilityV0(game_name="oh_hell", config=config)
+    pick = random.Random(seed).random
+    environment.reset(seed=seed)
+    done = 0
+    while done < steps:
+        environment.reset()
+        for _agent in environment.agent_iter():
+            _observation, _reward, terminated, truncated, info = environment.last()
+            if terminated or truncated:
+                environment.step(None)
+                continue
+            legal = info["action_mask"].nonzero()[0]
+            environment.step(int(legal[int(pick() * len(legal))]))
+            done += 1
+    return done
+
+
+def _gym(rules: Rules, steps: int, seed: int) -> int:
+    try:
+        from baselines import make_bot
+
+        opponents = [make_bot("random", seed=seed + k) for k in range(rules.num_players - 1)]
+    except ImportError:  # pragma: no cover - baselines ships with the project
+        rng = np.random.default_rng(seed)
+        opponents = lambda view: view.legal_actions[int(rng.integers(len(view.legal_actions)))]  # noqa: E731
+    environment = BlackoutGymEnv(rules, opponents=opponents)
+    pick = random.Random(seed).random
+    environment.reset(seed=seed)
+    done = 0
+    while done < steps:
+        legal = environment.action_masks().nonzero()[0]
+        _, _, terminated, truncated, _ = environment.step(int(legal[int(pick() * len(legal))]))
+        done += 1
+        if terminated or truncated:
+            environment.reset()
+    return done
+
+
+def measure(run: Callable[[], int], repeats: int) -> float:
+    """Best decisions per second over ``repeats`` runs."""
+    best = 0.0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        done = run()
+        best = max(best, done / (time.perf_counter() - start))
+    return best
+
+
+def run(args: argparse.Namespace) -> int:
+    rules = Rules.resolve(args.rules)
+    if args.players != rules.num_players:
+        rules = rules.replace(num_players=args.players)
+    steps, seed = args.steps, args.seed
+    targets: dict[str, Callable[[], int]] = {
+        "engine": lambda: _engine(rules, steps, seed),
+        "raw_env": lambda: _aec(lambda: raw_env(rules=rules), steps, seed),
+        "env()": lambda: _aec(lambda: env(rules=rules), steps, seed),
+        "gym": lambda: _gym(rules, max(steps // 10, 1), seed),
+    }
+    try:
+        import pyspiel  # noqa: F401
+        import shimmy  # noqa: F401
+
+        targets["openspiel"] = lambda: _openspiel(rules.num_players, args.tricks, max(steps // 10, 1), seed)
+    except ImportError:
+        print("openspiel: skipped (pip install open_spiel shimmy[openspiel] to compare)")
+    skip = {name.replace("()", "") for name in args.skip}
+    results = {}
+    print(f"{rules.num_players} players, rules {args.rules!r}, best of {args.repeats}; decisions per second:")
+    for name, target in targets.items():
+        if name.replace("()", "") in skip:
+            continue
+        results[name] = measure(target, args.repeats)
+        print(f"  {name:<10} {results[name]:>12,.0f}")
+        sys.stdout.flush()
+    if "engine" in results:
+        for name in ("raw_env", "env()"):
+            if name in results:
+                print(f"  {name} runs at {results[name] / results['engine']:.0%} of the bare engine")
+    if "openspiel" in results and "env()" in results:
+        print(f"  env() is {results['env()'] / results['openspiel']:.0f}x OpenSpiel's oh_hell through shimmy")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"players": rules.num_players, "rules": args.rules, "decisions_per_second": results}, handle, indent=2)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark from the command line (``python -m training.bench.aec``)."""
+    parser = argparse.ArgumentParser(prog="blackout bench aec", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
