@@ -43,6 +43,7 @@ __all__ = [
 
 SAVE_FORMAT = "blackout-game"
 SAVE_VERSION = 1
+_ORDERED_DECKS = {size: np.arange(size) for size in (52, 53, 54)}  # shuffled copies, never changed
 _JOKER_SUIT = 4  # card // 13 for both jokers: a "suit" no card can follow
 
 
@@ -106,7 +107,7 @@ def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[lis
     size = rules.deck_size
     rounds = rules.num_rounds
     # Every round is shuffled, given or not, so a round's deck depends only on the seed.
-    ordered = np.arange(size)
+    ordered = _ORDERED_DECKS[size]
     shuffled = [rng.permuted(ordered).tolist() for _ in range(rounds)]
     if decks is None:
         return shuffled
@@ -175,6 +176,8 @@ class BlackoutGame:
         self.rules = rules = Rules.resolve(rules)
         self.num_players = n = rules.num_players
         self.num_cards = rules.num_cards
+        self._hook = rules.hook
+        self._must_break = rules.lead_trump == "broken"
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if first_dealer is None:
             first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else rules.first_dealer
@@ -264,7 +267,7 @@ class BlackoutGame:
                                 legal += hand[bisect_left(hand, NUM_STANDARD_CARDS, high) :]
                 else:
                     trump = self.trump
-                    if self.rules.lead_trump == "broken" and trump is not None and not self.trump_broken:
+                    if trump is not None and self._must_break and not self.trump_broken:
                         legal = [c for c in hand if c // 13 != trump]
                         if not any(c < NUM_STANDARD_CARDS for c in legal):
                             legal = hand[:]  # nothing but trump (and jokers): trump may be led
@@ -272,7 +275,7 @@ class BlackoutGame:
                         legal = hand[:]
             elif phase == "bid":
                 legal = self._bid_actions[:]
-                if self._bids_made == self.num_players - 1 and self.rules.hook:
+                if self._bids_made == self.num_players - 1 and self._hook:
                     forbidden = self.hand_size - self._bid_total
                     if forbidden >= 0:  # the hook: the dealer may not make the bids total the tricks
                         legal.remove(self.num_cards + forbidden)
