@@ -606,6 +606,10 @@ class BatchedBlackout:
             observation = self._encoder.encode(self)
             if self.copy:
                 observation = observation.copy()
+            else:
+                # The buffer is the encoder's own (it clears last step's ones): hand it out read-only.
+                observation = observation.view()
+                observation.flags.writeable = False
         return BatchStep(self.current_player.copy(), observation, self._action_mask(), rewards, done)
 
     # -------------------------------------------------------------- inspection
