@@ -351,3 +351,17 @@ def test_bad_reset_options():
         e.reset(options={"first_dealer": 7})
     with pytest.warns(UserWarning, match="ignoring unknown option"):
         e.reset(options={"shuffle": True})
+
+
+# ---------------------------------------------------------------- the benchmark
+def test_bench_aec_runs_every_target_and_writes_json(tmp_path, capsys):
+    import json
+
+    from training.bench import aec as bench
+
+    out = tmp_path / "aec.json"
+    assert bench.main(["--steps", "300", "--repeats", "1", "--players", "3", "--skip", "openspiel", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())["decisions_per_second"]
+    assert set(figures) == {"engine", "raw_env", "env()", "gym", "trivial env()"}
+    assert all(value > 0 for value in figures.values())
+    assert "runs at" in capsys.readouterr().out

@@ -6,6 +6,8 @@ Measures, in one run so the figures share the machine's load:
 - ``raw_env``: the AEC env without wrappers, ``last()`` (observation and mask) read at every step;
 - ``env()``: the same through PettingZoo's OrderEnforcingWrapper;
 - ``gym``: the single-agent env, learner steps per second (random opponents included);
+- ``trivial env()``: an AEC env that does nothing, through the same OrderEnforcingWrapper:
+  the ceiling the wrapper itself sets on this machine now;
 - ``openspiel``: shimmy's PettingZoo wrapper of OpenSpiel's ``oh_hell`` (hands of
   ``--tricks`` cards), when ``open_spiel`` and ``shimmy`` are installed.
 
@@ -24,8 +26,9 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from pettingzoo.utils import wrappers
 
-from blackout_env import BlackoutGame, BlackoutGymEnv, Rules, env, raw_env
+from blackout_env import BlackoutGame, BlackoutGymEnv, Rules, env, observation_size, raw_env
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="measurements per target; the best counts (default 3)")
     parser.add_argument("--tricks", type=int, default=10, help="cards per hand for OpenSpiel's oh_hell (default 10)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--skip", nargs="*", default=[], help="targets to leave out (engine raw_env env gym openspiel)")
+    parser.add_argument("--skip", nargs="*", default=[], help="targets to leave out (engine raw_env env gym trivial openspiel)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
 
 
@@ -70,6 +73,59 @@ def _aec(make: Callable[[], object], steps: int, seed: int) -> int:
             environment.step(int(legal[int(pick() * len(legal))]))
             done += 1
     return done
+
+
+class _TrivialEnv:
+    """Built on first use (PettingZoo imported lazily): an AEC env that does nothing, to show the wrappers' cost."""
+
+    @staticmethod
+    def make(players: int, num_actions: int, size: int, episode_length: int = 100):
+        from gymnasium import spaces
+        from pettingzoo import AECEnv
+
+        class TrivialEnv(AECEnv):
+            metadata = {"name": "trivial_v0", "is_parallelizable": False}
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.possible_agents = [f"player_{i}" for i in range(players)]
+                self._observation = np.zeros(size, dtype=np.float32)
+                self._mask = np.ones(num_actions, dtype=np.int8)
+                space = spaces.Dict(
+                    {"observation": spaces.Box(0, 1, (size,), np.float32), "action_mask": spaces.Box(0, 1, (num_actions,), np.int8)}
+                )
+                self._space, self._actions = space, spaces.Discrete(num_actions)
+
+            def observation_space(self, agent):
+                return self._space
+
+            def action_space(self, agent):
+                return self._actions
+
+            def observe(self, agent):
+                return {"observation": self._observation.copy(), "action_mask": self._mask.copy()}
+
+            def reset(self, seed=None, options=None):
+                self.agents = self.possible_agents[:]
+                self.rewards = dict.fromkeys(self.agents, 0.0)
+                self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+                self.terminations = dict.fromkeys(self.agents, False)
+                self.truncations = dict.fromkeys(self.agents, False)
+                self.infos = {agent: {} for agent in self.agents}
+                self.agent_selection = self.agents[0]
+                self._seat, self._steps = 0, 0
+
+            def step(self, action):
+                if self.terminations[self.agent_selection]:
+                    self._was_dead_step(action)
+                    return
+                self._steps += 1
+                self._seat = (self._seat + 1) % players
+                self.agent_selection = self.possible_agents[self._seat]
+                if self._steps == episode_length:
+                    self.terminations = dict.fromkeys(self.agents, True)
+
+        return TrivialEnv()
 
 
 def _openspiel(players: int, tricks: int, steps: int, seed: int) -> int:
@@ -137,6 +193,13 @@ def run(args: argparse.Namespace) -> int:
         "raw_env": lambda: _aec(lambda: raw_env(rules=rules), steps, seed),
         "env()": lambda: _aec(lambda: env(rules=rules), steps, seed),
         "gym": lambda: _gym(rules, max(steps // 10, 1), seed),
+        "trivial env()": lambda: _aec(
+            lambda: wrappers.OrderEnforcingWrapper(
+                _TrivialEnv.make(rules.num_players, rules.num_actions, observation_size(rules))
+            ),
+            steps,
+            seed,
+        ),
     }
     try:
         import pyspiel  # noqa: F401
@@ -149,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     results = {}
     print(f"{rules.num_players} players, rules {args.rules!r}, best of {args.repeats}; decisions per second:")
     for name, target in targets.items():
-        if name.replace("()", "") in skip:
+        if name.split()[0].replace("()", "") in skip:
             continue
         results[name] = measure(target, args.repeats)
         print(f"  {name:<10} {results[name]:>12,.0f}")
@@ -158,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
         for name in ("raw_env", "env()"):
             if name in results:
                 print(f"  {name} runs at {results[name] / results['engine']:.0%} of the bare engine")
+    if "trivial env()" in results and "env()" in results:
+        print(f"  env() runs at {results['env()'] / results['trivial env()']:.0%} of an env that does nothing, same wrapper")
     if "openspiel" in results and "env()" in results:
         print(f"  env() is {results['env()'] / results['openspiel']:.0f}x OpenSpiel's oh_hell through shimmy")
     if args.json:
