@@ -236,6 +236,8 @@ class BlackoutGame:
         self._bids_made = 0
         self._bid_total = 0
         self._tricks_done = 0
+        self._winning_power = -1  # of the current trick; see step()
+        self._winning_seat = -1
         self._bid_actions = list(range(self.num_cards, self.num_cards + h + 1))
         self._legal: list[int] | None = None
         self.history.append(("deal", r, dealer, h, self.turned_card, self.trump, tuple(map(tuple, hands))))
@@ -341,18 +343,28 @@ class BlackoutGame:
         self.hands[player].remove(action)
         suit = action // 13
         trick = self.current_trick
-        if suit != _JOKER_SUIT:  # a joker names no suit and shows no void
+        # The trick so far is won by the card of highest power: the first joker 200; a trump
+        # 100 + card; a card of the led suit its number (the rank order within a suit).
+        if suit == _JOKER_SUIT:  # a joker names no suit and shows no void
+            power = 200 if self._winning_power < 200 else -1
+        else:
             led = self.led_suit
             if led is None:
                 # The first suited card of the trick names the suit (after a led joker, too).
-                self.led_suit = suit
-                if not trick and suit == self.trump and not self.trump_broken and self.rules.lead_trump == "broken":
+                self.led_suit = led = suit
+                if not trick and suit == self.trump and not self.trump_broken and self._must_break:
                     # Leading unbroken trump is legal only with nothing but trump in hand.
                     self.voids[player].update(s for s in range(4) if s != suit)
             elif suit != led:
                 self.voids[player].add(led)
             if suit == self.trump:
                 self.trump_broken = True
+                power = 100 + action
+            else:
+                power = action if suit == led else -1
+        if power > self._winning_power:
+            self._winning_power = power
+            self._winning_seat = player
         trick.append((player, action))
         self.played[player].append(action)
         self.history.append(("play", player, action))
@@ -409,29 +421,25 @@ class BlackoutGame:
             self.current_player = (player + 1) % self.num_players
 
     def trick_winner(self, trick: Sequence[tuple[int, int]] | None = None) -> int:
-        """The seat that wins a complete trick (default: the current one).
+        """The seat that wins a trick of (seat, card) (default: the current one, so far).
 
-        The first joker wins; else the highest trump; else the highest card of the led suit.
+        The first joker wins; else the highest trump; else the highest card of the led
+        suit (named by the first card that is not a joker). ``step()`` applies the same
+        powers card by card as a trick is played.
         """
         trick = self.current_trick if trick is None else trick
         trump = self.trump
-        led = None
-        for _, card in trick:
-            if card < NUM_STANDARD_CARDS:
-                led = card // 13
-                break
+        led = next((card // 13 for _, card in trick if card < NUM_STANDARD_CARDS), None)
         winner = trick[0][0]
-        best = -2
+        best = -1
         for seat, card in trick:
             suit = card // 13
             if suit == _JOKER_SUIT:
-                power = 100
+                power = 200 if best < 200 else -1
             elif suit == trump:
-                power = 50 + card % 13
-            elif suit == led:
-                power = card % 13
+                power = 100 + card
             else:
-                power = -1
+                power = card if suit == led else -1
             if power > best:
                 best = power
                 winner = seat
@@ -439,24 +447,8 @@ class BlackoutGame:
 
     def _finish_trick(self) -> None:
         trick = self.current_trick
-        # The trick winner, as trick_winner() rules, on the led suit already known: within a
-        # suit the card order is the rank order, and +100 lifts trump over the led suit.
-        trump = self.trump
-        led = self.led_suit
-        winner = trick[0][0]
-        best = -1
-        for seat, card in trick:
-            if card >= NUM_STANDARD_CARDS:
-                winner = seat  # the first joker wins
-                break
-            suit = card // 13
-            if suit == trump:
-                card += 100
-            elif suit != led:
-                continue
-            if card > best:
-                best = card
-                winner = seat
+        winner = self._winning_seat  # kept card by card in step()
+        self._winning_power = -1
         self.tricks_won[winner] += 1
         self.last_trick = trick
         self.last_trick_winner = winner

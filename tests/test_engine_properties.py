@@ -220,6 +220,7 @@ def play_checked(game, rng):
             assert game.round_tricks[-1] == tricks and game.scores == totals
         else:
             assert game.current_player == winner and game.tricks_won == tricks
+            assert game.trick_winner(trick) == winner
     best = max(totals)
     assert game.winners() == [seat for seat in range(n) if totals[seat] == best]
     assert game.legal_actions() == []
