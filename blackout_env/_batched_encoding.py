@@ -50,20 +50,27 @@ class BatchedEncoder:
                 + ("; " if unknown and dropped else "")
                 + (f"the encoder no longer has the blocks {dropped}" if dropped else "")
             )
-        self._ones: list[tuple[Callable[[], np.ndarray], int, int]] = []
+        # A missing one is written to a dense cell, which its dense block then overwrites.
+        spare = next(block.offset for block in layout if block.name in dense)
+        self._ones: list[tuple[Callable[[], np.ndarray], np.ndarray, int, int]] = []
         self._dense: list[tuple[Callable[[np.ndarray], None], np.ndarray]] = []
+        column = 0
         for block in layout:
             if block.name in one_hot:
-                # (positions within the block, or -1 for none; block offset; width of one row)
-                self._ones.append((one_hot[block.name], block.offset, block.shape[-1]))
+                rows, width = (1, block.shape[0]) if len(block.shape) == 1 else block.shape
+                # where[j * (width + 1) + k + 1]: the cell of row j's one at k (k = -1, none: the spare cell)
+                where = block.offset + np.arange(rows)[:, None] * width + np.arange(-1, width)
+                where[:, 0] = spare
+                self._ones.append((one_hot[block.name], where.ravel(), column, rows))
+                column += rows
             else:
                 view = self.out[:, block.offset : block.offset + block.size].reshape((num_envs, *block.shape))
                 if not np.shares_memory(view, self.out):  # pragma: no cover - slicing a row never copies
                     raise AssertionError(f"block {block.name} is not a view of the observation buffer")
                 self._dense.append((dense[block.name], view))
-        # A missing one is written to a dense cell, which its dense block then overwrites.
-        self._spare = next(block.offset for block in layout if block.name in dense)
-        self._previous_ones = np.zeros(0, dtype=np.int64)
+        # Cells of this step's ones and of the previous step's (cleared first); two buffers, swapped.
+        self._cells = np.zeros((num_envs, column), dtype=np.int64)
+        self._previous_cells = np.zeros((num_envs, column), dtype=np.int64)
         max_bid = rules.max_bid
         # Scaled values exactly as encode() computes them: Python division, rounded once to float32.
         self._per_max_bid = np.array([k / max_bid for k in range(max_bid + 1)], dtype=np.float32)
@@ -73,6 +80,7 @@ class BatchedEncoder:
         self._seat_offsets = np.arange(rules.num_players)
         self._games = np.arange(num_envs)
         self._row_starts = (self._games * self.size)[:, None]
+        self._seat_rows = (self._games * rules.num_players)[:, None]
 
     def _one_hot_blocks(self) -> dict[str, Callable[[], np.ndarray]]:
         return {
@@ -109,26 +117,32 @@ class BatchedEncoder:
         self.env = env
         self.me = env.current_player.astype(np.int64)
         # seats[g, j]: the absolute seat j places to the observer's left (row j of per-seat blocks)
-        self.seats = (self.me[:, None] + self._seat_offsets) % env.num_players
-        columns = []
-        for positions, offset, width in self._ones:
-            index = positions().astype(np.int64)
-            index = index.reshape(len(index), -1)
-            # Row j of a per-seat block starts j * width into the block.
-            starts = offset + np.arange(index.shape[1]) * width
-            columns.append(np.where(index < 0, self._spare, starts + index))
-        ones = (self._row_starts + np.concatenate(columns, axis=1)).ravel()
-        self._flat[self._previous_ones] = 0.0
-        self._flat[ones] = 1.0
-        self._previous_ones = ones
+        seats = (self.me[:, None] + self._seat_offsets) % env.num_players
+        self._flat_seats = self._seat_rows + seats
+        self._relative_cache: dict[str, np.ndarray] = {}
+        cells, self._previous_cells = self._previous_cells, self._cells
+        for positions, where, start, rows in self._ones:
+            if rows == 1:
+                cells[:, start] = where.take(positions().astype(np.intp) + 1)
+            else:
+                # Row j's entries start at j * (width + 1) in ``where``.
+                row_starts = self._seat_offsets * (len(where) // rows) + 1
+                cells[:, start : start + rows] = where.take(positions() + row_starts)
+        cells += self._row_starts
+        self._flat[self._previous_cells.ravel()] = 0.0
+        self._flat[cells.ravel()] = 1.0
+        self._cells = cells
         for write, view in self._dense:
             write(view)
         return self.out
 
     # ----------------------------------------------------------- helpers
-    def _relative(self, per_seat: np.ndarray) -> np.ndarray:
-        """A (games, seats) array reordered to observer-first, clockwise."""
-        return per_seat[self._games[:, None], self.seats]
+    def _relative(self, name: str) -> np.ndarray:
+        """The env's (games, seats) array ``name`` reordered to observer-first, clockwise."""
+        cached = self._relative_cache.get(name)
+        if cached is None:
+            cached = self._relative_cache[name] = getattr(self.env, name).ravel()[self._flat_seats]
+        return cached
 
     def _relative_seat(self, seat: np.ndarray) -> np.ndarray:
         """Absolute seats as seats relative to the observer; NONE stays -1."""
@@ -165,17 +179,17 @@ class BatchedEncoder:
 
     def _bids(self) -> np.ndarray:
         # Column 0: not yet bid; column 1 + k: bid k.
-        return self._relative(self.env.bids) + 1
+        return self._relative("bids") + 1
 
     def _current_trick(self) -> np.ndarray:
-        return self._relative(self.env.trick_cards)
+        return self._relative("trick_cards")
 
     def _led_suit(self) -> np.ndarray:
         led = self.env.led_suit
         return np.where(led < 0, NO_SUIT, led)
 
     def _last_trick(self) -> np.ndarray:
-        return self._relative(self.env.last_trick)
+        return self._relative("last_trick")
 
     def _last_trick_winner(self) -> np.ndarray:
         return self._relative_seat(self.env.last_trick_winner)
@@ -197,24 +211,24 @@ class BatchedEncoder:
         out[:, 0] = self._per_round[self.env.round_index]
 
     def _tricks_won(self, out: np.ndarray) -> None:
-        out[...] = self._per_max_bid[self._relative(self.env.tricks_won)]
+        out[...] = self._per_max_bid[self._relative("tricks_won")]
 
     def _bid_impossible(self, out: np.ndarray) -> None:
         env = self.env
-        bids = self._relative(env.bids)
-        won = self._relative(env.tricks_won)
+        bids = self._relative("bids")
+        won = self._relative("tricks_won")
         left = (env.hand_size - env.tricks_done)[:, None]
         out[...] = (bids >= 0) & ((won > bids) | (won + left < bids))
 
     def _played(self, out: np.ndarray) -> None:
-        self._bits(out, self._relative(self.env.played))
+        self._bits(out, self._relative("played"))
 
     def _voids(self, out: np.ndarray) -> None:
-        voids = self._relative(self.env.voids)
+        voids = self._relative("voids")
         out[...] = np.unpackbits(voids[..., None], axis=-1, count=4, bitorder="little")
 
     def _trump_broken(self, out: np.ndarray) -> None:
         out[:, 0] = self.env.trump_broken
 
     def _scores(self, out: np.ndarray) -> None:
-        out[...] = self._relative(self.env.scores) / self._score_scale
+        out[...] = self._relative("scores") / self._score_scale

@@ -443,6 +443,30 @@ class BatchedBlackout:
         mask[hooked, num_cards + self._forbidden_bid[hooked]] = 0
         return mask
 
+    def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """A uniformly random legal action in every game (int64), drawn from the legal sets directly.
+
+        Much cheaper than sampling from the mask: one random number per game.
+        """
+        rng = self._rng if rng is None else rng
+        uniform = rng.random(self.num_envs)
+        # A card: the r-th of the legal cards, found by halving the 64-bit set six times.
+        legal = self._legal_cards
+        rank = (uniform * np.bitwise_count(legal)).astype(np.uint8)
+        card = np.zeros(self.num_envs, dtype=np.uint64)
+        for width in (32, 16, 8, 4, 2, 1):
+            low = (legal >> card) & np.uint64((1 << width) - 1)
+            in_low = np.bitwise_count(low)
+            upper = rank >= in_low
+            rank -= np.where(upper, in_low, 0).astype(np.uint8)
+            card += np.where(upper, np.uint64(width), np.uint64(0))
+        # A bid: uniform over 0..hand size, stepping over the dealer's forbidden bid.
+        forbidden = self._forbidden_bid
+        hooked = forbidden != NONE
+        tricks = (uniform * (self.hand_size + 1 - hooked)).astype(np.int64)
+        tricks += hooked & (tricks >= forbidden)
+        return np.where(self.phase == PLAY, card.astype(np.int64), self.num_cards + tricks)
+
     # ------------------------------------------------------------------- step
     def step(self, actions: Any) -> BatchStep:
         """Apply one action in every game; returns the next decision of each (see :class:`BatchStep`).

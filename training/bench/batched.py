@@ -1,0 +1,175 @@
+"""``blackout bench batched``: decisions per second of the batched engine against OpenSpiel's C++.
+
+In one run, so that every figure shares the machine's load:
+
+- ``openspiel``: ``pyspiel.evaluate_bots`` with uniform random bots on ``oh_hell``
+  (4 players, ``num_tricks_fixed=10``), all C++; a decision is one bid or one card;
+- the batched engine (:class:`blackout_env.batched.BatchedBlackout`) with uniform
+  random legal actions (``random_actions``), at each number of games, with and
+  without observations, on single 10-card hands (the ``single-hand`` rules) and
+  on whole matches of the ``standard`` rules (10 cards down to 1).
+
+Each figure is the best of ``--repeats`` timings of ``--seconds`` each (the
+least disturbed by other processes); OpenSpiel is timed again before every
+batched figure and its best is used for the ratio. Memory is the peak of the
+numpy allocations (tracemalloc) while building and stepping the engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+
+import numpy as np
+
+from blackout_env import Rules
+from blackout_env.batched import BatchedBlackout
+
+SCENARIOS = {"hands": "single-hand", "matches": "standard"}
+"""Scenario name -> rules preset: single 10-card hands, whole standard matches."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--games", type=int, nargs="+", default=[1024, 4096, 16384], help="numbers of games (default 1024 4096 16384)"
+    )
+    parser.add_argument(
+        "--scenarios", nargs="+", choices=sorted(SCENARIOS), default=list(SCENARIOS), help="hands and/or matches"
+    )
+    parser.add_argument("--seconds", type=float, default=1.0, help="length of one timing (default 1.0)")
+    parser.add_argument("--repeats", type=int, default=3, help="timings per figure; the best counts (default 3)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-openspiel", action="store_true", help="skip OpenSpiel (e.g. when it is not installed)")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+
+
+def _openspiel_runner(seed: int) -> Callable[[float], float] | None:
+    """A timer of OpenSpiel's C++ random play (decisions per second), or None without pyspiel."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("oh_hell", {"players": 4, "num_tricks_fixed": 10})
+    bots = [pyspiel.make_uniform_random_bot(player, seed + player) for player in range(4)]
+    decisions_per_game = _openspiel_decisions(game)
+
+    def run(seconds: float) -> float:
+        games = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            for _ in range(100):
+                pyspiel.evaluate_bots(game.new_initial_state(), bots, seed + games)
+                games += 1
+        return games * decisions_per_game / elapsed
+
+    return run
+
+
+def _openspiel_decisions(game: object) -> int:
+    """Decisions (non-chance moves) in one game of oh_hell: counted, not assumed."""
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()  # type: ignore[attr-defined]
+    decisions = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
+        else:
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.integers(len(legal)))])
+            decisions += 1
+    return decisions
+
+
+def _batched_runner(rules: Rules, games: int, observations: bool, seed: int) -> Callable[[float], float]:
+    """A timer of the batched engine under random legal play (decisions per second)."""
+    env = BatchedBlackout(rules, games, observations=observations, copy=False, seed=seed)
+    rng = np.random.default_rng(seed)
+    env.reset()
+    for _ in range(20):  # warm up: deal, allocate, reach a mix of phases
+        env.step(env.random_actions(rng))
+
+    def run(seconds: float) -> float:
+        steps = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            env.step(env.random_actions(rng))
+            steps += 1
+        return steps * games / elapsed
+
+    return run
+
+
+def peak_memory_mb(rules: Rules, games: int, observations: bool, seed: int, steps: int = 50) -> float:
+    """Peak numpy memory (MB) while building the engine and stepping it ``steps`` times."""
+    tracemalloc.start()
+    try:
+        env = BatchedBlackout(rules, games, observations=observations, copy=False, seed=seed)
+        env.reset()
+        for _ in range(steps):
+            env.step(env.random_actions())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / 2**20
+
+
+def run(args: argparse.Namespace) -> int:
+    if any(games < 1 for games in args.games) or args.seconds <= 0 or args.repeats < 1:
+        raise ValueError("--games, --seconds and --repeats must be positive")
+    openspiel = None if args.no_openspiel else _openspiel_runner(args.seed)
+    if openspiel is None and not args.no_openspiel:
+        print("openspiel: not installed (pip install open_spiel); batched figures only")
+    best_openspiel = 0.0
+    rows = []
+    print(f"decisions per second, best of {args.repeats} x {args.seconds:g}s; 4 players, uniform random legal play")
+    header = f"{'scenario':<9} {'games':>6} {'observations':>12} {'decisions/s':>13} {'x OpenSpiel':>11} {'peak MB':>8}"
+    print(header)
+    print("-" * len(header))
+    for scenario in args.scenarios:
+        rules = Rules.preset(SCENARIOS[scenario])
+        for games in args.games:
+            for observations in (False, True):
+                timer = _batched_runner(rules, games, observations, args.seed)
+                best = 0.0
+                for _ in range(args.repeats):
+                    if openspiel is not None:
+                        best_openspiel = max(best_openspiel, openspiel(args.seconds))
+                    best = max(best, timer(args.seconds))
+                del timer
+                memory = peak_memory_mb(rules, games, observations, args.seed)
+                ratio = best / best_openspiel if best_openspiel else float("nan")
+                rows.append(
+                    {
+                        "scenario": scenario,
+                        "rules": SCENARIOS[scenario],
+                        "games": games,
+                        "observations": observations,
+                        "decisions_per_second": best,
+                        "peak_memory_mb": memory,
+                    }
+                )
+                obs = "yes" if observations else "no"
+                print(f"{scenario:<9} {games:>6} {obs:>12} {best:>13,.0f} {ratio:>10.2f}x {memory:>8.0f}")
+                sys.stdout.flush()
+    if openspiel is not None:
+        print(f"openspiel (pyspiel.evaluate_bots, random bots, oh_hell 4 players, 10 tricks): {best_openspiel:,.0f}/s")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"openspiel_decisions_per_second": best_openspiel or None, "batched": rows}, handle, indent=2)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark from the command line (``python -m training.bench.batched``)."""
+    parser = argparse.ArgumentParser(prog="blackout bench batched", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
