@@ -105,7 +105,7 @@ def deck_order(
 def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[list[int]]:
     """One validated deck order per round: the given ones, the rest shuffled from ``rng``."""
     size = rules.deck_size
-    rounds = rules.num_rounds
+    rounds = len(rules.hand_sizes)
     # Every round is shuffled, given or not, so a round's deck depends only on the seed.
     ordered = _ORDERED_DECKS[size]
     shuffled = [rng.permuted(ordered).tolist() for _ in range(rounds)]
@@ -173,17 +173,21 @@ class BlackoutGame:
         first_dealer: int | None = None,
         start_round: int = 0,
     ) -> None:
-        self.rules = rules = Rules.resolve(rules)
+        if rules.__class__ is not Rules:
+            rules = Rules.resolve(rules)
+        self.rules = rules
         self.num_players = n = rules.num_players
         self.num_cards = rules.num_cards
         self._hook = rules.hook
         self._must_break = rules.lead_trump == "broken"
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if first_dealer is None:
-            first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else rules.first_dealer
-        if isinstance(first_dealer, bool) or not isinstance(first_dealer, (int, np.integer)) or not 0 <= first_dealer < n:
+            first_dealer = rules.first_dealer  # validated by Rules
+            if first_dealer == "random":
+                first_dealer = int(rng.integers(n))
+        elif isinstance(first_dealer, bool) or not isinstance(first_dealer, (int, np.integer)) or not 0 <= first_dealer < n:
             raise ValueError(f"first_dealer: must be a seat 0..{n - 1}, got {first_dealer!r}")
-        if isinstance(start_round, bool) or not isinstance(start_round, int) or not 0 <= start_round < rules.num_rounds:
+        if start_round.__class__ is not int or not 0 <= start_round < len(rules.hand_sizes):
             raise ValueError(f"start_round: must be a round 0..{rules.num_rounds - 1}, got {start_round!r}")
         self.first_dealer = int(first_dealer)
         self.start_round = start_round
@@ -206,21 +210,24 @@ class BlackoutGame:
         self.dealer = dealer = (self.first_dealer + r) % n
         deck = self.decks[r]
         dealt = n * h
+        # The dealing protocol: seat p gets every n-th card, starting at its distance from the dealer.
         self.hands = hands = [sorted(deck[(p - dealer - 1) % n : dealt : n]) for p in range(n)]
-        self.turned_card_held_by_dealer = False
+        held_by_dealer = False
         if rules.trump == "turned":
             if dealt < len(deck):
                 turned = deck[dealt]
             elif rules.no_card_trump == "dealer_last":
                 turned = deck[dealt - 1]
-                self.turned_card_held_by_dealer = True
+                held_by_dealer = True
             else:
                 turned = None
-            self.turned_card = turned
-            self.trump = None if turned is None or turned >= NUM_STANDARD_CARDS else turned // 13
+            trump = None if turned is None or turned >= NUM_STANDARD_CARDS else turned // 13
         else:
-            self.turned_card = None
-            self.trump = rules.trump_rule_suit(r)
+            turned = None
+            trump = rules.trump_rule_suit(r)
+        self.turned_card = turned
+        self.turned_card_held_by_dealer = held_by_dealer
+        self.trump = trump
         self.phase = "bid"
         self.leader = self.current_player = (dealer + 1) % n
         self.bids: list[int | None] = [None] * n
@@ -230,8 +237,8 @@ class BlackoutGame:
         self.trump_broken = False
         self.last_trick: list[tuple[int, int]] = []
         self.last_trick_winner: int | None = None
-        self.played: list[list[int]] = [[] for _ in range(n)]
-        self.voids: list[set[int]] = [set() for _ in range(n)]
+        self.played: list[list[int]] = [[] for _ in hands]
+        self.voids: list[set[int]] = [set() for _ in hands]
         self._round_start = len(self.actions)
         self._bids_made = 0
         self._bid_total = 0
@@ -240,7 +247,7 @@ class BlackoutGame:
         self._winning_seat = -1
         self._bid_actions = list(range(self.num_cards, self.num_cards + h + 1))
         self._legal: list[int] | None = None
-        self.history.append(("deal", r, dealer, h, self.turned_card, self.trump, tuple(map(tuple, hands))))
+        self.history.append(("deal", r, dealer, h, turned, trump, tuple(map(tuple, hands))))
 
     # ------------------------------------------------------------ legal moves
     def legal_actions(self) -> list[int]:
