@@ -322,6 +322,21 @@ def test_stepping_after_the_episode_ended():
         raw_env().step(0)
 
 
+def test_the_wrapped_env_warns_when_stepped_after_the_episode():
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    e = env(rules={"hand_sizes": [1]})
+    e.reset(seed=0)
+    for _agent in e.agent_iter():
+        observation, _, terminated, truncated, _ = e.last()
+        e.step(None if terminated or truncated else int(legal_from(observation)[0]))
+    history = list(e.unwrapped.game.history)
+    EnvLogger.mqueue.clear()
+    e.step(0)  # PettingZoo's OrderEnforcingWrapper answers with a warning and does nothing
+    assert any("Should reset() first" in message for message in EnvLogger.mqueue)
+    assert e.unwrapped.game.history == history
+
+
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
