@@ -241,26 +241,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 stacklevel=2,
             )
         if seed is not None or self._np_random is None:
-            self._np_random, self._np_random_seed = seeding.np_random(seed)
-        rng = self._np_random
-        rules = self.rules
-        start_round = 0
-        if self.episode == "hand":
-            start_round = options.get("round")
-            if start_round is None:
-                start_round = int(rng.integers(rules.num_rounds))
-        elif "round" in options:
-            raise ValueError("reset: option 'round' is for episode='hand' (a match starts at round 0)")
-        decks = options.get("decks")
-        if "deck" in options:
-            if decks is not None:
-                raise ValueError("reset: give 'deck' (the first hand's deck) or 'decks' (one per round), not both")
-            decks = {start_round: options["deck"]} if isinstance(start_round, int) else None
-        game_seed = int(rng.integers(2**63))
-        game = BlackoutGame(
-            rules, seed=game_seed, decks=decks, first_dealer=options.get("first_dealer"), start_round=start_round
-        )
-        # Nothing above touched the env: a bad option leaves the previous episode as it was.
+            rng, rng_seed = seeding.np_random(seed)
+        else:
+            rng, rng_seed = self._np_random, self._np_random_seed
+        saved_state = rng.bit_generator.state
+        try:
+            game = self._new_game(rng, options)
+        except Exception:
+            rng.bit_generator.state = saved_state  # a bad option leaves even the random stream as it was
+            raise
+        self._np_random, self._np_random_seed = rng, rng_seed
         self.game = game
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -270,12 +260,41 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rewards_dirty = False
         self._done = False
         self._final_views: list[PlayerView] | None = None
-        self._last_hand: list[dict[str, int] | None] = [None] * rules.num_players
+        self._last_hand: list[dict[str, int] | None] = [None] * self.rules.num_players
         self._table.reset()
         self._table.sync(game)
         self._build_infos(hand_over=False)
         self.agent_selection = self.possible_agents[game.current_player]
         self._skip_agent_selection = None
+
+    def _new_game(self, rng: np.random.Generator, options: Mapping[str, Any]) -> BlackoutGame:
+        rules = self.rules
+        start_round = 0
+        if self.episode == "hand":
+            start_round = options.get("round")
+            if start_round is None:
+                start_round = int(rng.integers(rules.num_rounds))
+            elif isinstance(start_round, bool) or not isinstance(start_round, (int, np.integer)) or not (
+                0 <= start_round < rules.num_rounds
+            ):
+                raise ValueError(
+                    f"reset: option 'round' must be a hand of the match, 0..{rules.num_rounds - 1}, got {start_round!r}"
+                )
+            start_round = int(start_round)
+        elif "round" in options:
+            raise ValueError("reset: option 'round' is for episode='hand' (a match starts at round 0)")
+        decks = options.get("decks")
+        if "deck" in options:
+            if decks is not None:
+                raise ValueError("reset: give 'deck' (the first hand's deck) or 'decks' (one per round), not both")
+            decks = {start_round: options["deck"]}
+        return BlackoutGame(
+            rules,
+            seed=int(rng.integers(2**63)),
+            decks=decks,
+            first_dealer=options.get("first_dealer"),
+            start_round=start_round,
+        )
 
     # --------------------------------------------------------------- step
     def step(self, action: Any) -> None:

@@ -164,11 +164,16 @@ class BlackoutGymEnv(gym.Env):
         """Start an episode; ``options`` as for the AEC env (fixed deals, the hand to play)."""
         super().reset(seed=seed)
         rng = self.np_random
+        saved_state = rng.bit_generator.state
         n = self.rules.num_players
         seat = int(rng.integers(n)) if self.learner_seat_spec == "random" else self.learner_seat
         aec_seed = int(rng.integers(2**31))
         bot_seeds = [int(s) for s in rng.integers(2**31, size=n - 1)]
-        self._aec.reset(seed=aec_seed, options=options)  # raises on bad options, before anything changes here
+        try:
+            self._aec.reset(seed=aec_seed, options=options)  # raises on bad options, before anything changes
+        except Exception:
+            rng.bit_generator.state = saved_state
+            raise
         self.learner_seat = seat
         self._learner = self._aec.possible_agents[seat]
         self._aec.render_seat = seat

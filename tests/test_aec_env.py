@@ -366,6 +366,20 @@ def test_bad_reset_options():
         e.reset(options={"first_dealer": 7})
     with pytest.warns(UserWarning, match="ignoring unknown option"):
         e.reset(options={"shuffle": True})
+    hand = raw_env(episode="hand")
+    with pytest.raises(ValueError, match="'round' must be a hand of the match, 0..9, got 10"):
+        hand.reset(seed=1, options={"round": 10})
+
+
+def test_a_failed_reset_leaves_the_random_stream_as_it_was():
+    a, b = raw_env(), raw_env()
+    a.reset(seed=4)
+    b.reset(seed=4)
+    with pytest.raises(ValueError):
+        a.reset(options={"deck": [1, 2, 3]})
+    a.reset()
+    b.reset()
+    assert a.game.hands == b.game.hands
 
 
 # ---------------------------------------------------------------- the benchmark

@@ -205,3 +205,13 @@ def test_maskable_ppo_trains_a_few_hundred_steps():
     observation, _ = environment.reset(seed=1)
     action, _ = model.predict(observation, action_masks=environment.action_masks(), deterministic=True)
     assert environment.action_masks()[int(action)]
+
+
+def test_a_bad_deck_option_is_an_error_and_the_episode_goes_on():
+    environment = BlackoutGymEnv(opponents=first_legal)
+    environment.reset(seed=0)
+    game = environment.game
+    with pytest.raises(ValueError, match="not a permutation"):
+        environment.reset(options={"deck": [0] * 52})
+    assert environment.game is game
+    environment.step(int(np.flatnonzero(environment.action_masks())[0]))
