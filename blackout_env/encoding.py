@@ -46,6 +46,12 @@ under every scoring rule.
 The action mask (``action_mask(view)``) is int8 of size ``rules.num_actions``
 with 1 exactly at the view's legal actions (all 0 when it is not the
 observer's turn).
+
+``encode(view)`` is the reference. The environments use :class:`TableEncoder`,
+which keeps every seat's vector current from the game's public events (one
+precomputed write per bid or card) and equals ``encode(game.view(seat))``
+after every action; the batched engine computes the same vectors with array
+operations.
 """
 
 from __future__ import annotations
