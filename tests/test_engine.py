@@ -555,3 +555,18 @@ def test_trump_is_the_suit_of_the_turned_card():
     # Suits are 0..3 in the order C D H S.
     game = game_with_hands(["AS", "2C", "3D"], turned="9S", dealer=2)
     assert game.trump == SPADES and game.view(1).trump == SPADES
+
+
+def test_a_game_pickles_mid_hand_and_plays_on_identically():
+    import pickle
+
+    game = BlackoutGame(Rules.preset("jokers"), seed=8)
+    for _ in range(15):
+        game.step(game.legal_actions()[-1])
+    copy = pickle.loads(pickle.dumps(game))
+    assert copy == game and snapshot(copy) == snapshot(game)
+    while not game.is_over:
+        action = game.legal_actions()[0]
+        game.step(action)
+        copy.step(action)
+    assert snapshot(copy) == snapshot(game)

@@ -251,3 +251,11 @@ def test_rules_in_words_mention_every_house_rule():
     for phrase in ("dealer's last card", "only once trump is broken", "Jokers", "off", "-10", "per trick", "random"):
         assert phrase in words, phrase
     assert "rotates by hand: hearts, diamonds, clubs, spades, no trump" in Rules(trump="rotating").describe()
+
+
+def test_rules_pickle_and_keep_their_pattern():
+    import pickle
+
+    rules = pickle.loads(pickle.dumps(Rules.preset("full-deck")))
+    assert rules == Rules.preset("full-deck") and hash(rules) == hash(Rules.preset("full-deck"))
+    assert rules.replace(num_players=6).hand_sizes[0] == 8
