@@ -33,6 +33,20 @@ GOLDEN_GAMES = {
         ),
         11,
     ),
+    "rotating_trump_no_hook_per_trick_5p_seed3.txt": (
+        Rules(
+            num_players=5,
+            hand_sizes="short",
+            trump="rotating",
+            hook=False,
+            exact_bonus=10,
+            points_per_bid=0,
+            points_per_trick=1,
+            miss_points_per_trick=-1,
+            first_dealer="random",
+        ),
+        3,
+    ),
 }
 
 
