@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -286,3 +288,46 @@ def test_bad_options_are_refused(kwargs: dict, message: str) -> None:
     options = {"num_envs": 2} | kwargs
     with pytest.raises(ValueError, match=message):
         BatchedBlackout("standard", **options)
+
+
+def test_random_actions_are_legal_and_cover_every_legal_action() -> None:
+    rules = Rules(num_players=3, hand_sizes=[4, 2], jokers=2, lead_trump="broken")
+    env = BatchedBlackout(rules, 64, observations=False, seed=0)
+    out = env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        actions = env.random_actions(rng)
+        assert out.action_mask[np.arange(64), actions].all()
+        out = env.step(actions)
+    # In one fixed position every legal action comes up, each about equally often.
+    legal = np.flatnonzero(out.action_mask[0])
+    draws = np.array([env.random_actions(rng)[0] for _ in range(3000)])
+    values, counts = np.unique(draws, return_counts=True)
+    assert values.tolist() == legal.tolist()
+    assert counts.min() > 0.7 * 3000 / len(legal)
+
+
+def test_random_actions_never_pick_the_dealers_forbidden_bid() -> None:
+    rules = Rules(hand_sizes=[2])
+    env = BatchedBlackout(rules, 1, observations=False, seed=0)
+    env.reset()
+    for _ in range(3):
+        env.step(np.array([rules.num_cards + 0]))  # three players bid 0: the dealer may not bid 2
+    draws = {int(env.random_actions()[0]) - rules.num_cards for _ in range(300)}
+    assert draws == {0, 1}
+
+
+def test_the_benchmark_runs_and_reports_every_configuration(tmp_path, capsys) -> None:
+    from training.bench.batched import main
+
+    path = tmp_path / "bench.json"
+    assert main(["--games", "8", "--seconds", "0.02", "--repeats", "1", "--no-openspiel", "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())["batched"]
+    assert {(r["scenario"], r["observations"]) for r in rows} == {
+        ("hands", False),
+        ("hands", True),
+        ("matches", False),
+        ("matches", True),
+    }
+    assert all(r["decisions_per_second"] > 0 and r["peak_memory_mb"] > 0 for r in rows)
+    assert "decisions/s" in capsys.readouterr().out
