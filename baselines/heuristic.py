@@ -68,11 +68,11 @@ __all__ = [
 
 _SUITS = (0, 1, 2, 3)
 _GUARD_DECAY = 0.2  # chance factor per higher card the player cannot cover with a guard
-_RUFF_WILLINGNESS = 0.9  # an opponent able to ruff usually does
-_VOID_RUFF_VALUE = 0.45  # extra tricks a void side suit is worth to a trump holder
-_SINGLETON_RUFF_VALUE = 0.2
-_BEAT_WILLINGNESS_NEEDING = 0.9  # a later seat that still needs tricks beats us when it can
-_BEAT_WILLINGNESS_MADE = 0.35  # one that has made (or busted) its bid mostly ducks
+_RUFF_WILLINGNESS = 1.0  # an opponent able to ruff is assumed to ruff
+_VOID_RUFF_VALUE = 0.1  # (tuned by duplicate A/B games) extra tricks a void side suit is worth to a trump holder
+_SINGLETON_RUFF_VALUE = 0.05
+_BEAT_WILLINGNESS_NEEDING = 0.7  # a later seat that still needs tricks beats us when it can
+_BEAT_WILLINGNESS_MADE = 0.1  # one that has made (or busted) its bid mostly ducks
 _BID_SHRINK = 0.35  # how strongly the earlier bids move our uncertain chances
 
 
