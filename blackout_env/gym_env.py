@@ -186,7 +186,7 @@ class BlackoutGymEnv(gym.Env):
     def step(self, action: Any):
         """The learner acts; then the opponents play until the learner's turn or the end."""
         if self._over:
-            raise RuntimeError("step() after the episode ended: call reset() first")
+            raise RuntimeError("step() with no episode running (not reset yet, or the episode ended): call reset()")
         aec = self._aec
         aec.step(action)  # raises IllegalActionError (nothing changed) under illegal_action="raise"
         self._play_opponents()
@@ -198,6 +198,8 @@ class BlackoutGymEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
+        if self._aec.game is None:
+            raise RuntimeError("action_masks() before reset(): call reset() to start an episode")
         return self._aec.observe(self._learner)["action_mask"].astype(bool)
 
     def render(self) -> str | np.ndarray | None:

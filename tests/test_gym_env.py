@@ -166,6 +166,14 @@ def test_penalized_illegal_action_ends_the_episode():
         environment.step(52)
 
 
+def test_stepping_before_reset_is_a_clear_error():
+    environment = BlackoutGymEnv(opponents=first_legal)
+    with pytest.raises(RuntimeError, match="call reset"):
+        environment.step(52)
+    with pytest.raises(RuntimeError, match="before reset"):
+        environment.action_masks()
+
+
 def test_raise_mode_leaves_the_episode_usable():
     environment = BlackoutGymEnv(opponents=first_legal, illegal_action="raise")
     environment.reset(seed=0)
