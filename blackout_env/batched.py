@@ -44,7 +44,8 @@ Its ``rewards`` and ``done`` in that step belong to the finished episode; its
 ``current_player``, ``observation`` and ``action_mask`` are already those of
 the first bid of the new episode (the same convention as pgx and EnvPool).
 New episodes take their deck orders from the batched engine's random generator
-(seeded by ``seed``); ``reset(decks=...)`` fixes the deals of the first episode
+(seeded by ``seed``; only the cards dealt and turned are shuffled, the rest of
+the deck is never seen); ``reset(decks=...)`` fixes the deals of the first episode
 of every game. Every deck order in use is readable in ``decks``
 (``(num_envs, num_rounds, deck_size)``), and ``first_dealer`` and
 ``start_round`` hold each game's first dealer and first hand, so any game can
@@ -207,6 +208,7 @@ class BatchedBlackout:
         self._t = _Tables(rules)
         self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._games = np.arange(num_envs)
+        self._seat_base = self._games * n  # flat index of (game, seat 0) in the per-seat arrays
         self._encoder = None
         if self.observations:
             from ._batched_encoding import BatchedEncoder
@@ -329,17 +331,35 @@ class BatchedBlackout:
             self.decks[g] = decks
         elif self.episode == "hand":
             # Only the hand to be played needs a fresh deck (the other rows stay valid permutations).
-            fresh = np.broadcast_to(np.arange(rules.deck_size, dtype=np.int8), (len(g), rules.deck_size))
-            self.decks[g, self.start_round[g]] = self._rng.permuted(fresh, axis=1)
+            needed = self.num_players * int(self._t.hand_sizes[self.start_round[g]].max()) + 1
+            self.decks[g, self.start_round[g]] = self._shuffle(len(g), needed)
         else:
-            shape = (len(g), rules.num_rounds, rules.deck_size)
-            fresh = np.broadcast_to(np.arange(rules.deck_size, dtype=np.int8), shape)
-            self.decks[g] = self._rng.permuted(fresh, axis=2)
+            for round_index, hand_size in enumerate(rules.hand_sizes):
+                self.decks[g, round_index] = self._shuffle(len(g), self.num_players * hand_size + 1)
         self.round_index[g] = self.start_round[g]
         self.scores[g] = 0
         self.round_scores[g] = 0
         self.action_count[g] = 0
         self._deal(g)
+
+    def _shuffle(self, count: int, needed: int) -> np.ndarray:
+        """``count`` deck orders whose first ``needed`` cards are a uniformly random sequence.
+
+        Fisher-Yates, stopped once the cards to be dealt and turned are drawn: the
+        rest of the deck is never seen, so shuffling it would only cost time.
+        """
+        size = self.rules.deck_size
+        decks = np.broadcast_to(np.arange(size, dtype=np.int8), (count, size)).copy()
+        cells = decks.reshape(-1)
+        row_starts = np.arange(count) * size
+        uniform = self._rng.random((min(needed, size), count))
+        for position, draws in enumerate(uniform):
+            # Swap position with a card drawn uniformly from positions position..size-1.
+            drawn = row_starts + position + (draws * (size - position)).astype(np.intp)
+            card = decks[:, position].copy()
+            decks[:, position] = cells[drawn]
+            cells[drawn] = card
+        return decks
 
     # ------------------------------------------------------------------- deal
     def _deal(self, g: np.ndarray) -> None:
@@ -410,7 +430,7 @@ class BatchedBlackout:
     def _compute_legal(self) -> None:
         """The acting seats' legal cards (bitsets) and the dealer's forbidden bids."""
         t = self._t
-        hand = self.hands[self._games, self.current_player]
+        hand = self.hands.reshape(-1)[self._seat_base + self.current_player]
         # Following: the led suit (plus jokers) when held, else anything; a led joker sets no suit.
         follow = hand & t.suit_bits[self.led_suit + 1]
         following = np.where(follow != 0, follow | (hand & t.joker_bits), hand)
@@ -451,21 +471,22 @@ class BatchedBlackout:
         rng = self._rng if rng is None else rng
         uniform = rng.random(self.num_envs)
         # A card: the r-th of the legal cards, found by halving the 64-bit set six times.
-        legal = self._legal_cards
-        rank = (uniform * np.bitwise_count(legal)).astype(np.uint8)
-        card = np.zeros(self.num_envs, dtype=np.uint64)
+        rest = self._legal_cards.copy()
+        rank = (uniform * np.bitwise_count(rest)).astype(np.uint8)
+        card = np.zeros(self.num_envs, dtype=np.uint8)
         for width in (32, 16, 8, 4, 2, 1):
-            low = (legal >> card) & np.uint64((1 << width) - 1)
-            in_low = np.bitwise_count(low)
-            upper = rank >= in_low
-            rank -= np.where(upper, in_low, 0).astype(np.uint8)
-            card += np.where(upper, np.uint64(width), np.uint64(0))
+            in_low = np.bitwise_count(rest & np.uint64((1 << width) - 1))
+            upper = rank >= in_low  # the card is in the upper half: skip the lower one
+            shift = upper.astype(np.uint8) * np.uint8(width)
+            rank -= in_low * upper
+            card += shift
+            rest >>= shift.astype(np.uint64)
         # A bid: uniform over 0..hand size, stepping over the dealer's forbidden bid.
         forbidden = self._forbidden_bid
         hooked = forbidden != NONE
         tricks = (uniform * (self.hand_size + 1 - hooked)).astype(np.int64)
         tricks += hooked & (tricks >= forbidden)
-        return np.where(self.phase == PLAY, card.astype(np.int64), self.num_cards + tricks)
+        return np.where(self.phase == PLAY, card, self.num_cards + tricks)
 
     # ------------------------------------------------------------------- step
     def step(self, actions: Any) -> BatchStep:
@@ -548,15 +569,17 @@ class BatchedBlackout:
         t = self._t
         n = self.num_players
         seat = self.current_player[g]
+        at = g * n + seat  # flat (game, seat) index into the per-seat arrays
         bit = t.card_bit[cards]
-        self.hands[g, seat] &= ~bit
-        self.played[g, seat] |= bit
-        self.played_order[g, seat, self.tricks_done[g]] = cards
+        hands, played, all_voids = self.hands.reshape(-1), self.played.reshape(-1), self.voids.reshape(-1)
+        hands[at] &= ~bit
+        played[at] |= bit
+        self.played_order.reshape(-1)[at * self.played_order.shape[2] + self.tricks_done[g]] = cards
         suit = t.suit_of[cards]
         led = self.led_suit[g]
         trump = self.trump[g]
         first = self.trick_size[g] == 0
-        voids = self.voids[g, seat]
+        voids = all_voids[at]
         if self.rules.lead_trump == "broken":
             # Leading unbroken trump is legal only with nothing but trump in hand.
             shows_only_trump = first & (suit == trump) & ~self.trump_broken[g]
@@ -564,11 +587,11 @@ class BatchedBlackout:
         # Not following the led suit (with a card that is not a joker) shows a void in it.
         renounces = (led != NONE) & (suit != led) & (suit != JOKER_SUIT)
         voids = voids | np.where(renounces, t.suit_flag[led + 1], 0).astype(np.uint8)
-        self.voids[g, seat] = voids
+        all_voids[at] = voids
         # The first card that is not a joker names the led suit.
         self.led_suit[g] = np.where((led == NONE) & (suit != JOKER_SUIT), suit, led)
         self.trump_broken[g] |= suit == trump
-        self.trick_cards[g, seat] = cards
+        self.trick_cards.reshape(-1)[at] = cards
         size = self.trick_size[g] + 1
         self.trick_size[g] = size
         complete = size == n

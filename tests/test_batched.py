@@ -331,3 +331,14 @@ def test_the_benchmark_runs_and_reports_every_configuration(tmp_path, capsys) ->
     }
     assert all(r["decisions_per_second"] > 0 and r["peak_memory_mb"] > 0 for r in rows)
     assert "decisions/s" in capsys.readouterr().out
+
+
+def test_new_decks_are_permutations_and_deal_every_card_equally_often() -> None:
+    rules = Rules.preset("standard")
+    env = BatchedBlackout(rules, 2000, observations=False, seed=0)
+    env.reset()
+    assert (np.sort(env.decks, axis=2) == np.arange(52)).all()
+    # The first card dealt, and the turned card of the one-card hand, are uniform over the deck.
+    for position, round_index in ((0, 0), (4, 9)):
+        counts = np.bincount(env.decks[:, round_index, position], minlength=52)
+        assert counts.min() > 15 and counts.max() < 65  # mean 38.5; a fixed or skewed draw fails
