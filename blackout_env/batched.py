@@ -171,6 +171,9 @@ class BatchedBlackout:
     ``trump_broken``, ``last_trick`` (card per seat), ``last_trick_leader``,
     ``last_trick_winner``, ``played`` (bitsets), ``voids`` (4-bit suit flags), ``scores``,
     ``round_scores`` (per round), ``decks``, ``start_round``. Treat them as read-only.
+    After each step, ``hand_over`` marks the games that finished a hand in it, and
+    ``last_hand_bids`` / ``last_hand_tricks`` hold each game's last finished hand
+    (read them before the next step; the hand's own arrays already show the next deal).
     """
 
     def __init__(
@@ -249,6 +252,10 @@ class BatchedBlackout:
         self.voids = np.zeros((b, n), dtype=np.uint8)
         self.scores = np.zeros((b, n), dtype=np.int32)
         self.round_scores = np.zeros((b, rounds, n), dtype=np.int32)
+        # What the last step finished: which games ended a hand, and that hand's bids and tricks.
+        self.hand_over = np.zeros(b, dtype=bool)
+        self.last_hand_bids = np.full((b, n), NONE, dtype=np.int8)
+        self.last_hand_tricks = np.full((b, n), NONE, dtype=np.int8)
         self.actions = np.zeros((b, max_actions), dtype=np.int8)
         self.action_count = np.zeros(b, dtype=np.int16)
         self.round_start = np.zeros(b, dtype=np.int16)
@@ -273,6 +280,7 @@ class BatchedBlackout:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._new_matches(self._games, fixed, start)
+        self.hand_over = np.zeros(self.num_envs, dtype=bool)
         self._started = True
         rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
         return self._observe(rewards, np.zeros(self.num_envs, dtype=bool))
@@ -508,6 +516,8 @@ class BatchedBlackout:
         hands_over = self._finish_tricks(tricks_complete)
         rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
         done = np.zeros(self.num_envs, dtype=bool)
+        self.hand_over = np.zeros(self.num_envs, dtype=bool)
+        self.hand_over[hands_over] = True
         if hands_over.size:
             hand_scores = self._finish_hands(hands_over)
             if self.episode == "hand":
@@ -626,6 +636,8 @@ class BatchedBlackout:
 
     def _finish_hands(self, g: np.ndarray) -> np.ndarray:
         """Score the finished hands of games ``g``; returns the hand scores (games x seats)."""
+        self.last_hand_bids[g] = self.bids[g]
+        self.last_hand_tricks[g] = self.tricks_won[g]
         hand_scores = self._t.hand_score[self.bids[g], self.tricks_won[g]]
         self.scores[g] += hand_scores
         self.round_scores[g, self.round_index[g]] = hand_scores

@@ -87,7 +87,10 @@ def play_lockstep(rules: Rules, *, episode: str, reward: str, seed: int, resets:
                 if event[0] == "trick" and not hand_ended:
                     assert env.last_trick_winner[g] == event[1], f"{here}: trick winner"
             episode_over = game.is_over or (episode == "hand" and hand_ended)
+            assert env.hand_over[g] == hand_ended, here
             if hand_ended:
+                assert env.last_hand_bids[g].tolist() == game.round_bids[-1], here
+                assert env.last_hand_tricks[g].tolist() == game.round_tricks[-1], here
                 expected = _expected_rewards(game, reward, episode_over)
                 np.testing.assert_allclose(out.rewards[g], expected, rtol=1e-6, err_msg=here)
                 hand_totals[g] += game.round_scores[-1]
