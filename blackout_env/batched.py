@@ -63,7 +63,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._batched_encoding import BatchedEncoder
 from .cards import NUM_STANDARD_CARDS
+from .encoding import observation_size
 from .engine import BlackoutGame, IllegalActionError
 from .rules import Rules
 from .view import PlayerView
@@ -212,12 +214,8 @@ class BatchedBlackout:
         self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._games = np.arange(num_envs)
         self._seat_base = self._games * n  # flat index of (game, seat 0) in the per-seat arrays
-        self._encoder = None
-        if self.observations:
-            from ._batched_encoding import BatchedEncoder
-
-            self._encoder = BatchedEncoder(rules, num_envs, self._t)
-            self.observation_size = self._encoder.size
+        self.observation_size = observation_size(rules)
+        self._encoder = BatchedEncoder(rules, num_envs, self._t) if self.observations else None
 
         rounds, deck_size, max_bid = rules.num_rounds, rules.deck_size, rules.max_bid
         max_actions = sum(n + n * size for size in rules.hand_sizes)
@@ -706,8 +704,7 @@ class BatchedBlackout:
 
         current = int(self.current_player[game])
         legal: tuple[int, ...] = ()
-        if player == current:
-            self._compute_legal()
+        if player == current:  # (the legal sets are kept current by reset and step)
             if self.phase[game] == PLAY:
                 legal = cards_in(self._legal_cards[game])
             else:

@@ -167,3 +167,17 @@ def test_fixed_decks_deal_exactly_the_engine_hands() -> None:
     engines = [BlackoutGame(rules, decks=decks[g].tolist()) for g in range(NUM_GAMES)]
     _assert_same(env, out, engines, "fixed decks")
     np.testing.assert_array_equal(env.decks, decks)
+
+
+def test_an_encoder_block_the_batched_encoder_does_not_know_stops_construction(monkeypatch) -> None:
+    from blackout_env import _batched_encoding, encoding
+
+    layout = encoding.observation_layout("standard")
+    last = layout[-1]
+    extra = encoding.Block("new_feature", last.offset + last.size, 1, 0.0, 1.0, (1,), "a block added later")
+    monkeypatch.setattr(_batched_encoding, "observation_layout", lambda rules: layout + [extra])
+    with pytest.raises(ValueError, match=r"out of date.*\['new_feature'\]"):
+        BatchedBlackout("standard", 2)
+    monkeypatch.setattr(_batched_encoding, "observation_layout", lambda rules: layout[:-1])
+    with pytest.raises(ValueError, match=r"no longer has the blocks \['scores'\]"):
+        BatchedBlackout("standard", 2)
