@@ -8,12 +8,13 @@ legal actions, bid, play, trick winner, finish trick, finish hand), so the two
 can be read side by side; a differential test plays the same deals and actions
 through both and compares them state by state.
 
-=====================  =========================================================
-``reset(seed, decks)``  start a fresh match in every game; returns a :class:`BatchStep`
-``step(actions)``       one action per game (``int`` array of shape ``(num_envs,)``)
-``view(game, player)``  the engine's :class:`~blackout_env.view.PlayerView` of one game
-``to_game(game)``       the match so far replayed in a :class:`~blackout_env.engine.BlackoutGame`
-=====================  =========================================================
+==============================  ==========================================================
+``reset(seed, decks, rounds)``  start a fresh episode in every game; returns a :class:`BatchStep`
+``step(actions)``               one action per game (an int array of shape ``(num_envs,)``)
+``random_actions(rng)``         a uniformly random legal action in every game
+``view(game, player)``          the engine's :class:`~blackout_env.view.PlayerView` of one game
+``to_game(game)``               the match so far, replayed in a :class:`~blackout_env.engine.BlackoutGame`
+==============================  ==========================================================
 
 Both ``reset`` and ``step`` return ``BatchStep(current_player, observation,
 action_mask, rewards, done)``:
