@@ -240,23 +240,38 @@ def playout_card(game: BlackoutGame) -> int:
 class SearchBot(Bot):
     """Determinized search: sample the unseen cards, play every action out, keep the best mean score.
 
+    Bidding, the decision with the most at stake, gets ``bid_samples``
+    determinizations; a one-card hand's bid is left to the heuristic, which
+    computes it exactly.
+
     Args:
         seed: seeds the sampling of unseen cards.
-        samples: determinizations per decision (the budget; default 16). With
-            the default a 4-player 10-card hand takes about a second per seat.
+        samples: determinizations per card to play (default 16).
+        bid_samples: determinizations per bid (default 4 x ``samples``).
         time_limit_ms: when given, sample until this many milliseconds have
-            passed (at least one sample), instead of a fixed number of samples.
+            passed (at least one sample) for every decision, instead of a
+            fixed number of samples.
     """
 
     name = "search"
 
-    def __init__(self, seed: int | None = None, samples: int = 16, time_limit_ms: float | None = None) -> None:
+    def __init__(
+        self,
+        seed: int | None = None,
+        samples: int = 16,
+        bid_samples: int | None = None,
+        time_limit_ms: float | None = None,
+    ) -> None:
         super().__init__(seed)
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-            raise ValueError(f"samples: must be a positive integer, got {samples!r}")
+        if bid_samples is None and isinstance(samples, int):
+            bid_samples = 4 * samples
+        for name, value in (("samples", samples), ("bid_samples", bid_samples)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: must be a positive integer, got {value!r}")
         if time_limit_ms is not None and not (isinstance(time_limit_ms, (int, float)) and time_limit_ms > 0):
             raise ValueError(f"time_limit_ms: must be a positive number of milliseconds, got {time_limit_ms!r}")
         self.samples = samples
+        self.bid_samples = bid_samples
         self.time_limit_ms = time_limit_ms
         self.heuristic = HeuristicBot()
 
@@ -264,6 +279,8 @@ class SearchBot(Bot):
         legal = self._check_turn(view)
         if len(legal) == 1:
             return int(legal[0])
+        if view.phase == "bid" and view.hand_size == 1:
+            return self.heuristic.act(view)
         values = self.action_values(view)
         # Ties (e.g. equivalent cards) go to the heuristic's choice, so search only overrides it on evidence.
         preferred = self.heuristic.act(view)
@@ -277,6 +294,7 @@ class SearchBot(Bot):
         legal = view.legal_actions
         totals = dict.fromkeys(legal, 0.0)
         deadline = None if self.time_limit_ms is None else time.perf_counter() + self.time_limit_ms / 1000.0
+        budget = self.bid_samples if view.phase == "bid" else self.samples
         done = 0
         while True:
             game = determinize(view, sample_hands(view, self.rng))
@@ -284,7 +302,7 @@ class SearchBot(Bot):
                 totals[action] += self._playout(game, action, view.player)
             done += 1
             if deadline is None:
-                if done >= self.samples:
+                if done >= budget:
                     break
             elif time.perf_counter() >= deadline:
                 break

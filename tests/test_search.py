@@ -90,8 +90,21 @@ def test_a_time_budget_still_gives_a_legal_action():
 def test_bad_budgets_are_refused():
     with pytest.raises(ValueError, match="samples"):
         SearchBot(samples=-1)
+    with pytest.raises(ValueError, match="bid_samples"):
+        SearchBot(bid_samples=0)
     with pytest.raises(ValueError, match="time_limit_ms"):
         SearchBot(time_limit_ms=0)
+
+
+def test_one_card_bids_are_the_heuristics_exact_ones():
+    rules = Rules(num_players=5, hand_sizes=[1])
+    for seed in range(10):
+        game = BlackoutGame(rules, seed=seed)
+        while game.phase == "bid":
+            view = game.view(game.current_player)
+            action = SearchBot(seed=0, samples=1).act(view)
+            assert action == HeuristicBot().act(view)
+            game.step(action)
 
 
 def test_playout_policy_is_legal_to_the_end_of_the_hand():
