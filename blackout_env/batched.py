@@ -60,6 +60,7 @@ the game and the action, and no game is advanced.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -217,6 +218,7 @@ class BatchedBlackout:
         self._seat_base = self._games * n  # flat index of (game, seat 0) in the per-seat arrays
         self.observation_size = observation_size(rules)
         self._encoder = BatchedEncoder(rules, num_envs, self._t) if self.observations else None
+        self._spare_observations: list[np.ndarray] = []
 
         rounds, deck_size, max_bid = rules.num_rounds, rules.deck_size, rules.max_bid
         max_actions = sum(n + n * size for size in rules.hand_sizes)
@@ -663,12 +665,29 @@ class BatchedBlackout:
         if self._encoder is not None:
             observation = self._encoder.encode(self)
             if self.copy:
-                observation = observation.copy()
+                observation = self._copy_observation(observation)
             else:
                 # The buffer is the encoder's own (it clears last step's ones): hand it out read-only.
                 observation = observation.view()
                 observation.flags.writeable = False
         return BatchStep(self.current_player.copy(), observation, self._action_mask(), rewards, done)
+
+    def _copy_observation(self, buffer: np.ndarray) -> np.ndarray:
+        """A copy of the observation buffer, in an array nobody else holds any more if there is one.
+
+        Large fresh arrays cost page faults on every step; an earlier copy that only
+        this pool still references (the caller dropped it, or copied it into its own
+        storage) is safe to overwrite and much cheaper.
+        """
+        for spare in self._spare_observations:
+            # References: the pool's list, this loop's variable and getrefcount's argument.
+            if sys.getrefcount(spare) == 3:
+                np.copyto(spare, buffer)
+                return spare
+        copy = buffer.copy()
+        if len(self._spare_observations) < 4:
+            self._spare_observations.append(copy)
+        return copy
 
     # -------------------------------------------------------------- inspection
     def to_game(self, game: int) -> BlackoutGame:

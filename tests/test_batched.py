@@ -342,3 +342,15 @@ def test_new_decks_are_permutations_and_deal_every_card_equally_often() -> None:
     for position, round_index in ((0, 0), (4, 9)):
         counts = np.bincount(env.decks[:, round_index, position], minlength=52)
         assert counts.min() > 15 and counts.max() < 65  # mean 38.5; a fixed or skewed draw fails
+
+
+def test_kept_observations_are_never_overwritten_by_later_steps() -> None:
+    env = BatchedBlackout("short", 8, seed=0)
+    out = env.reset()
+    kept = []
+    for step in range(40):
+        if step % 3 == 0:  # keep some, drop the others (their arrays may be reused)
+            kept.append((out.observation, out.observation.copy()))
+        out = env.step(env.random_actions())
+    for observation, snapshot_of_it in kept:
+        np.testing.assert_array_equal(observation, snapshot_of_it)
