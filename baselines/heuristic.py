@@ -19,8 +19,9 @@ still holds, the bids and the tricks taken so far.
   ruffs when it holds fewer cards of the suit than that round and at least one
   trump (both from hypergeometric-like binomial estimates per seat, with known
   voids exact). Trumps, in addition, take tricks by ruffing: a void side suit
-  is worth about 0.45 of a trick and a singleton 0.2, credited to the lowest
-  trumps. Seats that already bid tell the rest: when the earlier bids exceed
+  is worth 0.1 of a trick and a singleton 0.05, credited to the lowest trumps
+  (small, since the ruff risk above already favours the trump holder; these
+  constants were tuned by duplicate-deal games against the previous version). Seats that already bid tell the rest: when the earlier bids exceed
   their share of the tricks, the uncertain chances shrink (and grow when they
   bid less), which is how the seat relative to the dealer enters.
 * **One-card hands are computed exactly.** Each other seat holds one card drawn
@@ -40,7 +41,8 @@ still holds, the bids and the tricks taken so far.
   it wins the current trick (it must beat the cards already played, then
   survive each later seat, which beats it if it holds a higher card of the led
   suit, or is void and holds trump, or holds a joker; a seat that still needs
-  tricks tries to win, one that has made its bid mostly ducks), combined with
+  tricks is taken to beat it 70% of the time it can, one that has made its bid
+  10%), combined with
   the trick distribution of the cards that remain. This reproduces the classic
   rules from one formula: while tricks are needed, win as cheaply as possible
   and cash established winners; once the bid is made, duck with the highest
