@@ -52,7 +52,7 @@ class BatchedEncoder:
             )
         # A missing one is written to a dense cell, which its dense block then overwrites.
         spare = next(block.offset for block in layout if block.name in dense)
-        self._ones: list[tuple[Callable[[], np.ndarray], np.ndarray, int, int]] = []
+        self._ones: list[tuple[Callable[[], np.ndarray], np.ndarray, int, np.ndarray | None]] = []
         self._dense: list[tuple[Callable[[np.ndarray], None], np.ndarray]] = []
         column = 0
         for block in layout:
@@ -61,7 +61,9 @@ class BatchedEncoder:
                 # where[j * (width + 1) + k + 1]: the cell of row j's one at k (k = -1, none: the spare cell)
                 where = block.offset + np.arange(rows)[:, None] * width + np.arange(-1, width)
                 where[:, 0] = spare
-                self._ones.append((one_hot[block.name], where.ravel(), column, rows))
+                # Per-seat blocks: row j's entries start at j * (width + 1) in ``where``.
+                row_starts = np.arange(rows) * (width + 1) + 1 if len(block.shape) > 1 else None
+                self._ones.append((one_hot[block.name], where.ravel(), column, row_starts))
                 column += rows
             else:
                 view = self.out[:, block.offset : block.offset + block.size].reshape((num_envs, *block.shape))
@@ -121,13 +123,11 @@ class BatchedEncoder:
         self._flat_seats = self._seat_rows + seats
         self._relative_cache: dict[str, np.ndarray] = {}
         cells, self._previous_cells = self._previous_cells, self._cells
-        for positions, where, start, rows in self._ones:
-            if rows == 1:
+        for positions, where, start, row_starts in self._ones:
+            if row_starts is None:
                 cells[:, start] = where.take(positions().astype(np.intp) + 1)
             else:
-                # Row j's entries start at j * (width + 1) in ``where``.
-                row_starts = self._seat_offsets * (len(where) // rows) + 1
-                cells[:, start : start + rows] = where.take(positions() + row_starts)
+                cells[:, start : start + len(row_starts)] = where.take(positions() + row_starts)
         cells += self._row_starts
         self._flat[self._previous_cells.ravel()] = 0.0
         self._flat[cells.ravel()] = 1.0
