@@ -147,7 +147,7 @@ def random_rules(draw: st.DrawFn) -> Rules:
     )
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rules=random_rules(),
     episode=st.sampled_from(["match", "hand"]),
