@@ -81,6 +81,8 @@ class ModelConfig:
 
     hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
     """Widths of the shared MLP trunk's hidden layers."""
+    init_checkpoint: str | None = None
+    """Start from this checkpoint's weights (same rules and hidden sizes) instead of random ones: fine-tuning."""
 
 
 @dataclass
@@ -89,8 +91,10 @@ class PPOConfig:
 
     total_steps: int = 50_000_000
     """Decisions (all seats, all games) to train for; the time limit may stop the run earlier."""
-    rollout_steps: int = 32
-    """Batched-engine steps per rollout; a rollout holds ``num_envs * rollout_steps`` decisions."""
+    rollout_steps: int = 0
+    """Batched-engine steps per rollout (a rollout holds ``num_envs * rollout_steps`` decisions);
+    0 = the decisions of one whole match. Every game's hands have the same lengths in the same
+    order, so the games stay in step; a rollout of one match then holds every hand size equally."""
     lr: float = 3e-4
     """Adam learning rate."""
     anneal_lr: bool = True
@@ -121,17 +125,26 @@ class PPOConfig:
 
 @dataclass
 class OpponentsConfig:
-    """Who sits in the other seats while the learner trains."""
+    """Who sits in the other seats while the learner trains.
+
+    In "pool" mode every game draws, at every hand, who plays the seats other
+    than its learner seat: the current learner (a self-play game, where every
+    seat's decisions are training data), a past snapshot of the learner, or a
+    baseline bot (only the learner seat's decisions are data in those games).
+    """
 
     mode: str = "self_play"
-    """"self_play": every seat is the learner (every decision is training data);
-    "pool": one seat per game is the learner, the others are drawn from past checkpoints."""
-    pool_size: int = 5
-    """Past checkpoints kept in the pool (pool mode)."""
-    snapshot_every_updates: int = 50
-    """Add the learner to the pool every this many updates (pool mode)."""
+    """"self_play": every seat of every game is the learner; "pool": the mix described above."""
     latest_fraction: float = 0.5
-    """Pool mode: share of opponent seats played by the current learner itself."""
+    """Pool mode: share of games played in self-play by the current learner."""
+    bot_fraction: float = 0.0
+    """Pool mode: share of games whose other seats are baseline bots (the rest: past snapshots)."""
+    bots: list[str] = field(default_factory=list)
+    """Pool mode: baseline bots ("random", "heuristic", "search") to draw from; needed when bot_fraction > 0."""
+    pool_size: int = 5
+    """Pool mode: past snapshots kept (the oldest is dropped)."""
+    snapshot_every_updates: int = 50
+    """Pool mode: add the learner to the pool every this many updates."""
 
 
 @dataclass
@@ -166,7 +179,6 @@ class TrainConfig:
         positive = {
             "env.num_envs": self.env.num_envs,
             "ppo.total_steps": self.ppo.total_steps,
-            "ppo.rollout_steps": self.ppo.rollout_steps,
             "ppo.update_epochs": self.ppo.update_epochs,
             "ppo.num_minibatches": self.ppo.num_minibatches,
             "run.threads": self.run.threads,
@@ -177,13 +189,24 @@ class TrainConfig:
         for key, value in positive.items():
             if value <= 0:
                 raise ConfigError(f"{key}: must be positive, got {value}")
+        if self.ppo.rollout_steps < 0:
+            raise ConfigError(f"ppo.rollout_steps: must be >= 0 (0 = one whole match), got {self.ppo.rollout_steps}")
         for key, value in {"ppo.lr": self.ppo.lr, "ppo.clip_coef": self.ppo.clip_coef}.items():
             if not value > 0:
                 raise ConfigError(f"{key}: must be positive, got {value}")
         if not 0 <= self.ppo.gamma <= 1 or not 0 <= self.ppo.gae_lambda <= 1:
             raise ConfigError("ppo.gamma and ppo.gae_lambda: must be in 0..1")
-        if not 0 <= self.opponents.latest_fraction <= 1:
-            raise ConfigError(f"opponents.latest_fraction: must be in 0..1, got {self.opponents.latest_fraction}")
+        opponents = self.opponents
+        for key in ("latest_fraction", "bot_fraction"):
+            if not 0 <= getattr(opponents, key) <= 1:
+                raise ConfigError(f"opponents.{key}: must be in 0..1, got {getattr(opponents, key)}")
+        if opponents.latest_fraction + opponents.bot_fraction > 1:
+            raise ConfigError("opponents.latest_fraction + opponents.bot_fraction: must be at most 1")
+        if opponents.bot_fraction > 0 and not opponents.bots:
+            raise ConfigError("opponents.bots: name at least one bot when opponents.bot_fraction > 0")
+        for name in opponents.bots:
+            if name not in ("random", "heuristic", "search"):
+                raise ConfigError(f"opponents.bots: unknown bot {name!r}; bots: random, heuristic, search")
         if self.opponents.mode not in ("self_play", "pool"):
             raise ConfigError(f"opponents.mode: must be 'self_play' or 'pool', got {self.opponents.mode!r}")
         if self.env.backend not in ("auto", "batched", "engine"):

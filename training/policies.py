@@ -78,8 +78,8 @@ LOADERS: dict[str, Loader] = {
     "random": _bot_loader("random"),
     "heuristic": _bot_loader("heuristic"),
     "search": _bot_loader("search"),
-    # "ppo" / "ppo:PATH" (a trained checkpoint) is registered here by the PPO training code,
-    # e.g. "ppo": _entry_point_loader("training.<module>", "<loader function>").
+    # "ppo": the checkpoint shipped in training/checkpoints; "ppo:PATH": a trained checkpoint.
+    "ppo": _entry_point_loader("training.policy_net", "load_ppo_policy"),
 }
 """Spec prefix -> loader(argument, rules, seed). The one place where policy names are defined."""
 

@@ -38,6 +38,7 @@ __all__ = [
     "SHIPPED_CHECKPOINT",
     "load_checkpoint",
     "load_policy_bot",
+    "load_ppo_policy",
     "masked_logits",
     "save_checkpoint",
 ]
@@ -292,3 +293,8 @@ def load_policy_bot(
     model, trained_rules, _ = load_checkpoint(path, rules)
     label = name or ("ppo" if path == SHIPPED_CHECKPOINT else f"ppo:{path}")
     return PolicyBot(model, trained_rules, name=label, greedy=greedy, seed=seed)
+
+
+def load_ppo_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:
+    """The loader behind the policy specs "ppo" (the shipped checkpoint) and "ppo:PATH" (``training.policies``)."""
+    return load_policy_bot(argument, rules, seed=seed)

@@ -38,6 +38,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from baselines import make_bot
 from blackout_env import Rules, encoding
 
 from .config import ConfigError, TrainConfig, config_from_dict, config_to_dict
@@ -62,7 +63,7 @@ METRIC_FIELDS = [
     "approx_kl", "clip_fraction", "explained_variance", "hands", "hand_score", "bid_made_rate",
 ]  # fmt: skip
 EVAL_FIELDS = [
-    "update", "global_step", "opponent", "deals", "agent_score", "agent_ci", "opponent_score",
+    "update", "global_step", "final", "opponent", "deals", "agent_score", "agent_ci", "opponent_score",
     "difference", "difference_ci", "agent_bid_made_rate",
 ]  # fmt: skip
 
@@ -181,10 +182,25 @@ class CsvLog:
 
 # ------------------------------------------------------------------ evaluation
 def evaluate_against(bot: PolicyBot, opponent: str, rules: Rules, deals: int, seed: int) -> dict[str, Any]:
-    """Duplicate-deal evaluation of ``bot`` in one seat against ``opponent`` bots in the others."""
-    from .evaluate import evaluate_agent  # the baselines issue's harness
+    """Duplicate-deal evaluation (``training.evaluate``): ``bot`` in one seat, ``opponent`` bots in the others.
 
-    return evaluate_agent(bot, opponent, rules=rules, deals=deals, seed=seed)
+    Returns the agent's and the opponents' mean score per hand, the 95% interval
+    half-widths, the paired difference (agent minus opponent) and the agent's bid-made rate.
+    """
+    from .evaluate import evaluate
+
+    result = evaluate({"ppo": bot, opponent: opponent}, rules=rules, deals=deals, seed=seed)
+    agent, other = result.stats("ppo"), result.stats(opponent)
+    difference = result.difference("ppo", opponent)
+    return {
+        "deals": deals,
+        "agent_score": round(agent.mean_score_per_hand, 4),
+        "agent_ci": round(agent.score_ci95 or 0.0, 4),
+        "opponent_score": round(other.mean_score_per_hand, 4),
+        "difference": round(difference["mean"], 4),
+        "difference_ci": round(difference["ci95"] or 0.0, 4),
+        "agent_bid_made_rate": round(agent.bid_made_rate, 4),
+    }
 
 
 def plot_learning_curve(rows: list[dict[str, str]], path: Path, opponent: str) -> None:
@@ -194,14 +210,21 @@ def plot_learning_curve(rows: list[dict[str, str]], path: Path, opponent: str) -
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = np.array([float(r["global_step"]) for r in rows])
-    agent = np.array([float(r["agent_score"]) for r in rows])
-    agent_ci = np.array([float(r["agent_ci"]) for r in rows])
-    opp = np.array([float(r["opponent_score"]) for r in rows])
+    periodic = [r for r in rows if r.get("final") != "1"]
+    final = [r for r in rows if r.get("final") == "1"]
+
+    def column(selected: list[dict[str, str]], key: str) -> np.ndarray:
+        return np.array([float(r[key]) for r in selected])
+
     fig, ax = plt.subplots(figsize=(7, 4))
+    steps, agent, agent_ci = column(periodic, "global_step"), column(periodic, "agent_score"), column(periodic, "agent_ci")
     ax.plot(steps, agent, marker="o", label="PPO agent")
     ax.fill_between(steps, agent - agent_ci, agent + agent_ci, alpha=0.2)
-    ax.plot(steps, opp, marker="s", label=f"{opponent} (the other seats)")
+    ax.plot(steps, column(periodic, "opponent_score"), marker="s", label=f"{opponent} (the other seats)")
+    if final:
+        ax.errorbar(column(final, "global_step"), column(final, "agent_score"), yerr=column(final, "agent_ci"),
+                    fmt="*", markersize=12, color="C0", label="PPO agent, final evaluation")
+        ax.plot(column(final, "global_step"), column(final, "opponent_score"), "*", markersize=12, color="C1")
     ax.set_xlabel("training decisions")
     ax.set_ylabel("score per hand (duplicate deals)")
     ax.set_title(f"Learning curve: 1 agent vs {opponent} bots")
@@ -232,7 +255,8 @@ def train(
     checkpoint_path = run_dir / CHECKPOINT_NAME
     ppo, opp_cfg = config.ppo, config.opponents
     n_envs, n_players = config.env.num_envs, rules.num_players
-    T = ppo.rollout_steps
+    # 0: one whole match per rollout (the bids and plays of every hand), so each update sees every hand size
+    T = ppo.rollout_steps or sum(n_players * (1 + size) for size in rules.hand_sizes)
 
     # --- seeding: one visible block; a resumed run reseeds from its saved generator states
     torch.set_num_threads(config.run.threads)
@@ -247,6 +271,15 @@ def train(
     optimizer = torch.optim.Adam(agent.parameters(), lr=ppo.lr, eps=1e-5)
     pool: list[dict[str, torch.Tensor]] = []  # past snapshots' weights (pool mode)
     update, global_step, elapsed_before = 0, 0, 0.0
+    if config.model.init_checkpoint and not resuming:
+        start, _, _ = load_checkpoint(config.model.init_checkpoint, rules)
+        if start.hidden_sizes != agent.hidden_sizes:
+            raise ConfigError(
+                f"model.init_checkpoint: {config.model.init_checkpoint!r} has hidden sizes {start.hidden_sizes}, "
+                f"the config asks for {agent.hidden_sizes}"
+            )
+        agent.load_state_dict(start.state_dict())
+        log(f"starting from the weights of {config.model.init_checkpoint}")
     if resuming:
         model, _, payload = load_checkpoint(checkpoint_path, rules)
         state = payload["extra"]
@@ -267,8 +300,10 @@ def train(
     n_envs = env.num_envs
     batch = env.reset(seed=int(rng.integers(2**31)))
     learner_seat = np.arange(n_envs) % n_players  # pool mode: the learner's seat in each game
-    opponent_id = np.full(n_envs, -1)  # pool mode: -1 = the learner itself, k = pool[k]
+    # Who plays the other seats of each game: -1 the current learner (self-play), 0..K-1 pool[k], K + j bots[j].
+    opponent_id = np.full(n_envs, -1)
     opponents: list[ActorCritic] = []
+    bots = [make_bot(name, seed=config.run.seed + j) for j, name in enumerate(opp_cfg.bots)]
 
     def refresh_opponents() -> None:
         opponents.clear()
@@ -278,11 +313,16 @@ def train(
             opponents.append(net.eval())
 
     def draw_opponents(games: np.ndarray) -> None:
-        if len(games) == 0:
+        if opp_cfg.mode == "self_play" or len(games) == 0:
             return
-        use_pool = (rng.random(len(games)) >= opp_cfg.latest_fraction) & (len(pool) > 0)
-        picks = rng.integers(max(len(pool), 1), size=len(games))
-        opponent_id[games] = np.where(use_pool, picks, -1)
+        u = rng.random(len(games))
+        is_bot = u >= 1.0 - opp_cfg.bot_fraction
+        is_past = ~is_bot & (u >= opp_cfg.latest_fraction) & (len(pool) > 0)
+        choice = np.full(len(games), -1)
+        choice[is_past] = rng.integers(max(len(pool), 1), size=int(is_past.sum()))
+        if bots:
+            choice[is_bot] = len(pool) + rng.integers(len(bots), size=int(is_bot.sum()))
+        opponent_id[games] = choice
 
     refresh_opponents()
     draw_opponents(np.arange(n_envs))
@@ -341,9 +381,9 @@ def train(
         bot = PolicyBot(copy.deepcopy(agent).cpu(), rules, name="ppo", greedy=True)
         return evaluate_against(bot, eval_opponent, rules, deals, seed)
 
-    def record_eval(result: dict[str, Any]) -> None:
+    def record_eval(result: dict[str, Any], final: bool = False) -> None:
         nonlocal last_eval
-        row = {"update": update, "global_step": global_step, "opponent": eval_opponent, **result}
+        row = {"update": update, "global_step": global_step, "final": int(final), "opponent": eval_opponent, **result}
         eval_log.append({k: row[k] for k in EVAL_FIELDS})
         writer.add_scalar("eval/agent_score_per_hand", result["agent_score"], global_step)
         writer.add_scalar("eval/opponent_score_per_hand", result["opponent_score"], global_step)
@@ -368,19 +408,22 @@ def train(
         for t in range(T):
             obs_t = torch.from_numpy(batch.obs).to(device, non_blocking=True)
             mask_t = torch.from_numpy(batch.mask).to(device, non_blocking=True).bool()
-            if opp_cfg.mode == "self_play":
-                learner = np.ones(n_envs, dtype=bool)
-            else:
-                learner = (batch.player == learner_seat) | (opponent_id < 0)
+            # The current learner plays its own seat, and every seat of a self-play game; all of those are data.
+            learner = (opponent_id < 0) | (batch.player == learner_seat)
             with torch.no_grad():
                 action, logprob, _, value = agent.get_action_and_value(obs_t, mask_t)
-                for k, net in enumerate(opponents):  # past snapshots play their seats
+                for k, net in enumerate(opponents):  # past snapshots play their seats, sampling
                     rows = np.flatnonzero(~learner & (opponent_id == k))
                     if len(rows):
                         rows_t = torch.from_numpy(rows).to(device)
                         action[rows_t] = net.get_action_and_value(obs_t[rows_t], mask_t[rows_t])[0]
-            # learning data: the learner's decisions (in pool mode the current learner in other seats is not data)
-            data = learner if opp_cfg.mode == "self_play" else batch.player == learner_seat
+            bot_rows = np.flatnonzero(~learner & (opponent_id >= len(pool)))
+            if len(bot_rows):  # baseline bots act one game at a time, from the seat's view
+                bot_actions = [
+                    bots[opponent_id[i] - len(pool)].act(env.view(int(i), int(batch.player[i]))) for i in bot_rows
+                ]
+                action[torch.from_numpy(bot_rows).to(device)] = torch.tensor(bot_actions, device=device)
+            data = learner
             obs_buf[t], mask_buf[t], action_buf[t], logprob_buf[t] = obs_t, mask_t, action, logprob
             value_buf[t] = value.cpu().numpy()
             recorded[t] = data
@@ -402,16 +445,12 @@ def train(
                     reward_buf[steps[has], ended[has]] += batch.hand_scores[ended[has], seat] * config.env.reward_scale
                     hand_end_buf[steps[has], ended[has]] = True
                     last_decision[ended, seat] = -1
-                if opp_cfg.mode == "self_play":
-                    scores, made = batch.hand_scores[ended], batch.bid_made[ended]
-                else:
-                    scores = batch.hand_scores[ended, learner_seat[ended]]
-                    made = batch.bid_made[ended, learner_seat[ended]]
-                hand_score_sum += float(scores.sum())
-                hands_seen += int(scores.size)
-                bids_made += int(made.sum())
-                if opp_cfg.mode == "pool":
-                    draw_opponents(ended)
+                # statistics of the hands the learner played (all seats of self-play games)
+                played = (opponent_id[ended, None] < 0) | (np.arange(n_players) == learner_seat[ended, None])
+                hand_score_sum += float(batch.hand_scores[ended][played].sum())
+                hands_seen += int(played.sum())
+                bids_made += int(batch.bid_made[ended][played].sum())
+                draw_opponents(ended)
         global_step += decisions
         rollout_time = time.perf_counter() - rollout_start
 
@@ -505,6 +544,7 @@ def train(
             pool.append({k: v.detach().cpu().clone() for k, v in agent.state_dict().items()})
             del pool[: -opp_cfg.pool_size]
             refresh_opponents()
+            draw_opponents(games)  # pool indices moved: redraw every game's opponents
         if config.eval.every_updates and update % config.eval.every_updates == 0 and config.eval.deals:
             record_eval(run_eval(config.eval.deals, seed=config.run.seed + update))
         if update % config.run.checkpoint_every_updates == 0:
@@ -521,7 +561,7 @@ def train(
     if config.eval.final_deals:
         log(f"final evaluation: {config.eval.final_deals} duplicate deals against {eval_opponent}")
         final_eval = run_eval(config.eval.final_deals, seed=10_000_019 + config.run.seed)
-        record_eval(final_eval)
+        record_eval(final_eval, final=True)
         temp = run_dir / ".final_eval.json.tmp"
         temp.write_text(json.dumps({"opponent": eval_opponent, **final_eval}, indent=2), encoding="utf-8")
         os.replace(temp, run_dir / "final_eval.json")

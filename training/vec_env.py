@@ -21,9 +21,9 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from blackout_env import BlackoutGame, Rules, encoding
+from blackout_env import BlackoutGame, PlayerView, Rules, encoding
 
-__all__ = ["EngineVecEnv", "GameBatch", "VecEnv", "make_vec_env"]
+__all__ = ["BatchedVecEnv", "EngineVecEnv", "GameBatch", "VecEnv", "make_vec_env"]
 
 
 class GameBatch(NamedTuple):
@@ -49,9 +49,11 @@ class VecEnv(Protocol):
     num_envs: int
     rules: Rules
 
-    def reset(self, seed: int) -> GameBatch: ...
+    def reset(self, seed: int, decks: np.ndarray | None = None) -> GameBatch: ...
 
     def step(self, actions: np.ndarray) -> GameBatch: ...
+
+    def view(self, game: int, player: int) -> PlayerView: ...
 
 
 class EngineVecEnv:
@@ -63,9 +65,13 @@ class EngineVecEnv:
         self.games: list[BlackoutGame] = []
         self._rng = np.random.default_rng(0)
 
-    def reset(self, seed: int) -> GameBatch:
+    def reset(self, seed: int, decks: np.ndarray | None = None) -> GameBatch:
+        """New matches; ``decks`` (games x rounds x deck size) fixes the first match's deals."""
         self._rng = np.random.default_rng(seed)
-        self.games = [BlackoutGame(self.rules, seed=self._rng) for _ in range(self.num_envs)]
+        self.games = [
+            BlackoutGame(self.rules, seed=self._rng, decks=None if decks is None else np.asarray(decks[i]).tolist())
+            for i in range(self.num_envs)
+        ]
         zeros = np.zeros((self.num_envs, self.rules.num_players), dtype=np.float32)
         return self._observe(zeros, np.zeros(self.num_envs, dtype=bool), zeros.astype(bool))
 
@@ -85,6 +91,10 @@ class EngineVecEnv:
                 self.games[i] = BlackoutGame(self.rules, seed=self._rng)
         return self._observe(hand_scores, hand_over, bid_made)
 
+    def view(self, game: int, player: int) -> PlayerView:
+        """What ``player`` may know in game ``game`` (for baseline-bot opponents)."""
+        return self.games[game].view(player)
+
     def _observe(self, hand_scores: np.ndarray, hand_over: np.ndarray, bid_made: np.ndarray) -> GameBatch:
         views = [game.view(game.current_player) for game in self.games]
         return GameBatch(
@@ -97,8 +107,48 @@ class EngineVecEnv:
         )
 
 
+class BatchedVecEnv:
+    """The batched numpy engine (:class:`blackout_env.batched.BatchedBlackout`) as a :class:`VecEnv`.
+
+    Whole matches (``episode="match"``, restarted by the engine after the last
+    hand) with ``reward="score"`` unscaled, so the rewards of a step are the
+    scores of the hands that ended in it; the engine's ``hand_over``,
+    ``last_hand_bids`` and ``last_hand_tricks`` tell which hands ended and how.
+    """
+
+    def __init__(self, rules: Rules, num_envs: int) -> None:
+        from blackout_env.batched import BatchedBlackout
+
+        self.rules = rules
+        self.num_envs = num_envs
+        self.engine = BatchedBlackout(rules, num_envs, episode="match", reward="score")
+
+    def reset(self, seed: int, decks: np.ndarray | None = None) -> GameBatch:
+        """New matches; ``decks`` (games x rounds x deck size) fixes the first match's deals."""
+        step = self.engine.reset(seed=seed, decks=decks)
+        zeros = np.zeros((self.num_envs, self.rules.num_players), dtype=np.float32)
+        return GameBatch(step.current_player.astype(np.int64), step.observation, step.action_mask, zeros,
+                         self.engine.hand_over.copy(), zeros.astype(bool))
+
+    def step(self, actions: np.ndarray) -> GameBatch:
+        step = self.engine.step(actions)
+        hand_over = self.engine.hand_over.copy()
+        made = hand_over[:, None] & (self.engine.last_hand_bids == self.engine.last_hand_tricks)
+        return GameBatch(step.current_player.astype(np.int64), step.observation, step.action_mask, step.rewards,
+                         hand_over, made)
+
+    def view(self, game: int, player: int) -> PlayerView:
+        """What ``player`` may know in game ``game`` (for baseline-bot opponents)."""
+        return self.engine.view(game, player)
+
+
 def make_vec_env(rules: Rules, num_envs: int, backend: str = "auto") -> VecEnv:
     """The fastest available adapter ("auto"), or the one named ("batched", "engine")."""
-    if backend == "batched":
-        raise ValueError("env.backend: 'batched' asked, but blackout_env.batched is not available; use 'engine'")
-    return EngineVecEnv(rules, num_envs)
+    if backend == "engine":
+        return EngineVecEnv(rules, num_envs)
+    try:
+        return BatchedVecEnv(rules, num_envs)
+    except ImportError:
+        if backend == "batched":
+            raise ValueError("env.backend: 'batched' asked, but blackout_env.batched cannot be imported") from None
+        return EngineVecEnv(rules, num_envs)

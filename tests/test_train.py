@@ -1,0 +1,185 @@
+"""``blackout train``: configs, run folders, and a seconds-long PPO run that trains, resumes and evaluates."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from blackout_env import BlackoutGame, Rules
+from training.cli import main
+from training.config import ConfigError, load_config
+from training.policies import load_policy
+from training.vec_env import BatchedVecEnv, EngineVecEnv
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "configs" / "train" / "tiny.yaml"
+
+
+def tiny_args(out_dir: Path, *extra: str) -> list[str]:
+    return ["train", "--config", str(TINY), "--set", f"run.out_dir={out_dir}", *extra]
+
+
+# ---------------------------------------------------------------------- configs
+@pytest.mark.parametrize("name", ["tiny", "default", "long"])
+def test_every_shipped_config_loads(name):
+    config = load_config(ROOT / "configs" / "train" / f"{name}.yaml")
+    assert config.env.num_envs > 0 and config.model.hidden_sizes
+
+
+def test_overrides_set_nested_values_read_as_yaml():
+    config = load_config(TINY, ["ppo.lr=3e-4", "model.hidden_sizes=[8, 8]", "ppo.target_kl=null", "run.name=x"])
+    assert config.ppo.lr == 3e-4 and config.model.hidden_sizes == [8, 8]
+    assert config.ppo.target_kl is None and config.run.name == "x"
+
+
+def test_an_unknown_key_is_rejected_naming_the_key():
+    with pytest.raises(ConfigError, match="unknown config key 'ppo.learning_rate'"):
+        load_config(TINY, ["ppo.learning_rate=0.1"])
+    with pytest.raises(ConfigError, match="unknown config key 'nonsense'"):
+        load_config(TINY, ["nonsense.x=1"])
+
+
+def test_an_unknown_key_in_the_yaml_file_is_rejected_naming_file_and_key(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("env:\n  num_env: 4\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: unknown config key 'env.num_env'"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("env.num_envs=many", "env.num_envs: expected an integer"),
+        ("ppo.lr=fast", "ppo.lr: expected a number"),
+        ("run.progress_bar=3", "run.progress_bar: expected true or false"),
+        ("model.hidden_sizes=64", "model.hidden_sizes: expected a list"),
+        ("env.num_envs=0", "env.num_envs: must be positive"),
+        ("opponents.mode=league", "opponents.mode: must be"),
+        ("run.device=tpu", "run.device: must be"),
+        ("ppo.lr", "expected KEY=VALUE"),
+    ],
+)
+def test_a_value_of_the_wrong_type_or_range_is_rejected_naming_the_key(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(TINY, [override])
+
+
+def test_a_missing_config_file_is_a_clear_cli_error(tmp_path, capsys):
+    assert main(["train", "--config", str(tmp_path / "none.yaml")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the env side
+def test_the_batched_adapter_matches_the_engine_adapter_through_a_whole_match():
+    rules = Rules.preset("short").replace(first_dealer=2)
+    decks = np.array([BlackoutGame(rules, seed=seed).decks for seed in range(3)])
+    engine, batched = EngineVecEnv(rules, 3), BatchedVecEnv(rules, 3)
+    a, b = engine.reset(seed=0, decks=decks), batched.reset(seed=0, decks=decks)
+    assert a.hand_over.sum() == b.hand_over.sum() == 0
+    rng = np.random.default_rng(0)
+    match_steps = sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
+    hands_over = 0
+    for step in range(match_steps):
+        # After the last step a new match starts, dealt differently by each adapter: compare before it.
+        assert np.array_equal(a.player, b.player) and np.array_equal(a.obs, b.obs) and np.array_equal(a.mask, b.mask)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in a.mask])
+        a, b = engine.step(actions), batched.step(actions)
+        assert np.array_equal(a.hand_over, b.hand_over), step
+        assert np.array_equal(a.hand_scores, b.hand_scores) and np.array_equal(a.bid_made, b.bid_made), step
+        hands_over += int(a.hand_over.sum())
+    assert hands_over == 3 * rules.num_rounds
+
+
+# ----------------------------------------------------------------- a whole run
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
+    out = tmp_path / "runs"
+    # A real subprocess through the console entry point, as a user runs it.
+    first = subprocess.run(
+        [sys.executable, "-m", "training.cli", *tiny_args(out, "--set", "ppo.total_steps=700")],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert first.returncode == 0, first.stderr
+    run_dir = out / "tiny"
+    for name in ["config.yaml", "checkpoint.pt", "metrics.csv", "eval.csv", "learning_curve.png", "final_eval.json"]:
+        assert (run_dir / name).is_file(), name
+    assert list((run_dir / "tensorboard").iterdir())
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert saved["ppo"]["total_steps"] == 700 and saved["env"]["rules"] == "short"
+    metrics = read_csv(run_dir / "metrics.csv")
+    assert [int(r["update"]) for r in metrics] == list(range(1, len(metrics) + 1))
+    assert all(float(r["steps_per_s"]) > 0 for r in metrics)
+
+    # Resume with a larger step budget: the run continues from its last update, its rows kept.
+    assert main(tiny_args(out, "--set", "ppo.total_steps=1400", "--resume")) == 0
+    resumed = read_csv(run_dir / "metrics.csv")
+    assert resumed[: len(metrics)] == metrics
+    assert [int(r["update"]) for r in resumed] == list(range(1, len(resumed) + 1))
+    assert int(resumed[-1]["global_step"]) >= 1400 > int(metrics[-1]["global_step"])
+
+    # The trained policy plays as a bot named by its path, in a game and in the evaluation command.
+    policy = load_policy(f"ppo:{run_dir / 'checkpoint.pt'}", "short", seed=0)
+    game = BlackoutGame("short", seed=3)
+    while not game.is_over:
+        action = policy.act(game.view(game.current_player))
+        assert action in game.legal_actions()
+        game.step(action)
+
+
+def test_an_existing_run_folder_is_refused_without_resume_or_force(tmp_path, capsys):
+    out = tmp_path / "runs"
+    args = tiny_args(out, "--set", "ppo.total_steps=300", "--set", "eval.final_deals=0", "--set", "eval.every_updates=0")
+    assert main(args) == 0
+    checkpoint = out / "tiny" / "checkpoint.pt"
+    before = checkpoint.read_bytes()
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "already holds a run; pass --resume" in capsys.readouterr().err
+    assert checkpoint.read_bytes() == before
+    # A resume may not change what the run learns.
+    assert main([*args, "--resume", "--set", "ppo.lr=0.5"]) == 2
+    assert "ppo.lr was 0.001, now 0.5" in capsys.readouterr().err
+    assert checkpoint.read_bytes() == before
+    # --force starts over.
+    assert main([*args, "--force"]) == 0
+
+
+def test_resume_needs_a_run_and_a_foreign_folder_is_never_deleted(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(tiny_args(out, "--resume")) == 2
+    assert "nothing to resume" in capsys.readouterr().err
+    foreign = out / "tiny"
+    foreign.mkdir(parents=True)
+    (foreign / "notes.txt").write_text("mine")
+    assert main(tiny_args(out, "--force")) == 2
+    assert "holds no run" in capsys.readouterr().err
+    assert (foreign / "notes.txt").read_text() == "mine"
+
+
+def test_a_corrupt_checkpoint_stops_a_resume_with_a_clear_error(tmp_path, capsys):
+    out = tmp_path / "runs"
+    args = tiny_args(out, "--set", "ppo.total_steps=300", "--set", "eval.final_deals=0", "--set", "eval.every_updates=0")
+    assert main(args) == 0
+    (out / "tiny" / "checkpoint.pt").write_bytes(b"garbage")
+    assert main([*args, "--resume"]) == 2
+    assert "cannot be read" in capsys.readouterr().err
+
+
+def test_pool_training_with_snapshots_and_bot_opponents_runs(tmp_path):
+    args = tiny_args(
+        tmp_path, "--set", "ppo.total_steps=600", "--set", "eval.final_deals=0", "--set", "eval.every_updates=0",
+        "--set", "opponents.mode=pool", "--set", "opponents.snapshot_every_updates=1",
+        "--set", "opponents.bot_fraction=0.3", "--set", "opponents.bots=[random, heuristic]",
+    )
+    assert main(args) == 0
+    assert read_csv(tmp_path / "tiny" / "metrics.csv")
