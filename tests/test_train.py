@@ -183,3 +183,16 @@ def test_pool_training_with_snapshots_and_bot_opponents_runs(tmp_path):
     )
     assert main(args) == 0
     assert read_csv(tmp_path / "tiny" / "metrics.csv")
+
+
+def test_after_bots_only_after_only_the_learner_seat_is_training_data(tmp_path):
+    args = tiny_args(
+        tmp_path, "--set", "ppo.total_steps=200", "--set", "eval.final_deals=0", "--set", "eval.every_updates=0",
+        "--set", "opponents.mode=pool", "--set", "opponents.bots_only_after=0.0", "--set", "opponents.bots=[random]",
+        "--set", "opponents.latest_fraction=1.0",
+    )
+    assert main(args) == 0
+    first = read_csv(tmp_path / "tiny" / "metrics.csv")[0]
+    slots = 16 * 16  # tiny: 16 games x 16 steps per rollout
+    # One seat in four acts against the bots: about a quarter of the decisions are the learner's.
+    assert 0 < int(first["global_step"]) <= slots // 2

@@ -141,6 +141,10 @@ class OpponentsConfig:
     """Pool mode: share of games whose other seats are baseline bots (the rest: past snapshots)."""
     bots: list[str] = field(default_factory=list)
     """Pool mode: baseline bots ("random", "heuristic", "search") to draw from; needed when bot_fraction > 0."""
+    bots_only_after: float = 1.0
+    """Pool mode: from this fraction of the run on (by steps or by the time limit, whichever is further),
+    every game seats the learner against the bots (1.0 = never): self-play first, then fine-tuning
+    against the baselines."""
     pool_size: int = 5
     """Pool mode: past snapshots kept (the oldest is dropped)."""
     snapshot_every_updates: int = 50
@@ -202,8 +206,12 @@ class TrainConfig:
                 raise ConfigError(f"opponents.{key}: must be in 0..1, got {getattr(opponents, key)}")
         if opponents.latest_fraction + opponents.bot_fraction > 1:
             raise ConfigError("opponents.latest_fraction + opponents.bot_fraction: must be at most 1")
-        if opponents.bot_fraction > 0 and not opponents.bots:
-            raise ConfigError("opponents.bots: name at least one bot when opponents.bot_fraction > 0")
+        if not 0 <= opponents.bots_only_after <= 1:
+            raise ConfigError(f"opponents.bots_only_after: must be in 0..1, got {opponents.bots_only_after}")
+        if (opponents.bot_fraction > 0 or opponents.bots_only_after < 1) and not opponents.bots:
+            raise ConfigError(
+                "opponents.bots: name at least one bot when opponents.bot_fraction > 0 or bots_only_after < 1"
+            )
         for name in opponents.bots:
             if name not in ("random", "heuristic", "search"):
                 raise ConfigError(f"opponents.bots: unknown bot {name!r}; bots: random, heuristic, search")

@@ -316,16 +316,14 @@ def train(
         if opp_cfg.mode == "self_play" or len(games) == 0:
             return
         u = rng.random(len(games))
-        is_bot = u >= 1.0 - opp_cfg.bot_fraction
+        bot_fraction = 1.0 if progress_fraction() >= opp_cfg.bots_only_after else opp_cfg.bot_fraction
+        is_bot = u >= 1.0 - bot_fraction
         is_past = ~is_bot & (u >= opp_cfg.latest_fraction) & (len(pool) > 0)
         choice = np.full(len(games), -1)
         choice[is_past] = rng.integers(max(len(pool), 1), size=int(is_past.sum()))
         if bots:
             choice[is_bot] = len(pool) + rng.integers(len(bots), size=int(is_bot.sum()))
         opponent_id[games] = choice
-
-    refresh_opponents()
-    draw_opponents(np.arange(n_envs))
 
     # --- rollout storage: one slot per (step, game); `recorded` marks the learner's decisions
     obs_buf = torch.zeros((T, n_envs, obs_size), device=device)
@@ -358,6 +356,9 @@ def train(
     def progress_fraction() -> float:
         by_time = elapsed() / time_limit_s if time_limit_s > 0 else 0.0
         return min(1.0, max(global_step / ppo.total_steps, by_time))
+
+    refresh_opponents()
+    draw_opponents(games)
 
     def save(final: bool = False) -> None:
         save_checkpoint(
