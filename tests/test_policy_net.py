@@ -11,6 +11,7 @@ from training.policy_net import (
     ActorCritic,
     CheckpointError,
     PolicyBot,
+    export_policy,
     load_checkpoint,
     load_policy_bot,
     masked_logits,
@@ -138,3 +139,19 @@ def test_load_policy_bot_names_the_policy_by_its_path(tmp_path):
     assert bot.name == f"ppo:{path}"
     game = BlackoutGame(SHORT, seed=0)
     assert bot.act(game.view(game.current_player)) in game.legal_actions()
+
+
+def test_export_keeps_the_network_and_drops_the_training_state(tmp_path):
+    net = small_net()
+    optimizer = torch.optim.Adam(net.parameters())
+    net.get_value(torch.rand(4, net.observation_size)).sum().backward()
+    optimizer.step()
+    source = save_checkpoint(
+        tmp_path / "run.pt", net, SHORT, extra={"optimizer_state": optimizer.state_dict(), "global_step": 99}
+    )
+    small = export_policy(source, tmp_path / "ship.pt")
+    model, rules, payload = load_checkpoint(small, SHORT)
+    assert "optimizer_state" not in payload["extra"] and payload["extra"]["global_step"] == 99
+    assert small.stat().st_size < source.stat().st_size
+    obs = torch.rand(3, net.observation_size)
+    assert torch.equal(model.get_value(obs), net.get_value(obs))

@@ -39,6 +39,7 @@ __all__ = [
     "load_checkpoint",
     "load_policy_bot",
     "load_ppo_policy",
+    "export_policy",
     "masked_logits",
     "save_checkpoint",
 ]
@@ -298,3 +299,14 @@ def load_policy_bot(
 def load_ppo_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:
     """The loader behind the policy specs "ppo" (the shipped checkpoint) and "ppo:PATH" (``training.policies``)."""
     return load_policy_bot(argument, rules, seed=seed)
+
+
+def export_policy(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+    """Write a small, weights-only copy of a training checkpoint (no optimiser or pool), e.g. to ship it.
+
+    The copy keeps the rules, the observation layout, the run's config and how far it trained.
+    """
+    model, rules, payload = load_checkpoint(checkpoint)
+    state = payload.get("extra", {})
+    keep = {key: state[key] for key in ("global_step", "update", "config") if key in state}
+    return save_checkpoint(out, model, rules, extra={**keep, "exported_from": str(checkpoint)})
