@@ -86,6 +86,8 @@ def test_the_confidence_interval_uses_the_spread_over_deals():
     assert confidence_half_width([1.0]) is None
     values = np.arange(100.0)
     assert confidence_half_width(values) == pytest.approx((1.96 + 2.4 / 99) * values.std(ddof=1) / 10)
+    assert confidence_half_width([0.0, 2.0]) == pytest.approx(12.706 * np.sqrt(2) / np.sqrt(2))
+    assert confidence_half_width(np.arange(11.0)) == pytest.approx(2.228 * np.arange(11.0).std(ddof=1) / np.sqrt(11))
 
 
 def test_load_policy_knows_the_bots_and_their_options():

@@ -25,8 +25,8 @@ of one deal are correlated, so the deal is the unit: the per-deal mean score
 per hand is the sample); bid-made rate overall and by hand size; mean match
 score; match win rate (a tie shares the win equally); and for every pair of
 policies the mean per-hand difference with its 95% interval, paired per deal.
-Intervals use Student's t (approximated as 1.96 + 2.4/df, within 3% of the
-exact quantile for df >= 4).
+Intervals use Student's t quantile (exact to three decimals up to 30
+degrees of freedom, then 1.96 + 2.4/df, within 0.1% of it).
 
 Everything is reproducible from ``seed``: deal ``i`` draws its decks from
 ``default_rng([seed, i])`` and every policy is reseeded before each match,
@@ -74,13 +74,21 @@ def rotations(seating: Sequence[str]) -> list[list[str]]:
     return [[seating[(seat + j) % n] for seat in range(n)] for j in range(n)]
 
 
+# Student's t 97.5% quantiles for 1..30 degrees of freedom.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)
+
+
 def confidence_half_width(samples: Sequence[float] | np.ndarray) -> float | None:
     """Half-width of the 95% confidence interval of the mean (None with fewer than two samples)."""
     values = np.asarray(samples, dtype=float)
     if len(values) < 2:
         return None
     df = len(values) - 1
-    t = 1.96 + 2.4 / df
+    t = _T975[df - 1] if df <= len(_T975) else 1.96 + 2.4 / df
     return float(t * values.std(ddof=1) / math.sqrt(len(values)))
 
 
