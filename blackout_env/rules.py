@@ -83,8 +83,9 @@ def hand_schedule(pattern: str, maximum: int) -> tuple[int, ...]:
 
 
 def _presets_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    dirs = [here.parent / "configs" / "rules", here / "presets"]
+    # The presets ship inside the package (configs/rules is a link to them in a checkout),
+    # so a plain `pip install` finds them too.
+    dirs = [Path(__file__).resolve().parent / "presets"]
     extra = os.environ.get("BLACKOUT_RULES_DIR")
     if extra:
         dirs.insert(0, Path(extra))
