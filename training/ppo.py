@@ -59,7 +59,7 @@ RESUMABLE_CHANGES = {
     "eval.final_deals",
 }
 METRIC_FIELDS = [
-    "update", "global_step", "elapsed_s", "steps_per_s", "lr", "policy_loss", "value_loss", "entropy",
+    "update", "global_step", "elapsed_s", "steps_per_s", "rollout_steps_per_s", "lr", "policy_loss", "value_loss", "entropy",
     "approx_kl", "clip_fraction", "explained_variance", "hands", "hand_score", "bid_made_rate",
 ]  # fmt: skip
 EVAL_FIELDS = [
@@ -523,6 +523,7 @@ def train(
             "global_step": global_step,
             "elapsed_s": round(elapsed(), 2),
             "steps_per_s": round(steps_per_s, 1),
+            "rollout_steps_per_s": round(decisions / max(rollout_time, 1e-9), 1),
             "lr": optimizer.param_groups[0]["lr"],
             "policy_loss": round(pg_loss.item(), 5),
             "value_loss": round(v_loss.item(), 5),
@@ -538,7 +539,6 @@ def train(
         for key in METRIC_FIELDS[3:]:
             if row[key] != "" and key != "hands":
                 writer.add_scalar(f"train/{key}", float(row[key]), global_step)
-        writer.add_scalar("train/rollout_steps_per_s", decisions / max(rollout_time, 1e-9), global_step)
         hand_score_sum, hands_seen, bids_made = 0.0, 0, 0
 
         if opp_cfg.mode == "pool" and update % opp_cfg.snapshot_every_updates == 0:
