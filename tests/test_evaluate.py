@@ -158,3 +158,15 @@ def test_eval_command_prints_the_table_and_writes_json_and_plot(capsys, tmp_path
     assert data["rules"]["num_players"] == 3 and data["deals"] == 3 and data["seating"] == ["heuristic", "random", "random"]
     assert (out / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "results.txt").read_text().startswith("3 deals x 3 rotations")
+
+
+def test_a_missing_or_corrupt_checkpoint_is_refused_before_playing(capsys, tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "results"
+    assert main(["eval", "--policies", f"ppo:{tmp_path / 'missing.pt'}", "heuristic", "--out", str(out), "--no-progress"]) == 2
+    assert "missing.pt' does not exist" in capsys.readouterr().err
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_text("not a checkpoint")
+    assert main(["eval", "--policies", f"ppo:{corrupt}", "heuristic", "--out", str(out), "--no-progress"]) == 2
+    assert "corrupt.pt' cannot be read" in capsys.readouterr().err
+    assert not out.exists()
