@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from blackout_env import BlackoutGame, Rules, encoding
+from training.policies import load_policy
 from training.policy_net import (
     ActorCritic,
     CheckpointError,
@@ -155,3 +156,15 @@ def test_export_keeps_the_network_and_drops_the_training_state(tmp_path):
     assert small.stat().st_size < source.stat().st_size
     obs = torch.rand(3, net.observation_size)
     assert torch.equal(model.get_value(obs), net.get_value(obs))
+
+
+def test_the_shipped_policy_loads_by_name_and_plays_legal_standard_moves():
+    bot = load_policy("ppo", "standard", seed=0)
+    assert bot.name == "ppo"
+    game = BlackoutGame("standard", seed=11)
+    while game.round_index < 2:
+        action = bot.act(game.view(game.current_player))
+        assert action in game.legal_actions()
+        game.step(action)
+    with pytest.raises(CheckpointError, match="other rules"):
+        load_policy("ppo", "short")

@@ -147,6 +147,7 @@ def save_checkpoint(
             torch.save(payload, file)
             file.flush()
             os.fsync(file.fileno())
+        os.chmod(temp_name, 0o644)  # mkstemp makes the file private; a checkpoint is an ordinary file
         os.replace(temp_name, path)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
