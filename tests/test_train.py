@@ -62,6 +62,7 @@ def test_an_unknown_key_in_the_yaml_file_is_rejected_naming_file_and_key(tmp_pat
         ("env.num_envs=0", "env.num_envs: must be positive"),
         ("opponents.mode=league", "opponents.mode: must be"),
         ("run.device=tpu", "run.device: must be"),
+        ("env.reward=win", "env.reward: must be 'score' or 'zero_sum'"),
         ("ppo.lr", "expected KEY=VALUE"),
     ],
 )
@@ -180,6 +181,7 @@ def test_pool_training_with_snapshots_and_bot_opponents_runs(tmp_path):
         tmp_path, "--set", "ppo.total_steps=600", "--set", "eval.final_deals=0", "--set", "eval.every_updates=0",
         "--set", "opponents.mode=pool", "--set", "opponents.snapshot_every_updates=1",
         "--set", "opponents.bot_fraction=0.3", "--set", "opponents.bots=[random, heuristic]",
+        "--set", "env.reward=zero_sum",
     )
     assert main(args) == 0
     assert read_csv(tmp_path / "tiny" / "metrics.csv")

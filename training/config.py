@@ -69,8 +69,12 @@ class EnvConfig:
     """A rules preset name or a YAML rules file."""
     num_envs: int = 512
     """Games stepped together (one batched network call per step)."""
+    reward: str = "score"
+    """The env's reward mode, paid when each hand ends: "score" (the hand score) or "zero_sum" (the hand
+    score minus the mean of the other seats'). The match-end "win" mode does not fit this trainer, which
+    cuts each seat's stream at the hand's end."""
     reward_scale: float = 0.1
-    """Hand scores are multiplied by this before they reach PPO (10 + bid -> about 1)."""
+    """Rewards are multiplied by this before they reach PPO (10 + bid -> about 1)."""
     backend: str = "auto"
     """"batched" (the numpy batched engine), "engine" (Python games, slow, exact) or "auto" (batched if present)."""
 
@@ -217,6 +221,8 @@ class TrainConfig:
                 raise ConfigError(f"opponents.bots: unknown bot {name!r}; bots: random, heuristic, search")
         if self.opponents.mode not in ("self_play", "pool"):
             raise ConfigError(f"opponents.mode: must be 'self_play' or 'pool', got {self.opponents.mode!r}")
+        if self.env.reward not in ("score", "zero_sum"):
+            raise ConfigError(f"env.reward: must be 'score' or 'zero_sum', got {self.env.reward!r}")
         if self.env.backend not in ("auto", "batched", "engine"):
             raise ConfigError(f"env.backend: must be 'auto', 'batched' or 'engine', got {self.env.backend!r}")
         if self.eval.hands != "match":

@@ -440,10 +440,14 @@ def train(
             # a hand's scores go to each seat's latest decision, and cut that seat's stream
             if batch.hand_over.any():
                 ended = np.flatnonzero(batch.hand_over)
+                rewards = batch.hand_scores[ended]
+                if config.env.reward == "zero_sum":  # the env's zero-sum mode: minus the others' mean
+                    rewards = rewards - (rewards.sum(axis=1, keepdims=True) - rewards) / (n_players - 1)
+                rewards = rewards * config.env.reward_scale
                 for seat in range(n_players):
                     steps = last_decision[ended, seat]
                     has = steps >= 0
-                    reward_buf[steps[has], ended[has]] += batch.hand_scores[ended[has], seat] * config.env.reward_scale
+                    reward_buf[steps[has], ended[has]] += rewards[has, seat]
                     hand_end_buf[steps[has], ended[has]] = True
                     last_decision[ended, seat] = -1
                 # statistics of the hands the learner played (all seats of self-play games)
