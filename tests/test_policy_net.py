@@ -168,3 +168,13 @@ def test_the_shipped_policy_loads_by_name_and_plays_legal_standard_moves():
         game.step(action)
     with pytest.raises(CheckpointError, match="other rules"):
         load_policy("ppo", "short")
+
+
+@pytest.mark.timeout(300)
+def test_a_checkpoint_policy_plays_in_forked_evaluation_workers(tmp_path):
+    from training.evaluate import evaluate
+
+    path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
+    torch.rand(256, 256) @ torch.rand(256, 256)  # the parent has used torch's thread pool before forking
+    result = evaluate([f"ppo:{path}", "random"], rules=SHORT, deals=2, seed=0, workers=2)
+    assert result.stats(f"ppo:{path}").hands > 0

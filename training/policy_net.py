@@ -51,6 +51,11 @@ SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "ppo_stan
 
 MASKED_LOGIT = -1e9
 
+# A forked worker (``blackout eval --workers N`` forks after loading the policies) inherits torch's
+# OpenMP thread pool without its threads, and waits forever in its first parallel region; running
+# torch single-threaded in the child avoids the pool (one-row inference gains nothing from threads).
+os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
+
 
 class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable, not a policy, or made for other rules or observations."""
