@@ -8,23 +8,12 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
+from env_configs import CONFIGS
 from pettingzoo.test import api_test, render_test, seed_test
 
 import blackout_env
 from blackout_env import BlackoutGame, IllegalActionError, Rules, RulesError, env, raw_env
 from blackout_env.encoding import block_slices, encode, observation_size
-
-CONFIGS = {
-    "standard": {},
-    "3 players": {"rules": {"num_players": 3, "hand_sizes": [6, 3, 1]}},
-    "5 players": {"rules": {"num_players": 5, "hand_sizes": [5, 2]}},
-    "7 players": {"rules": {"num_players": 7, "hand_sizes": [7, 3]}},
-    "hook off": {"rules": "no-hook"},
-    "trump must break": {"rules": {"lead_trump": "broken", "hand_sizes": [8, 4]}},
-    "jokers": {"rules": {"jokers": 2, "hand_sizes": [9, 4]}},
-    "full deck, no-trump round": {"rules": {"hand_sizes": [13, 3]}},
-    "episode = hand": {"episode": "hand"},
-}
 
 
 def legal_from(observation):

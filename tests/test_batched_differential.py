@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rule_strategies import any_rules
 
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.batched import BatchedBlackout
@@ -124,32 +125,9 @@ def test_episodes_and_rewards_follow_the_engine(episode: str, reward: str) -> No
     play_lockstep(Rules.preset("short").replace(num_players=3), episode=episode, reward=reward, seed=7, resets=2)
 
 
-@st.composite
-def random_rules(draw: st.DrawFn) -> Rules:
-    players = draw(st.integers(3, 7))
-    jokers = draw(st.sampled_from([0, 0, 1, 2]))
-    full = (52 + jokers) // players
-    sizes = draw(st.lists(st.integers(1, min(full, 6)) | st.just(full), min_size=1, max_size=3))
-    return Rules(
-        num_players=players,
-        hand_sizes=sizes,
-        hook=draw(st.booleans()),
-        trump=draw(st.sampled_from(["turned", "none", "rotating"])),
-        no_card_trump=draw(st.sampled_from(["none", "dealer_last"])),
-        lead_trump=draw(st.sampled_from(["any", "broken"])),
-        exact_bonus=draw(st.integers(0, 20)),
-        points_per_bid=draw(st.integers(0, 3)),
-        miss_points=draw(st.integers(-10, 0)),
-        miss_points_per_trick=draw(st.integers(-3, 0)),
-        points_per_trick=draw(st.integers(0, 2)),
-        jokers=jokers,
-        first_dealer=draw(st.sampled_from(["random", 0, players - 1])),
-    )
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    rules=random_rules(),
+    rules=any_rules(max_size=6),
     episode=st.sampled_from(["match", "hand"]),
     reward=st.sampled_from(["score", "zero_sum", "win"]),
     seed=st.integers(0, 2**16),

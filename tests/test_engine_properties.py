@@ -9,49 +9,13 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rule_strategies import any_rules, full_deck_rules
 
-from blackout_env import BlackoutGame, IllegalActionError, Rules
+from blackout_env import BlackoutGame, IllegalActionError
 from blackout_env.rules import ROTATING_TRUMPS
 
 JOKER = 52
 PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-# ------------------------------------------------------------------ strategies
-@st.composite
-def any_rules(draw) -> Rules:
-    players = draw(st.integers(3, 7))
-    jokers = draw(st.integers(0, 2))
-    full = (52 + jokers) // players
-    size = st.one_of(st.just(full), st.integers(1, full))
-    sizes = draw(st.lists(size, min_size=1, max_size=3))
-    return draw(rules_with(players, jokers, sizes))
-
-
-@st.composite
-def full_deck_rules(draw) -> Rules:
-    """Tables where the whole deck is dealt (no card left to turn), with jokers: rare cases made common."""
-    players, jokers = draw(st.sampled_from([(4, 0), (3, 2), (6, 2)]))
-    return draw(rules_with(players, jokers, [(52 + jokers) // players]))
-
-
-@st.composite
-def rules_with(draw, players, jokers, sizes) -> Rules:
-    return Rules(
-        num_players=players,
-        hand_sizes=sizes,
-        hook=draw(st.booleans()),
-        trump=draw(st.sampled_from(["turned", "none", "rotating"])),
-        no_card_trump=draw(st.sampled_from(["none", "dealer_last"])),
-        lead_trump=draw(st.sampled_from(["any", "broken"])),
-        exact_bonus=draw(st.integers(0, 20)),
-        points_per_bid=draw(st.integers(0, 3)),
-        miss_points=draw(st.integers(-20, 0)),
-        miss_points_per_trick=draw(st.integers(-3, 0)),
-        points_per_trick=draw(st.integers(0, 2)),
-        jokers=jokers,
-        first_dealer=draw(st.sampled_from(["random", *range(players)])),
-    )
 
 
 seeds = st.integers(0, 2**32 - 1)

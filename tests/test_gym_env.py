@@ -9,23 +9,12 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from env_configs import CONFIGS
 from gymnasium.utils.env_checker import check_env
 
 import blackout_env  # noqa: F401 - registers the ids
 from blackout_env import BlackoutGymEnv, IllegalActionError, Rules
 from blackout_env.encoding import encode, observation_size
-
-CONFIGS = {
-    "standard": {},
-    "3 players": {"rules": {"num_players": 3, "hand_sizes": [6, 3, 1]}},
-    "5 players": {"rules": {"num_players": 5, "hand_sizes": [5, 2]}},
-    "7 players": {"rules": {"num_players": 7, "hand_sizes": [7, 3]}},
-    "hook off": {"rules": "no-hook"},
-    "trump must break": {"rules": {"lead_trump": "broken", "hand_sizes": [8, 4]}},
-    "jokers": {"rules": {"jokers": 2, "hand_sizes": [9, 4]}},
-    "full deck, no-trump round": {"rules": {"hand_sizes": [13, 3]}},
-    "episode = hand": {"episode": "hand"},
-}
 
 
 def first_legal(view):
