@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.engine import BlackoutGame
+from blackout_env.engine import BlackoutGame, deck_order
 from blackout_env.rules import Rules
 from blackout_env.view import PlayerView
 
@@ -128,25 +128,15 @@ def deal_deck(
     turned card, when given, goes to ``d[n * h]`` (or is the dealer's last card,
     ``d[n * h - 1]``, when held by the dealer); the other cards follow in order.
     """
-    n = rules.num_players
-    size = len(hands[0])
-    if len(hands) != n or any(len(hand) != size for hand in hands):
-        raise ValueError(f"deal_deck: expected {n} hands of equal size, got sizes {[len(h) for h in hands]}")
-    dealt = n * size
-    deck: list[int | None] = [None] * rules.deck_size
-    for seat in range(n):
-        cards = list(hands[seat])
-        if seat == dealer and turned_card_held_by_dealer and turned_card is not None:
-            cards.remove(turned_card)
-            cards.append(turned_card)
-        for position, card in zip(range((seat - dealer - 1) % n, dealt, n), cards):
-            deck[position] = card
-    used = {c for hand in hands for c in hand}
-    if turned_card is not None and not turned_card_held_by_dealer:
-        deck[dealt] = turned_card
-        used.add(turned_card)
-    rest = iter(c for c in range(rules.deck_size) if c not in used)
-    return [card if card is not None else next(rest) for card in deck]
+    if len(hands) != rules.num_players:
+        raise ValueError(f"deal_deck: expected {rules.num_players} hands, got {len(hands)}")
+    ordered = [list(hand) for hand in hands]
+    if turned_card_held_by_dealer and turned_card is not None:
+        # The dealer's shown card is the last card dealt, so it goes last in the dealer's hand.
+        ordered[dealer].remove(turned_card)
+        ordered[dealer].append(turned_card)
+        turned_card = None
+    return deck_order(ordered, dealer, turned_card, jokers=rules.jokers)
 
 
 def determinize(view: PlayerView, hands: Sequence[Sequence[int]]) -> BlackoutGame:
