@@ -3,38 +3,47 @@ and the full transcript (every deal, bid and trick), read from the game's histor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .cards import SUIT_NAMES, card_to_str, cards_to_str, sort_hand
 from .engine import BlackoutGame
 
 __all__ = ["score_sheet", "transcript"]
 
 
-def score_sheet(game: BlackoutGame, names: list[str] | None = None) -> str:
-    """Round-by-round bids and results, "b/o" for a missed bid, then the totals and the winners.
+def score_sheet(game: BlackoutGame, names: Sequence[str] | None = None, status: bool = True) -> str:
+    """The score sheet so far: hand by hand, each seat's bid/taken and points ("b/o" for a miss), then totals.
 
-    Each cell reads ``bid/taken points``, e.g. ``3/3 13`` (made) or ``2/4 b/o 0`` (missed).
+    A cell reads ``bid/taken points``: ``2/2 12`` made, ``1/3 b/o 0`` missed. With
+    ``status`` a last line names the winner(s) once the match is over (equal
+    totals share the win), or the hand being played.
     """
     n = game.num_players
-    names = names or [f"P{seat}" for seat in range(n)]
-    width = max(12, *(len(name) + 2 for name in names))
-    header = f"{'hand':>4} {'cards':>5} {'dealer':>6} " + "".join(f"{name:>{width}}" for name in names)
-    lines = [header, "-" * len(header)]
-    first = game.start_round
+    names = list(names) if names is not None else [f"P{seat}" for seat in range(n)]
+    width = max(11, *(len(name) + 2 for name in names))
+    dealer_width = max(6, *(len(name) for name in names))
+    header = f"{'hand':>4} {'cards':>5}  {'dealer':<{dealer_width}}" + "".join(f"{name:>{width}}" for name in names)
+    rule = "-" * len(header)
+    lines = [header, rule]
     for offset, (bids, tricks, points) in enumerate(zip(game.round_bids, game.round_tricks, game.round_scores)):
-        round_index = first + offset
-        size = game.rules.hand_sizes[round_index]
-        dealer = (game.first_dealer + round_index) % n
-        cells = []
-        for seat in range(n):
-            mark = "" if bids[seat] == tricks[seat] else " b/o"
-            cells.append(f"{f'{bids[seat]}/{tricks[seat]}{mark} {points[seat]}':>{width}}")
-        lines.append(f"{round_index + 1:>4} {size:>5} {names[dealer]:>6} " + "".join(cells))
-    lines.append("-" * len(header))
-    lines.append(f"{'total':>18} " + "".join(f"{total:>{width}}" for total in game.scores))
-    if game.is_over:
-        winners = game.winners()
-        label = "winner" if len(winners) == 1 else "winners (tie)"
-        lines.append(f"{label}: " + ", ".join(names[seat] for seat in winners))
+        round_index = game.start_round + offset
+        dealer = names[(game.first_dealer + round_index) % n]
+        cells = "".join(
+            f"{f'{bids[s]}/{tricks[s]}' + ('' if bids[s] == tricks[s] else ' b/o') + f' {points[s]}':>{width}}"
+            for s in range(n)
+        )
+        lines.append(f"{round_index + 1:>4} {game.rules.hand_sizes[round_index]:>5}  {dealer:<{dealer_width}}{cells}")
+    if not game.round_scores:
+        lines.append("(no hand has been scored yet)")
+    lines.append(rule)
+    lines.append(f"{'total':<{12 + dealer_width}}" + "".join(f"{total:>{width}}" for total in game.scores))
+    if status:
+        if game.is_over:
+            winners = game.winners()
+            label = "winner" if len(winners) == 1 else "winners (tie)"
+            lines.append(f"{label}: " + ", ".join(names[seat] for seat in winners))
+        else:
+            lines.append(f"Hand {game.round_index + 1} of {game.num_rounds} is being played.")
     return "\n".join(lines)
 
 

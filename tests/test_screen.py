@@ -8,6 +8,7 @@ import pytest
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.cards import parse_card
 from blackout_env.engine import deck_order
+from blackout_env.scoresheet import score_sheet
 from training import screen
 
 NAMES = ["P0 you", "P1 heuristic", "P2 search"]
@@ -171,12 +172,13 @@ def _play_out(game: BlackoutGame, bids_by_round: list[list[int]]) -> None:
 
 def test_score_sheet_lists_each_hand_with_bid_taken_points_and_bo_for_a_miss():
     game = game_with(["AC", "3C", "7C"], turned="QS")
-    assert "(no hand has been scored yet)" in screen.render_score_sheet(game, NAMES)
+    assert "(no hand has been scored yet)" in score_sheet(game, NAMES)
     _play_out(game, [[0, 0, 0]])  # the dealer's ace takes the trick: P0 misses
-    text = screen.render_score_sheet(game, NAMES)
+    text = score_sheet(game, NAMES)
     row = next(line for line in text.splitlines() if line.strip().startswith("1 "))
     assert "0/1 b/o 0" in row and row.count("0/0 10") == 2
-    assert text.splitlines()[-1].split() == ["total", "0", "10", "10"]
+    assert text.splitlines()[-2].split() == ["total", "0", "10", "10"]
+    assert text.splitlines()[-1] == f"winners (tie): {NAMES[1]}, {NAMES[2]}"
 
 
 def test_final_screen_names_the_winner():

@@ -27,6 +27,7 @@ import numpy as np
 
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
 from blackout_env.cards import card_to_str, parse_card
+from blackout_env.scoresheet import score_sheet
 
 from . import screen
 from .policies import Policy, load_policy
@@ -395,7 +396,7 @@ class PlaySession:
         if command is None:
             return False
         if command == "score":
-            self.say(screen.render_score_sheet(self.game, self.names))
+            self.say(score_sheet(self.game, self.names))
         elif command == "last":
             self.say(self._last_trick())
         elif command == "help":

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from blackout_env import BlackoutGame, PlayerView
 from blackout_env.cards import SUIT_NAMES, SUIT_SYMBOLS, card_to_str, sort_hand, suit_of
+from blackout_env.scoresheet import score_sheet
 
 __all__ = [
     "HELP",
@@ -29,7 +30,6 @@ __all__ = [
     "render_hand",
     "render_hand_result",
     "render_last_trick",
-    "render_score_sheet",
     "render_table",
     "render_turn",
     "strike",
@@ -218,34 +218,6 @@ def render_last_trick(trick: Sequence[tuple[int, int]], winner: int, names: Sequ
     return f"Last trick: {cards}; taken by {names[winner]}"
 
 
-def render_score_sheet(game: BlackoutGame, names: Sequence[str]) -> str:
-    """The score sheet so far: hand by hand, each seat's bid/taken and points ("b/o" for a miss), then totals.
-
-    A cell reads ``bid/taken points``: ``2/2 12`` made, ``1/3 b/o 0`` missed.
-    """
-    n = game.num_players
-    width = max(11, *(len(name) + 2 for name in names))
-    dealer_width = max(6, *(len(name) for name in names))
-    header = f"{'hand':>4} {'cards':>5}  {'dealer':<{dealer_width}}" + "".join(f"{name:>{width}}" for name in names)
-    rule = "-" * len(header)
-    lines = [header, rule]
-    for offset, (bids, tricks, points) in enumerate(zip(game.round_bids, game.round_tricks, game.round_scores)):
-        round_index = game.start_round + offset
-        dealer = names[(game.first_dealer + round_index) % n]
-        cells = "".join(
-            f"{f'{bids[s]}/{tricks[s]}' + ('' if bids[s] == tricks[s] else ' b/o') + f' {points[s]}':>{width}}"
-            for s in range(n)
-        )
-        lines.append(f"{round_index + 1:>4} {game.rules.hand_sizes[round_index]:>5}  {dealer:<{dealer_width}}{cells}")
-    if not game.round_scores:
-        lines.append("(no hand has been scored yet)")
-    lines.append(rule)
-    lines.append(f"{'total':<{12 + dealer_width}}" + "".join(f"{total:>{width}}" for total in game.scores))
-    if not game.is_over:
-        lines.append(f"Hand {game.round_index + 1} of {game.num_rounds} is being played.")
-    return "\n".join(lines)
-
-
 def render_final(game: BlackoutGame, names: Sequence[str]) -> str:
     """The end of the match: the whole score sheet and the winner, or the seats sharing the win."""
     winners = game.winners()
@@ -255,7 +227,7 @@ def render_final(game: BlackoutGame, names: Sequence[str]) -> str:
     else:
         who = ", ".join(names[seat] for seat in winners[:-1]) + " and " + names[winners[-1]]
         result = f"{who} share the win with {best} points each."
-    return "\n".join(["Game over. Final score sheet:", render_score_sheet(game, names), result])
+    return "\n".join(["Game over. Final score sheet:", score_sheet(game, names, status=False), result])
 
 
 def render_hand_result(
