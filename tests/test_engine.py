@@ -6,6 +6,7 @@ at a time, then the turned card).
 """
 
 import pytest
+from game_helpers import snapshot
 
 from blackout_env import BlackoutGame, IllegalActionError, Rules, deck_order
 from blackout_env.cards import CLUBS, DIAMONDS, HEARTS, SPADES, parse_card, parse_cards
@@ -29,17 +30,6 @@ def bid_all(game, *bids):
 def play_all(game, *cards):
     for card in cards:
         game.play(card)
-
-
-def snapshot(game):
-    """Everything observable about a game, for before/after comparisons."""
-    return (
-        game.to_json(),
-        [game.view(p) for p in range(game.num_players)],
-        list(game.history),
-        game.legal_actions(),
-        [list(h) for h in game.hands],
-    )
 
 
 def bid_actions(game, *bids):

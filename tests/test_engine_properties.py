@@ -7,6 +7,7 @@ cards are legal, who wins a trick, what a hand scores.
 
 import random
 
+from game_helpers import snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rule_strategies import any_rules, full_deck_rules
@@ -81,18 +82,6 @@ def reference_score(rules, bid, taken):
     if bid == taken:
         return points + rules.exact_bonus + rules.points_per_bid * bid
     return points + rules.miss_points + rules.miss_points_per_trick * abs(bid - taken)
-
-
-def snapshot(game):
-    return (
-        game.to_json(),
-        [game.view(p) for p in range(game.num_players)],
-        list(game.history),
-        game.legal_actions(),
-        [list(h) for h in game.hands],
-        game.phase,
-        game.current_player,
-    )
 
 
 # -------------------------------------------------------- checked random play
