@@ -214,7 +214,7 @@ class _Table:
             places = sum(slots[s] for s in eligible) + undealt
             for s in eligible:
                 self.hold[s][x] = slots[s] / places if places else 0.0
-        self._noruff: dict[tuple[int, int], float] = {}
+        self._noruff: dict[int, list[float]] = {}
 
     def any_hold(self, x: int) -> float:
         """Chance that a given unseen card of suit ``x`` (4: joker) lies in another seat's hand."""
@@ -236,26 +236,43 @@ class _Table:
 
     def no_ruff(self, suit: int, round_of_suit: int) -> float:
         """Chance that nobody trumps the ``round_of_suit``-th round of a side suit."""
-        key = (suit, round_of_suit)
-        cached = self._noruff.get(key)
-        if cached is not None:
-            return cached
+        by_round = self._noruff.get(suit)
+        if by_round is None:
+            by_round = self._noruff[suit] = self._no_ruff_by_round(suit)
+        return by_round[min(len(by_round) - 1, round_of_suit - 1)]
+
+    def _no_ruff_by_round(self, suit: int) -> list[float]:
+        """:meth:`no_ruff` of every round of ``suit``: entry ``k`` is round ``k + 1`` (the last one also later rounds).
+
+        An opponent ruffs round ``k + 1`` when it holds at most ``k`` of the ``m``
+        unseen cards of the suit (binomial) and some trump; from round ``m + 1``
+        on, every opponent is short.
+        """
         trump = self.trump
-        chance = 1.0
-        if trump is not None or self.jokers:
-            m = len(self.by_suit[suit])
-            for seat in self.opponents:
+        m = len(self.by_suit[suit])
+        if trump is None and not self.jokers:
+            return [1.0]
+        seats = []  # (chance to hold at most k cards of the suit, for k = 0..m; chance to hold a trump)
+        for seat in self.opponents:
+            if suit in self.view.voids[seat]:
+                short = [1.0] * (m + 1)
+            else:
                 p = self.hold[seat][suit]
-                if suit in self.view.voids[seat]:
-                    short = 1.0
-                else:
-                    short = sum(comb(m, y) * p**y * (1 - p) ** (m - y) for y in range(min(m, round_of_suit - 1) + 1))
-                ruffers = 0.0
-                if trump is not None and trump not in self.view.voids[seat]:
-                    ruffers = self.p_holds_some(seat, trump, len(self.by_suit[trump]))
-                chance *= 1.0 - _RUFF_WILLINGNESS * short * ruffers
-        self._noruff[key] = chance
-        return chance
+                total, short = 0, []  # running sums: bit for bit sum() over y = 0..k
+                for y in range(m + 1):
+                    total += comb(m, y) * p**y * (1 - p) ** (m - y)
+                    short.append(total)
+            ruffers = 0.0
+            if trump is not None and trump not in self.view.voids[seat]:
+                ruffers = self.p_holds_some(seat, trump, len(self.by_suit[trump]))
+            seats.append((short, ruffers))
+        by_round = []
+        for k in range(m + 1):
+            chance = 1.0
+            for short, ruffers in seats:
+                chance *= 1.0 - _RUFF_WILLINGNESS * short[k] * ruffers
+            by_round.append(chance)
+        return by_round
 
 
 def _binomial(count: int, p: float) -> list[float]:
@@ -439,12 +456,13 @@ class HeuristicBot(Bot):
         bid = view.bids[view.player]
         won = view.tricks_won[view.player]
         # Expected score given the tricks taken by the end of the current one.
+        points = [score(bid, won + t) for t in range(len(hand) + 1)]
         values: dict[int, float] = {}
         for card in legal:
             rest = trick_distribution([future[c] for c in hand if c != card])
             p = _trick_chance(table, card)
-            if_lose = sum(m * score(bid, won + t) for t, m in enumerate(rest))
-            if_win = sum(m * score(bid, won + 1 + t) for t, m in enumerate(rest))
+            if_lose = sum(m * points[t] for t, m in enumerate(rest))
+            if_win = sum(m * points[t + 1] for t, m in enumerate(rest))
             values[card] = p * if_win + (1.0 - p) * if_lose
         return values
 

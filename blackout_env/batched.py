@@ -715,8 +715,12 @@ class BatchedBlackout:
             return None if value == NONE else int(value)
 
         def cards_in(bits: np.uint64) -> tuple[int, ...]:
-            value = int(bits)
-            return tuple(c for c in range(self.num_cards) if value >> c & 1)
+            value, cards = int(bits), []
+            while value:  # lowest set bit first: the cards in increasing order
+                low = value & -value
+                cards.append(low.bit_length() - 1)
+                value ^= low
+            return tuple(cards)
 
         def trick(cards: np.ndarray, leader: int) -> tuple[tuple[int, int], ...]:
             seats = [(leader + k) % n for k in range(n)]
