@@ -198,3 +198,28 @@ def test_after_bots_only_after_only_the_learner_seat_is_training_data(tmp_path):
     slots = 16 * 16  # tiny: 16 games x 16 steps per rollout
     # One seat in four acts against the bots: about a quarter of the decisions are the learner's.
     assert 0 < int(first["global_step"]) <= slots // 2
+
+
+def test_learner_seats_sets_how_many_seats_of_a_bot_game_are_training_data(tmp_path):
+    def learner_share(count: int) -> float:
+        args = tiny_args(
+            tmp_path / str(count), "--set", "ppo.total_steps=200", "--set", "eval.final_deals=0",
+            "--set", "eval.every_updates=0", "--set", "opponents.mode=pool", "--set", "opponents.bots_only_after=0.0",
+            "--set", "opponents.bots=[random]", "--set", f"opponents.learner_seats=[{count}]",
+        )
+        assert main(args) == 0
+        first = read_csv(tmp_path / str(count) / "tiny" / "metrics.csv")[0]
+        return int(first["global_step"]) / (16 * 16)  # tiny: 16 games x 16 steps per rollout
+
+    one, three = learner_share(1), learner_share(3)
+    # The learner holds 1 or 3 of the 4 seats: about a quarter, then about three quarters, of the decisions.
+    assert 0.1 < one < 0.45 < 0.55 < three < 0.95
+
+
+@pytest.mark.parametrize("seats, message", [("[4]", "1..3"), ("[0]", "at least 1"), ("[]", "at least one")])
+def test_learner_seats_out_of_range_is_refused(tmp_path, capsys, seats, message):
+    args = tiny_args(tmp_path, "--set", f"opponents.learner_seats={seats}")
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "opponents.learner_seats" in err and message in err
+    assert not (tmp_path / "tiny" / "checkpoint.pt").exists()

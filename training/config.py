@@ -149,6 +149,11 @@ class OpponentsConfig:
     """Pool mode: from this fraction of the run on (by steps or by the time limit, whichever is further),
     every game seats the learner against the bots (1.0 = never): self-play first, then fine-tuning
     against the baselines."""
+    learner_seats: list[int] = field(default_factory=lambda: [1])
+    """Pool mode: how many seats the learner takes in a game against past snapshots or bots, drawn
+    uniformly from this list at every hand (the seats themselves at random). [1] is the evaluation's
+    setting, one learner against the rest; more learner seats give more training data per bot
+    decision, which is what limits the speed of games against bots."""
     pool_size: int = 5
     """Pool mode: past snapshots kept (the oldest is dropped)."""
     snapshot_every_updates: int = 50
@@ -216,6 +221,11 @@ class TrainConfig:
             raise ConfigError(
                 "opponents.bots: name at least one bot when opponents.bot_fraction > 0 or bots_only_after < 1"
             )
+        if not opponents.learner_seats:
+            raise ConfigError("opponents.learner_seats: name at least one seat count, e.g. [1]")
+        for count in opponents.learner_seats:
+            if count < 1:  # (the upper bound, fewer than the rules' players, is checked when the rules are read)
+                raise ConfigError(f"opponents.learner_seats: each count must be at least 1, got {count}")
         for name in opponents.bots:
             if name not in ("random", "heuristic", "search"):
                 raise ConfigError(f"opponents.bots: unknown bot {name!r}; bots: random, heuristic, search")

@@ -249,6 +249,11 @@ def train(
     from torch.utils.tensorboard import SummaryWriter
 
     rules = Rules.resolve(config.env.rules)
+    if max(config.opponents.learner_seats) >= rules.num_players:
+        raise ConfigError(
+            f"opponents.learner_seats: each count must be 1..{rules.num_players - 1} with {rules.num_players} "
+            f"players (the learner leaves at least one seat to its opponents), got {config.opponents.learner_seats}"
+        )
     device = resolve_device(config.run.device)
     run_dir, resuming = prepare_run_folder(config, resume, force)
     _write_config(run_dir, config)
@@ -299,7 +304,8 @@ def train(
     env = vec_env if vec_env is not None else make_vec_env(rules, n_envs, config.env.backend)
     n_envs = env.num_envs
     batch = env.reset(seed=int(rng.integers(2**31)))
-    learner_seat = np.arange(n_envs) % n_players  # pool mode: the learner's seat in each game
+    # Pool mode: the learner's seats in each game (redrawn with the opponents at every hand).
+    learner_at = np.arange(n_players) == (np.arange(n_envs) % n_players)[:, None]
     # Who plays the other seats of each game: -1 the current learner (self-play), 0..K-1 pool[k], K + j bots[j].
     opponent_id = np.full(n_envs, -1)
     opponents: list[ActorCritic] = []
@@ -324,6 +330,11 @@ def train(
         if bots:
             choice[is_bot] = len(pool) + rng.integers(len(bots), size=int(is_bot.sum()))
         opponent_id[games] = choice
+        # k learner seats per game, k drawn from learner_seats: the seats with the k smallest random keys
+        counts = np.asarray(opp_cfg.learner_seats)[rng.integers(len(opp_cfg.learner_seats), size=len(games))]
+        keys = rng.random((len(games), n_players))
+        ranks = keys.argsort(axis=1).argsort(axis=1)
+        learner_at[games] = ranks < counts[:, None]
 
     # --- rollout storage: one slot per (step, game); `recorded` marks the learner's decisions
     obs_buf = torch.zeros((T, n_envs, obs_size), device=device)
@@ -410,7 +421,7 @@ def train(
             obs_t = torch.from_numpy(batch.obs).to(device, non_blocking=True)
             mask_t = torch.from_numpy(batch.mask).to(device, non_blocking=True).bool()
             # The current learner plays its own seat, and every seat of a self-play game; all of those are data.
-            learner = (opponent_id < 0) | (batch.player == learner_seat)
+            learner = (opponent_id < 0) | learner_at[games, batch.player]
             with torch.no_grad():
                 action, logprob, _, value = agent.get_action_and_value(obs_t, mask_t)
                 for k, net in enumerate(opponents):  # past snapshots play their seats, sampling
@@ -451,7 +462,7 @@ def train(
                     hand_end_buf[steps[has], ended[has]] = True
                     last_decision[ended, seat] = -1
                 # statistics of the hands the learner played (all seats of self-play games)
-                played = (opponent_id[ended, None] < 0) | (np.arange(n_players) == learner_seat[ended, None])
+                played = (opponent_id[ended, None] < 0) | learner_at[ended]
                 hand_score_sum += float(batch.hand_scores[ended][played].sum())
                 hands_seen += int(played.sum())
                 bids_made += int(batch.bid_made[ended][played].sum())
