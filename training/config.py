@@ -85,6 +85,11 @@ class ModelConfig:
 
     hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
     """Widths of the shared MLP trunk's hidden layers."""
+    arch: str = "mlp"
+    """"mlp" (one MLP on the observation) or "cards" (also scores each card action from that card's own
+    features, with one small network shared by all cards; see ``training.policy_net.ActorCritic``)."""
+    card_width: int = 32
+    """"cards": width of the per-card embedding."""
     init_checkpoint: str | None = None
     """Start from this checkpoint's weights (same rules and hidden sizes) instead of random ones: fine-tuning."""
 
@@ -239,6 +244,10 @@ class TrainConfig:
             raise ConfigError(f"eval.hands: only 'match' is supported, got {self.eval.hands!r}")
         if not self.model.hidden_sizes or any(width <= 0 for width in self.model.hidden_sizes):
             raise ConfigError(f"model.hidden_sizes: needs positive widths, got {self.model.hidden_sizes}")
+        if self.model.arch not in ("mlp", "cards"):
+            raise ConfigError(f"model.arch: must be 'mlp' or 'cards', got {self.model.arch!r}")
+        if self.model.card_width <= 0:
+            raise ConfigError(f"model.card_width: must be positive, got {self.model.card_width}")
         for key, value in {"eval.every_updates": self.eval.every_updates, "eval.deals": self.eval.deals,
                            "eval.final_deals": self.eval.final_deals}.items():
             if value < 0:

@@ -40,6 +40,7 @@ __all__ = [
     "load_policy_bot",
     "load_ppo_policy",
     "export_policy",
+    "make_model",
     "masked_logits",
     "save_checkpoint",
 ]
@@ -73,29 +74,102 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return logits.masked_fill(~mask.bool(), MASKED_LOGIT)
 
 
+ARCHITECTURES = ("mlp", "cards")
+
+
 class ActorCritic(nn.Module):
-    """An MLP trunk with a policy head (one logit per action) and a value head.
+    """An actor-critic: a shared trunk, a policy head (one logit per action) and a value head.
+
+    Two architectures read the same observation:
+
+    * ``"mlp"``: an MLP trunk on the observation; one linear layer gives every logit.
+    * ``"cards"``: the MLP trunk reads the observation and the summed embeddings of the
+      held cards; each card action's logit comes from that card's own features
+      (:mod:`training.card_features`: would it win the trick, how many unseen cards
+      outrank it, ...), embedded by one small network shared by all cards: the logit
+      is the embedding's dot product with a query computed from the trunk's state,
+      plus a bias read from the embedding alone (a pointer-network head). Bids stay a
+      linear head on the trunk. Weights
+      are shared across cards, so what the network learns about one card carries to
+      the others: it learns card play from fewer games.
 
     Args:
         observation_size: length of the encoder's vector for the rules.
         num_actions: the rules' action space (cards then bids).
         hidden_sizes: widths of the trunk's hidden layers (ReLU).
+        arch: "mlp" or "cards".
+        rules: the rules (needed by "cards", which reads the observation's blocks).
+        card_width: width of the card embedding ("cards").
     """
 
-    def __init__(self, observation_size: int, num_actions: int, hidden_sizes: Sequence[int] = (256, 256)) -> None:
+    def __init__(
+        self,
+        observation_size: int,
+        num_actions: int,
+        hidden_sizes: Sequence[int] = (256, 256),
+        arch: str = "mlp",
+        rules: Rules | None = None,
+        card_width: int = 32,
+    ) -> None:
         super().__init__()
+        if arch not in ARCHITECTURES:
+            raise ValueError(f"arch: must be one of {', '.join(ARCHITECTURES)}, got {arch!r}")
         self.observation_size = int(observation_size)
         self.num_actions = int(num_actions)
         self.hidden_sizes = [int(width) for width in hidden_sizes]
-        layers: list[nn.Module] = []
+        self.arch = arch
+        self.card_width = int(card_width)
         width_in = self.observation_size
+        if arch == "cards":
+            if rules is None:
+                raise ValueError("arch 'cards' needs the rules (it reads the observation's blocks)")
+            from .card_features import CardFeatures
+
+            self.card_features = CardFeatures(rules)
+            self.num_cards = rules.num_cards
+            w = self.card_width
+            self.card_net = nn.Sequential(
+                layer_init(nn.Linear(self.card_features.num_features, w)), nn.ReLU(),
+                layer_init(nn.Linear(w, w)), nn.ReLU(),
+            )
+            width_in += w
+        layers: list[nn.Module] = []
         for width in self.hidden_sizes:
             layers += [layer_init(nn.Linear(width_in, width)), nn.ReLU()]
             width_in = width
-        self.trunk = nn.Sequential(*layers)
-        # Small policy weights start the policy near uniform over legal actions.
-        self.actor = layer_init(nn.Linear(width_in, self.num_actions), std=0.01)
+        self.trunk_mlp = nn.Sequential(*layers)
+        if arch == "cards":
+            # card logit = <card embedding, query(state)> + bias(card embedding); bids: linear on the state
+            self.card_query = layer_init(nn.Linear(width_in, self.card_width), std=0.01)
+            self.card_bias = layer_init(nn.Linear(self.card_width, 1), std=0.01)
+            self.actor = layer_init(nn.Linear(width_in, self.num_actions - self.num_cards), std=0.01)
+        else:
+            # Small policy weights start the policy near uniform over legal actions.
+            self.actor = layer_init(nn.Linear(width_in, self.num_actions), std=0.01)
         self.critic = layer_init(nn.Linear(width_in, 1), std=1.0)
+
+    def _forward(self, obs: torch.Tensor, need_logits: bool = True) -> tuple[torch.Tensor | None, torch.Tensor]:
+        """(logits or None, trunk state)."""
+        if self.arch == "mlp":
+            state = self.trunk_mlp(obs)
+            return (self.actor(state) if need_logits else None), state
+        cards = self.card_net(self.card_features(obs))  # (batch, C, w)
+        hand = obs[:, : self.num_cards]  # the "hand" block comes first
+        held = torch.einsum("bc,bcw->bw", hand, cards)
+        state = self.trunk_mlp(torch.cat([obs, held], dim=1))
+        if not need_logits:
+            return None, state
+        card_logits = torch.einsum("bcw,bw->bc", cards, self.card_query(state)) + self.card_bias(cards).squeeze(-1)
+        return torch.cat([card_logits, self.actor(state)], dim=1), state
+
+    def trunk(self, obs: torch.Tensor) -> torch.Tensor:
+        """The shared state features, shape (batch, last hidden size)."""
+        return self._forward(obs, need_logits=False)[1]
+
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Action logits (masked to ``-1e9`` where ``mask`` is false, when given)."""
+        logits = self._forward(obs)[0]
+        return logits if mask is None else masked_logits(logits, mask)
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
         """State values, shape (batch,)."""
@@ -105,15 +179,24 @@ class ActorCritic(nn.Module):
         self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sample (or score the given) actions: ``(action, log_prob, entropy, value)``."""
-        hidden = self.trunk(obs)
-        dist = Categorical(logits=masked_logits(self.actor(hidden), mask))
+        logits, state = self._forward(obs)
+        dist = Categorical(logits=masked_logits(logits, mask))
         if action is None:
             action = dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.critic(hidden).squeeze(-1)
+        return action, dist.log_prob(action), dist.entropy(), self.critic(state).squeeze(-1)
 
     def greedy_action(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The most probable legal action of every row."""
-        return masked_logits(self.actor(self.trunk(obs)), mask).argmax(dim=-1)
+        return self.logits(obs, mask).argmax(dim=-1)
+
+    def spec(self) -> dict[str, Any]:
+        """What :func:`make_model` needs to rebuild this network's shape (kept in checkpoints)."""
+        return {"hidden_sizes": list(self.hidden_sizes), "arch": self.arch, "card_width": self.card_width}
+
+
+def make_model(rules: Rules, hidden_sizes: Sequence[int] = (256, 256), arch: str = "mlp", card_width: int = 32) -> ActorCritic:
+    """A fresh network for the rules' observation and actions."""
+    return ActorCritic(encoding.observation_size(rules), rules.num_actions, hidden_sizes, arch, rules, card_width)
 
 
 # ---------------------------------------------------------------- checkpoints
@@ -142,6 +225,8 @@ def save_checkpoint(
         "observation_size": model.observation_size,
         "num_actions": model.num_actions,
         "hidden_sizes": list(model.hidden_sizes),
+        "arch": model.arch,
+        "card_width": model.card_width,
         "observation_layout": _layout_key(rules),
         "rules": rules.to_dict(),
         "extra": dict(extra or {}),
@@ -158,6 +243,11 @@ def save_checkpoint(
         Path(temp_name).unlink(missing_ok=True)
         raise
     return path
+
+
+def _renamed(key: str) -> str:
+    # Checkpoints written before the "cards" architecture named the MLP trunk "trunk".
+    return "trunk_mlp." + key[len("trunk."):] if key.startswith("trunk.") else key
 
 
 def _rules_differences(saved: Mapping[str, Any], rules: Rules) -> list[str]:
@@ -227,8 +317,12 @@ def load_checkpoint(
             f"checkpoint {str(path)!r} has {payload.get('num_actions')} actions; its rules have {trained_rules.num_actions}"
         )
     try:
-        model = ActorCritic(payload["observation_size"], payload["num_actions"], payload["hidden_sizes"])
-        model.load_state_dict(payload["model_state"])
+        model = ActorCritic(
+            payload["observation_size"], payload["num_actions"], payload["hidden_sizes"],
+            arch=payload.get("arch", "mlp"), rules=trained_rules, card_width=payload.get("card_width", 32),
+        )
+        state = {_renamed(key): value for key, value in payload["model_state"].items()}
+        model.load_state_dict(state)
     except (KeyError, RuntimeError, TypeError) as error:
         raise CheckpointError(f"checkpoint {str(path)!r} holds no usable network: {error}") from None
     model.eval()
@@ -270,7 +364,7 @@ class PolicyBot:
             if self.greedy:
                 actions = self.model.greedy_action(obs_t, mask_t)
             else:
-                logits = masked_logits(self.model.actor(self.model.trunk(obs_t)), mask_t)
+                logits = self.model.logits(obs_t, mask_t)
                 probs = torch.softmax(logits, dim=-1)
                 actions = torch.multinomial(probs, 1, generator=self._generator).squeeze(-1)
         return actions.numpy()

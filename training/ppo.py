@@ -42,7 +42,7 @@ from baselines import make_bot
 from blackout_env import Rules, encoding
 
 from .config import ConfigError, TrainConfig, config_from_dict, config_to_dict
-from .policy_net import ActorCritic, PolicyBot, load_checkpoint, save_checkpoint
+from .policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
 from .vec_env import VecEnv, make_vec_env
 
 __all__ = ["RunFolderError", "TrainResult", "resolve_device", "train"]
@@ -272,16 +272,21 @@ def train(
 
     # --- the network and its optimiser
     obs_size, num_actions = encoding.observation_size(rules), rules.num_actions
-    agent = ActorCritic(obs_size, num_actions, config.model.hidden_sizes).to(device)
+    model_cfg = config.model
+
+    def new_model() -> ActorCritic:
+        return make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width).to(device)
+
+    agent = new_model()
     optimizer = torch.optim.Adam(agent.parameters(), lr=ppo.lr, eps=1e-5)
     pool: list[dict[str, torch.Tensor]] = []  # past snapshots' weights (pool mode)
     update, global_step, elapsed_before = 0, 0, 0.0
     if config.model.init_checkpoint and not resuming:
         start, _, _ = load_checkpoint(config.model.init_checkpoint, rules)
-        if start.hidden_sizes != agent.hidden_sizes:
+        if start.spec() != agent.spec():
             raise ConfigError(
-                f"model.init_checkpoint: {config.model.init_checkpoint!r} has hidden sizes {start.hidden_sizes}, "
-                f"the config asks for {agent.hidden_sizes}"
+                f"model.init_checkpoint: {config.model.init_checkpoint!r} is a network {start.spec()}, "
+                f"the config asks for {agent.spec()}"
             )
         agent.load_state_dict(start.state_dict())
         log(f"starting from the weights of {config.model.init_checkpoint}")
@@ -314,7 +319,7 @@ def train(
     def refresh_opponents() -> None:
         opponents.clear()
         for weights in pool:
-            net = ActorCritic(obs_size, num_actions, config.model.hidden_sizes).to(device)
+            net = new_model()
             net.load_state_dict(weights)
             opponents.append(net.eval())
 

@@ -1,0 +1,103 @@
+"""The per-card features of the "cards" network, and that network as a policy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from blackout_env import BlackoutGame, Rules, deck_order, encoding
+from blackout_env.cards import parse_card
+from training.card_features import CardFeatures
+from training.policy_net import PolicyBot, load_checkpoint, make_model, save_checkpoint
+
+HAND, UNSEEN, IN_TRICK, TRUMP, LED, RANK, UNSEEN_ABOVE, HAND_ABOVE, HAND_BELOW, HAND_SUIT, UNSEEN_SUIT, BEATS = range(12)
+VOIDS = 12
+
+
+def three_card_game() -> tuple[BlackoutGame, Rules]:
+    """Hearts trump; seat 0 leads 2C; seat 2 holds no club."""
+    rules = Rules(num_players=4, hand_sizes=(3,), first_dealer=3)
+    hands = [["AS", "7H", "2C"], ["KS", "3H", "4C"], ["QS", "9H", "5D"], ["2S", "8H", "6C"]]
+    game = BlackoutGame(rules, decks=[deck_order(hands, dealer=3, turned_card="5H")])
+    for bid in (1, 0, 1, 0):  # the dealer may not bid 1 (hook)
+        game.step(rules.num_cards + bid)
+    return game, rules
+
+
+def features_of(game: BlackoutGame, rules: Rules, seat: int) -> np.ndarray:
+    obs = torch.from_numpy(encoding.encode(game.view(seat)))[None, :]
+    return CardFeatures(rules)(obs)[0].numpy()
+
+
+def test_features_read_the_trick_the_suits_and_the_unseen_cards():
+    game, rules = three_card_game()
+    game.play("2C")
+    f = features_of(game, rules, 1)
+    card = parse_card
+    assert f[card("KS"), HAND] == 1 and f[card("AS"), HAND] == 0
+    assert f[card("AS"), UNSEEN] == 1 and f[card("2C"), UNSEEN] == 0 and f[card("5H"), UNSEEN] == 0  # played, turned
+    assert f[card("2C"), IN_TRICK] == 1 and f[card("AS"), IN_TRICK] == 0
+    assert f[card("3H"), TRUMP] == 1 and f[card("KS"), TRUMP] == 0
+    assert f[card("4C"), LED] == 1 and f[card("KS"), LED] == 0
+    assert f[card("AS"), RANK] == 1 and f[card("2S"), RANK] == 0
+    # Above KS, only AS is unseen; above 3H, 4H..AH less the turned 5H: ten cards.
+    assert f[card("KS"), UNSEEN_ABOVE] == pytest.approx(1 / 12)
+    assert f[card("3H"), UNSEEN_ABOVE] == pytest.approx(10 / 12)
+    assert f[card("4C"), HAND_SUIT] == pytest.approx(1 / 13)
+    assert f[card("2S"), HAND_ABOVE] == pytest.approx(1 / 12) and f[card("KS"), HAND_BELOW] == 0
+    assert f[card("QS"), UNSEEN_SUIT] == pytest.approx(12 / 13)  # 13 spades less my KS; none played yet
+    # Against 2C: the 4 of clubs and any trump win; a side-suit king does not.
+    assert f[card("4C"), BEATS] == 1 and f[card("3H"), BEATS] == 1 and f[card("KS"), BEATS] == 0
+
+
+def test_leading_every_card_wins_the_empty_trick_and_voids_are_per_seat():
+    game, rules = three_card_game()
+    f = features_of(game, rules, 0)
+    assert f[:52, BEATS].all()
+    game.play("2C")
+    game.play("4C")
+    game.play("5D")  # seat 2 shows a void in clubs
+    f = features_of(game, rules, 3)
+    # Seat 3's other seats clockwise: 0, 1, 2 -> void columns VOIDS + 0, 1, 2.
+    assert f[parse_card("6C"), VOIDS + 2] == 1 and f[parse_card("6C"), VOIDS + 0] == 0
+    assert f[parse_card("8H"), VOIDS + 2] == 0
+    assert f[parse_card("6C"), BEATS] == 1 and f[parse_card("2S"), BEATS] == 0
+
+
+@pytest.mark.parametrize("preset", ["standard", "jokers", "no-trump", "up-and-down", {"jokers": 1}])
+def test_features_stay_in_range_and_match_the_hand_in_random_games(preset):
+    rules = Rules.resolve(preset)
+    features = CardFeatures(rules)
+    rng = np.random.default_rng(0)
+    game = BlackoutGame(rules, seed=1)
+    for _ in range(120):
+        if game.is_over:
+            break
+        view = game.view(game.current_player)
+        obs = torch.from_numpy(encoding.encode(view))[None, :]
+        f = features(obs)[0].numpy()
+        assert f.shape == (rules.num_cards, features.num_features)
+        assert f.min() >= 0 and f.max() <= 1
+        assert set(np.flatnonzero(f[:, HAND])) == set(view.hand)
+        shown = {view.turned_card} if view.turned_card is not None else set()
+        assert set(np.flatnonzero(f[:, UNSEEN])) == set(view.unseen_cards) - shown
+        game.step(int(rng.choice(view.legal_actions)))
+
+
+@pytest.mark.parametrize("preset", ["short", "jokers"])
+def test_the_cards_network_plays_legal_moves_and_survives_a_checkpoint(preset, tmp_path):
+    rules = Rules.preset(preset)
+    torch.manual_seed(0)
+    net = make_model(rules, [32], arch="cards", card_width=8)
+    bot = PolicyBot(net, rules, greedy=False, seed=1)
+    game = BlackoutGame(rules, seed=2)
+    while not game.is_over:
+        action = bot.act(game.view(game.current_player))
+        assert action in game.legal_actions()
+        game.step(action)
+    path = save_checkpoint(tmp_path / "cards.pt", net, rules)
+    loaded, _, payload = load_checkpoint(path, rules)
+    assert payload["arch"] == "cards" and loaded.spec() == net.spec()
+    obs = torch.rand(5, net.observation_size)
+    assert torch.equal(net.logits(obs), loaded.logits(obs))

@@ -1,0 +1,118 @@
+"""Per-card features computed from the documented observation, for the card-aware network.
+
+An MLP on the flat observation has to discover by itself, from hundreds of
+thousands of games, facts that a player reads off the table at a glance: that
+this queen is now the highest card of its suit still out, that this seven
+beats the trick so far, that the seat to my left is void in hearts. The
+``"cards"`` architecture of :mod:`training.policy_net` gives it these facts
+for every card, as a small feature vector computed from the observation itself
+(nothing that the observation does not hold, so a policy still acts from the
+player's view only), and scores each card action from that card's features
+and the state; the same small network reads every card.
+
+Features of card ``c`` (columns of :meth:`CardFeatures.__call__`'s output):
+
+====  ===========================================================================
+0     the observer holds ``c``
+1     ``c`` is unseen: not in the hand, not played this hand, not the turned card
+2     ``c`` lies in the current trick
+3     ``c`` is a trump (jokers count as trumps)
+4     ``c`` is of the led suit
+5     rank / 12 (2 = 0 .. ace = 1; jokers 1)
+6     unseen cards of ``c``'s suit that outrank it / 12
+7     the observer's cards of ``c``'s suit that outrank it / 12
+8     the observer's cards of ``c``'s suit that it outranks / 12
+9     the observer's cards of ``c``'s suit / 13
+10    unseen cards of ``c``'s suit / 13
+11    ``c`` played now would win the trick so far (1 when the trick is empty)
+12..  for each other seat, clockwise: it has shown a void in ``c``'s suit
+====  ===========================================================================
+
+"Would win" orders cards by trump, then led suit, then rank (jokers above
+all); it is exact for the standard deck and an approximation only for the
+first-joker-wins rule when two jokers meet.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from blackout_env import Rules, encoding
+from blackout_env.cards import NUM_STANDARD_CARDS
+
+__all__ = ["CardFeatures"]
+
+
+class CardFeatures(nn.Module):
+    """Maps observations (batch, observation_size) to per-card features (batch, num_cards, num_features)."""
+
+    def __init__(self, rules: Rules) -> None:
+        super().__init__()
+        self.num_players = rules.num_players
+        self.num_cards = rules.num_cards  # card actions: 52, or 54 with jokers
+        self.num_features = 12 + (self.num_players - 1)
+        self.blocks = {block.name: (block.offset, block.size) for block in encoding.observation_layout(rules)}
+        cards = torch.arange(self.num_cards)
+        standard = cards < NUM_STANDARD_CARDS
+        suit = torch.where(standard, cards // 13, torch.full_like(cards, 4))
+        rank = torch.where(standard, cards % 13, torch.full_like(cards, 13))
+        self.register_buffer("suit", suit, persistent=False)
+        self.register_buffer("standard", standard.float(), persistent=False)
+        # With one joker the card actions still run to 53, but card 53 does not exist: never unseen.
+        self.register_buffer("exists", (cards < rules.deck_size).float(), persistent=False)
+        self.register_buffer("rank_feature", torch.where(standard, rank / 12.0, torch.ones(self.num_cards)),
+                             persistent=False)
+        # power within a trick, before the led/trump bonuses: rank + 1 (jokers far above every card)
+        self.register_buffer("base_power", torch.where(standard, rank + 1.0, torch.full((self.num_cards,), 100.0)),
+                             persistent=False)
+
+    def block(self, obs: torch.Tensor, name: str, *shape: int) -> torch.Tensor:
+        offset, size = self.blocks[name]
+        return obs[:, offset : offset + size].reshape(obs.shape[0], *shape)
+
+    def _per_suit(self, cards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """For 0/1 card sets (batch, C): per card, the set's cards of its suit above it, below it, and in all."""
+        batch = cards.shape[0]
+        grid = cards[:, :NUM_STANDARD_CARDS].reshape(batch, 4, 13)
+        below = torch.cumsum(grid, dim=2) - grid  # strictly lower ranks
+        total = grid.sum(dim=2, keepdim=True)
+        above = total - below - grid
+        pad = self.num_cards - NUM_STANDARD_CARDS
+
+        def flat(x: torch.Tensor) -> torch.Tensor:
+            x = x.reshape(batch, NUM_STANDARD_CARDS)
+            return torch.cat([x, x.new_zeros(batch, pad)], dim=1) if pad else x
+
+        return flat(above), flat(below), flat(total.expand(batch, 4, 13))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        n, c = self.num_players, self.num_cards
+        hand = self.block(obs, "hand", c)
+        played = self.block(obs, "played", n, c).sum(dim=1)
+        turned = self.block(obs, "turned_card", c)
+        trick = self.block(obs, "current_trick", n, c)
+        in_trick = trick.sum(dim=1)
+        unseen = (self.exists - hand - played - turned).clamp(0.0, 1.0)
+
+        trump_suits = self.block(obs, "trump", 5)[:, :4]
+        led_suits = self.block(obs, "led_suit", 5)[:, :4]
+        joker_column = obs.new_ones(obs.shape[0], 1)  # jokers: trump-like, never of the led suit
+        is_trump = torch.cat([trump_suits, joker_column], dim=1)[:, self.suit]
+        is_led = torch.cat([led_suits, torch.zeros_like(joker_column)], dim=1)[:, self.suit]
+
+        unseen_above, _, unseen_suit = self._per_suit(unseen)
+        hand_above, hand_below, hand_suit = self._per_suit(hand)
+
+        power = self.base_power + 13.0 * is_led + 26.0 * is_trump * self.standard
+        best = (power * in_trick).amax(dim=1, keepdim=True)  # 0 when the trick is empty
+        beats = (power > best).float()
+
+        voids = self.block(obs, "voids", n, 4)[:, 1:]  # the other seats, clockwise
+        voids = torch.cat([voids, torch.zeros_like(voids[:, :, :1])], dim=2)[:, :, self.suit]  # (batch, n-1, C)
+
+        features = [
+            hand, unseen, in_trick, is_trump, is_led, self.rank_feature.expand_as(hand),
+            unseen_above / 12.0, hand_above / 12.0, hand_below / 12.0, hand_suit / 13.0, unseen_suit / 13.0, beats,
+        ]
+        return torch.cat([torch.stack(features, dim=2), voids.transpose(1, 2)], dim=2)
