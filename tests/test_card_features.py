@@ -101,3 +101,29 @@ def test_the_cards_network_plays_legal_moves_and_survives_a_checkpoint(preset, t
     assert payload["arch"] == "cards" and loaded.spec() == net.spec()
     obs = torch.rand(5, net.observation_size)
     assert torch.equal(net.logits(obs), loaded.logits(obs))
+
+
+def test_embedding_only_the_held_cards_gives_every_legal_card_its_full_logit():
+    # The network embeds the K held cards only; a card's logit must equal what embedding all cards gives.
+    rules = Rules.preset("standard")
+    torch.manual_seed(1)
+    net = make_model(rules, [32], arch="cards", card_width=8)
+    rng = np.random.default_rng(0)
+    game = BlackoutGame(rules, seed=4)
+    obs, masks = [], []
+    while not game.is_over and len(obs) < 60:
+        view = game.view(game.current_player)
+        obs.append(encoding.encode(view))
+        masks.append(encoding.action_mask(view))
+        game.step(int(rng.choice(view.legal_actions)))
+    obs_t, mask_t = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+    with torch.no_grad():
+        every = net.card_net(net.card_features(obs_t))  # (batch, 52, w)
+        hand = obs_t[:, :52]
+        state = net.trunk_mlp(torch.cat([obs_t, torch.einsum("bc,bcw->bw", hand, every)], dim=1))
+        reference = torch.einsum("bcw,bw->bc", every, net.card_query(state)) + net.card_bias(every).squeeze(-1)
+        logits = net.logits(obs_t)
+    legal_cards = mask_t[:, :52]
+    assert legal_cards.any()
+    assert torch.allclose(logits[:, :52][legal_cards], reference[legal_cards], atol=1e-5)
+    assert torch.allclose(net.trunk(obs_t), state, atol=1e-5)

@@ -127,6 +127,7 @@ class ActorCritic(nn.Module):
 
             self.card_features = CardFeatures(rules)
             self.num_cards = rules.num_cards
+            self.max_hand = min(rules.max_bid, rules.num_cards)
             w = self.card_width
             self.card_net = nn.Sequential(
                 layer_init(nn.Linear(self.card_features.num_features, w)), nn.ReLU(),
@@ -153,13 +154,19 @@ class ActorCritic(nn.Module):
         if self.arch == "mlp":
             state = self.trunk_mlp(obs)
             return (self.actor(state) if need_logits else None), state
-        cards = self.card_net(self.card_features(obs))  # (batch, C, w)
-        hand = obs[:, : self.num_cards]  # the "hand" block comes first
-        held = torch.einsum("bc,bcw->bw", hand, cards)
+        features = self.card_features(obs)  # (batch, C, F)
+        # Only held cards can be played, so only they are embedded: the hand's cards (at most the largest
+        # hand of the match, K) are gathered into K slots; slots past the hand's size hold some unheld card
+        # with weight 0, whose logit lands on an unheld (so illegal, masked) action.
+        held_weight, slot_card = obs[:, : self.num_cards].topk(self.max_hand, dim=1)  # the "hand" block is first
+        slots = features.gather(1, slot_card[:, :, None].expand(-1, -1, features.shape[2]))
+        cards = self.card_net(slots)  # (batch, K, w)
+        held = (cards * held_weight[:, :, None]).sum(dim=1)
         state = self.trunk_mlp(torch.cat([obs, held], dim=1))
         if not need_logits:
             return None, state
-        card_logits = torch.einsum("bcw,bw->bc", cards, self.card_query(state)) + self.card_bias(cards).squeeze(-1)
+        slot_logits = torch.einsum("bkw,bw->bk", cards, self.card_query(state)) + self.card_bias(cards).squeeze(-1)
+        card_logits = obs.new_zeros(obs.shape[0], self.num_cards).scatter(1, slot_card, slot_logits)
         return torch.cat([card_logits, self.actor(state)], dim=1), state
 
     def trunk(self, obs: torch.Tensor) -> torch.Tensor:
