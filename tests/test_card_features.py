@@ -120,7 +120,8 @@ def test_embedding_only_the_held_cards_gives_every_legal_card_its_full_logit():
     with torch.no_grad():
         every = net.card_net(net.card_features(obs_t))  # (batch, 52, w)
         hand = obs_t[:, :52]
-        state = net.trunk_mlp(torch.cat([obs_t, torch.einsum("bc,bcw->bw", hand, every)], dim=1))
+        held = torch.einsum("bc,bcw->bw", hand, every)
+        state = net.trunk_mlp[1:](net.trunk_mlp[0](obs_t) + net.held_in(held))
         reference = torch.einsum("bcw,bw->bc", every, net.card_query(state)) + net.card_bias(every).squeeze(-1)
         logits = net.logits(obs_t)
     legal_cards = mask_t[:, :52]

@@ -133,7 +133,9 @@ class ActorCritic(nn.Module):
                 layer_init(nn.Linear(self.card_features.num_features, w)), nn.ReLU(),
                 layer_init(nn.Linear(w, w)), nn.ReLU(),
             )
-            width_in += w
+            # The held cards' summed embedding enters the first hidden layer through its own weights (the
+            # same as one layer on [obs, held], without differentiating through the 800-wide observation).
+            self.held_in = layer_init(nn.Linear(w, self.hidden_sizes[0]), bias_const=0.0)
         layers: list[nn.Module] = []
         for width in self.hidden_sizes:
             layers += [layer_init(nn.Linear(width_in, width)), nn.ReLU()]
@@ -162,7 +164,8 @@ class ActorCritic(nn.Module):
         slots = features.gather(1, slot_card[:, :, None].expand(-1, -1, features.shape[2]))
         cards = self.card_net(slots)  # (batch, K, w)
         held = (cards * held_weight[:, :, None]).sum(dim=1)
-        state = self.trunk_mlp(torch.cat([obs, held], dim=1))
+        first, rest = self.trunk_mlp[0], self.trunk_mlp[1:]
+        state = rest(first(obs) + self.held_in(held))
         if not need_logits:
             return None, state
         slot_logits = torch.einsum("bkw,bw->bk", cards, self.card_query(state)) + self.card_bias(cards).squeeze(-1)
