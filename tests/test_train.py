@@ -223,3 +223,14 @@ def test_learner_seats_out_of_range_is_refused(tmp_path, capsys, seats, message)
     err = capsys.readouterr().err
     assert "opponents.learner_seats" in err and message in err
     assert not (tmp_path / "tiny" / "checkpoint.pt").exists()
+
+
+def test_the_readme_main_job_trains_the_default_config_within_the_laptop_budget():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- main-command -->", 1)[1].split("```", 2)[1]
+    command = block.strip().splitlines()[1].strip()  # the line after ```bash
+    assert "torch==2.13.0" in command, "torch is pinned where the main job installs it (the CPU build)"
+    assert "blackout train --config configs/train/default.yaml" in command
+    config = load_config(ROOT / "configs" / "train" / "default.yaml")
+    assert config.run.threads <= 2 and 0 < config.run.time_limit_minutes <= 30
+    assert config.env.rules == "standard" and config.eval.opponent == "heuristic"

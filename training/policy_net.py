@@ -2,11 +2,14 @@
 
 The network reads the documented observation of :mod:`blackout_env.encoding`
 and outputs one logit per action of the rules' action space (cards, then
-bids) plus a state value. It has **one masked head** for bids and plays: the
-two kinds of action are disjoint ranges of one ``Discrete`` space and the
-legal-action mask already selects the phase's range, so a single head shares
-the trunk fully and keeps PPO's log-probabilities and entropy in one
-categorical; the phase is in the observation, so the trunk can specialise.
+bids) plus a state value. Its policy is **one masked categorical** over bids
+and plays: the two kinds of action are disjoint ranges of one ``Discrete``
+space and the legal-action mask already selects the phase's range, so one
+distribution keeps PPO's log-probabilities and entropy simple; the phase is in
+the observation, so the trunk can specialise. The card logits come either from
+a linear layer (``arch="mlp"``) or, by default, from a pointer head over the
+held cards' own features (``arch="cards"``, see :class:`ActorCritic`), which
+learns card play from far fewer games.
 Illegal actions get a logit of ``-1e9`` (finite, so entropy and gradients stay
 finite), which makes their probability exactly zero in float32.
 
