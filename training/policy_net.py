@@ -154,17 +154,33 @@ class ActorCritic(nn.Module):
             self.actor = layer_init(nn.Linear(width_in, self.num_actions), std=0.01)
         self.critic = layer_init(nn.Linear(width_in, 1), std=1.0)
 
-    def _forward(self, obs: torch.Tensor, need_logits: bool = True) -> tuple[torch.Tensor | None, torch.Tensor]:
-        """(logits or None, trunk state)."""
+    def card_inputs(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        """The "cards" network's per-card inputs: ``(slots, held_weight, slot_card)``; None for "mlp".
+
+        Only held cards can be played, so only they are embedded: the hand's cards (at
+        most the largest hand of the match, K) are gathered into K slots. ``slots``
+        (batch, K, F) holds their features, ``held_weight`` (batch, K) is 1 for a held
+        card and 0 for a slot past the hand's size (which holds some unheld card, whose
+        logit lands on an illegal, masked action), ``slot_card`` (batch, K) the card of
+        each slot. They depend on the observation only (no weights), so a trainer may
+        compute them once per observation and pass them to every forward pass.
+        """
+        if self.arch != "cards":
+            return None
+        with torch.no_grad():
+            features = self.card_features(obs)  # (batch, C, F)
+            held_weight, slot_card = obs[:, : self.num_cards].topk(self.max_hand, dim=1)  # "hand" is the 1st block
+            slots = features.gather(1, slot_card[:, :, None].expand(-1, -1, features.shape[2]))
+        return slots, held_weight, slot_card
+
+    def _forward(
+        self, obs: torch.Tensor, need_logits: bool = True, inputs: tuple[torch.Tensor, ...] | None = None
+    ) -> tuple[torch.Tensor | None, torch.Tensor]:
+        """(logits or None, trunk state); ``inputs``: :meth:`card_inputs` of ``obs``, when already computed."""
         if self.arch == "mlp":
             state = self.trunk_mlp(obs)
             return (self.actor(state) if need_logits else None), state
-        features = self.card_features(obs)  # (batch, C, F)
-        # Only held cards can be played, so only they are embedded: the hand's cards (at most the largest
-        # hand of the match, K) are gathered into K slots; slots past the hand's size hold some unheld card
-        # with weight 0, whose logit lands on an unheld (so illegal, masked) action.
-        held_weight, slot_card = obs[:, : self.num_cards].topk(self.max_hand, dim=1)  # the "hand" block is first
-        slots = features.gather(1, slot_card[:, :, None].expand(-1, -1, features.shape[2]))
+        slots, held_weight, slot_card = inputs if inputs is not None else self.card_inputs(obs)
         cards = self.card_net(slots)  # (batch, K, w)
         held = (cards * held_weight[:, :, None]).sum(dim=1)
         first, rest = self.trunk_mlp[0], self.trunk_mlp[1:]
@@ -189,10 +205,17 @@ class ActorCritic(nn.Module):
         return self.critic(self.trunk(obs)).squeeze(-1)
 
     def get_action_and_value(
-        self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None
+        self,
+        obs: torch.Tensor,
+        mask: torch.Tensor,
+        action: torch.Tensor | None = None,
+        inputs: tuple[torch.Tensor, ...] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Sample (or score the given) actions: ``(action, log_prob, entropy, value)``."""
-        logits, state = self._forward(obs)
+        """Sample (or score the given) actions: ``(action, log_prob, entropy, value)``.
+
+        ``inputs``: :meth:`card_inputs` of ``obs`` when the caller already has them.
+        """
+        logits, state = self._forward(obs, inputs=inputs)
         dist = Categorical(logits=masked_logits(logits, mask))
         if action is None:
             action = dist.sample()
