@@ -128,3 +128,25 @@ def test_embedding_only_the_held_cards_gives_every_legal_card_its_full_logit():
     assert legal_cards.any()
     assert torch.allclose(logits[:, :52][legal_cards], reference[legal_cards], atol=1e-5)
     assert torch.allclose(net.trunk(obs_t), state, atol=1e-5)
+
+
+def test_precomputed_card_inputs_give_the_same_policy_and_value():
+    # The trainer computes card_inputs once per observation and passes them to every update epoch.
+    rules = Rules.preset("standard")
+    torch.manual_seed(2)
+    net = make_model(rules, [32], arch="cards", card_width=8)
+    game = BlackoutGame(rules, seed=5)
+    rng = np.random.default_rng(1)
+    obs, masks = [], []
+    while not game.is_over and len(obs) < 40:
+        view = game.view(game.current_player)
+        obs.append(encoding.encode(view))
+        masks.append(encoding.action_mask(view))
+        game.step(int(rng.choice(view.legal_actions)))
+    obs_t, mask_t = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+    actions = net.greedy_action(obs_t, mask_t)
+    plain = net.get_action_and_value(obs_t, mask_t, actions)
+    cached = net.get_action_and_value(obs_t, mask_t, actions, inputs=net.card_inputs(obs_t))
+    for a, b in zip(plain, cached):
+        assert torch.equal(a, b)
+    assert make_model(rules, [32], arch="mlp").card_inputs(obs_t) is None
