@@ -103,20 +103,25 @@ def test_the_cards_network_plays_legal_moves_and_survives_a_checkpoint(preset, t
     assert torch.equal(net.logits(obs), loaded.logits(obs))
 
 
+def random_decisions(rules: Rules, seed: int, count: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Observations and boolean masks of the first ``count`` decisions of a game of random legal moves."""
+    rng = np.random.default_rng(seed)
+    game = BlackoutGame(rules, seed=seed)
+    obs, masks = [], []
+    while not game.is_over and len(obs) < count:
+        view = game.view(game.current_player)
+        obs.append(encoding.encode(view))
+        masks.append(encoding.action_mask(view))
+        game.step(int(rng.choice(view.legal_actions)))
+    return torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+
+
 def test_embedding_only_the_held_cards_gives_every_legal_card_its_full_logit():
     # The network embeds the K held cards only; a card's logit must equal what embedding all cards gives.
     rules = Rules.preset("standard")
     torch.manual_seed(1)
     net = make_model(rules, [32], arch="cards", card_width=8)
-    rng = np.random.default_rng(0)
-    game = BlackoutGame(rules, seed=4)
-    obs, masks = [], []
-    while not game.is_over and len(obs) < 60:
-        view = game.view(game.current_player)
-        obs.append(encoding.encode(view))
-        masks.append(encoding.action_mask(view))
-        game.step(int(rng.choice(view.legal_actions)))
-    obs_t, mask_t = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+    obs_t, mask_t = random_decisions(rules, seed=4, count=60)
     with torch.no_grad():
         every = net.card_net(net.card_features(obs_t))  # (batch, 52, w)
         hand = obs_t[:, :52]
@@ -135,15 +140,7 @@ def test_precomputed_card_inputs_give_the_same_policy_and_value():
     rules = Rules.preset("standard")
     torch.manual_seed(2)
     net = make_model(rules, [32], arch="cards", card_width=8)
-    game = BlackoutGame(rules, seed=5)
-    rng = np.random.default_rng(1)
-    obs, masks = [], []
-    while not game.is_over and len(obs) < 40:
-        view = game.view(game.current_player)
-        obs.append(encoding.encode(view))
-        masks.append(encoding.action_mask(view))
-        game.step(int(rng.choice(view.legal_actions)))
-    obs_t, mask_t = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+    obs_t, mask_t = random_decisions(rules, seed=5, count=40)
     actions = net.greedy_action(obs_t, mask_t)
     plain = net.get_action_and_value(obs_t, mask_t, actions)
     cached = net.get_action_and_value(obs_t, mask_t, actions, inputs=net.card_inputs(obs_t))
