@@ -178,3 +178,16 @@ def test_a_checkpoint_policy_plays_in_forked_evaluation_workers(tmp_path):
     torch.rand(256, 256) @ torch.rand(256, 256)  # the parent has used torch's thread pool before forking
     result = evaluate([f"ppo:{path}", "random"], rules=SHORT, deals=2, seed=0, workers=2)
     assert result.stats(f"ppo:{path}").hands > 0
+
+
+def test_a_checkpoint_from_before_the_cards_network_still_loads(tmp_path):
+    # Earlier checkpoints named the MLP trunk "trunk" and had no "arch" field.
+    net = small_net()
+    path = save_checkpoint(tmp_path / "old.pt", net, SHORT)
+    payload = torch.load(path, weights_only=True)
+    payload["model_state"] = {k.replace("trunk_mlp.", "trunk."): v for k, v in payload["model_state"].items()}
+    del payload["arch"], payload["card_width"]
+    torch.save(payload, path)
+    loaded, _, _ = load_checkpoint(path, "short")
+    obs = torch.rand(4, net.observation_size)
+    assert loaded.arch == "mlp" and torch.equal(loaded.logits(obs), net.logits(obs))
