@@ -9,7 +9,7 @@ import torch
 from blackout_env import BlackoutGame, Rules, deck_order, encoding
 from blackout_env.cards import parse_card
 from training.card_features import CardFeatures
-from training.policy_net import PolicyBot, load_checkpoint, make_model, save_checkpoint
+from training.policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
 
 HAND, UNSEEN, IN_TRICK, TRUMP, LED, RANK, UNSEEN_ABOVE, HAND_ABOVE, HAND_BELOW, HAND_SUIT, UNSEEN_SUIT, BEATS = range(12)
 VOIDS = 12
@@ -147,3 +147,12 @@ def test_precomputed_card_inputs_give_the_same_policy_and_value():
     for a, b in zip(plain, cached):
         assert torch.equal(a, b)
     assert make_model(rules, [32], arch="mlp").card_inputs(obs_t) is None
+
+
+def test_the_cards_network_needs_the_rules_and_a_known_arch():
+    rules = Rules.preset("short")
+    size = encoding.observation_size(rules)
+    with pytest.raises(ValueError, match="arch 'cards' needs the rules"):
+        ActorCritic(size, rules.num_actions, [8], arch="cards")
+    with pytest.raises(ValueError, match="arch: must be one of mlp, cards, got 'lstm'"):
+        ActorCritic(size, rules.num_actions, [8], arch="lstm", rules=rules)

@@ -64,6 +64,9 @@ def test_an_unknown_key_in_the_yaml_file_is_rejected_naming_file_and_key(tmp_pat
         ("run.device=tpu", "run.device: must be"),
         ("env.reward=win", "env.reward: must be 'score' or 'zero_sum'"),
         ("ppo.lr", "expected KEY=VALUE"),
+        ("model.arch=transformer", "model.arch: must be 'mlp' or 'cards'"),
+        ("model.card_width=0", "model.card_width: must be positive"),
+        ("opponents.learner_seats=2", "opponents.learner_seats: expected a list"),
     ],
 )
 def test_a_value_of_the_wrong_type_or_range_is_rejected_naming_the_key(override, message):
@@ -234,3 +237,25 @@ def test_the_readme_main_job_trains_the_default_config_within_the_laptop_budget(
     config = load_config(ROOT / "configs" / "train" / "default.yaml")
     assert config.run.threads <= 2 and 0 < config.run.time_limit_minutes <= 30
     assert config.env.rules == "standard" and config.eval.opponent == "heuristic"
+
+
+def test_init_checkpoint_of_another_network_is_refused_naming_both(tmp_path, capsys):
+    first = tiny_args(tmp_path, "--set", "eval.final_deals=0", "--set", "eval.every_updates=0")
+    assert main(first) == 0
+    checkpoint = tmp_path / "tiny" / "checkpoint.pt"
+    second = tiny_args(
+        tmp_path, "--set", "run.name=other", "--set", "model.arch=mlp", "--set", f"model.init_checkpoint={checkpoint}"
+    )
+    assert main(second) != 0
+    err = capsys.readouterr().err
+    assert "model.init_checkpoint" in err and "'arch': 'cards'" in err and "'arch': 'mlp'" in err
+    assert not (tmp_path / "other").exists(), "nothing is written: the same command, fixed, starts cleanly"
+    missing = tiny_args(tmp_path, "--set", "run.name=other", "--set", f"model.init_checkpoint={tmp_path / 'nope.pt'}")
+    assert main(missing) != 0
+    assert "does not exist" in capsys.readouterr().err and not (tmp_path / "other").exists()
+    same = tiny_args(
+        tmp_path, "--set", "run.name=other", "--set", "eval.final_deals=0", "--set", "eval.every_updates=0",
+        "--set", f"model.init_checkpoint={checkpoint}",
+    )
+    assert main(same) == 0
+    assert "starting from the weights of" in capsys.readouterr().out

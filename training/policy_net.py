@@ -92,9 +92,8 @@ class ActorCritic(nn.Module):
       outrank it, ...), embedded by one small network shared by all cards: the logit
       is the embedding's dot product with a query computed from the trunk's state,
       plus a bias read from the embedding alone (a pointer-network head). Bids stay a
-      linear head on the trunk. Weights
-      are shared across cards, so what the network learns about one card carries to
-      the others: it learns card play from fewer games.
+      linear head on the trunk. Weights are shared across cards, so what the network
+      learns about one card carries to the others: it learns card play from fewer games.
 
     Args:
         observation_size: length of the encoder's vector for the rules.
@@ -227,7 +226,10 @@ class ActorCritic(nn.Module):
 
     def spec(self) -> dict[str, Any]:
         """What :func:`make_model` needs to rebuild this network's shape (kept in checkpoints)."""
-        return {"hidden_sizes": list(self.hidden_sizes), "arch": self.arch, "card_width": self.card_width}
+        spec: dict[str, Any] = {"hidden_sizes": list(self.hidden_sizes), "arch": self.arch}
+        if self.arch == "cards":  # (an "mlp" network has no card embedding)
+            spec["card_width"] = self.card_width
+        return spec
 
 
 def make_model(rules: Rules, hidden_sizes: Sequence[int] = (256, 256), arch: str = "mlp", card_width: int = 32) -> ActorCritic:

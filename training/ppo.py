@@ -255,6 +255,21 @@ def train(
             f"players (the learner leaves at least one seat to its opponents), got {config.opponents.learner_seats}"
         )
     device = resolve_device(config.run.device)
+    model_cfg = config.model
+
+    def new_model() -> ActorCritic:
+        return make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width).to(device)
+
+    # A fine-tuning start that is missing, corrupt, or another network fails here, before the run folder is made.
+    start = None
+    if model_cfg.init_checkpoint:
+        start, _, _ = load_checkpoint(model_cfg.init_checkpoint, rules)
+        wanted = make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width).spec()
+        if start.spec() != wanted:
+            raise ConfigError(
+                f"model.init_checkpoint: {model_cfg.init_checkpoint!r} is a network {start.spec()}, "
+                f"the config asks for {wanted}"
+            )
     run_dir, resuming = prepare_run_folder(config, resume, force)
     _write_config(run_dir, config)
     checkpoint_path = run_dir / CHECKPOINT_NAME
@@ -272,24 +287,13 @@ def train(
 
     # --- the network and its optimiser
     obs_size, num_actions = encoding.observation_size(rules), rules.num_actions
-    model_cfg = config.model
-
-    def new_model() -> ActorCritic:
-        return make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width).to(device)
-
     agent = new_model()
     optimizer = torch.optim.Adam(agent.parameters(), lr=ppo.lr, eps=1e-5)
     pool: list[dict[str, torch.Tensor]] = []  # past snapshots' weights (pool mode)
     update, global_step, elapsed_before = 0, 0, 0.0
-    if config.model.init_checkpoint and not resuming:
-        start, _, _ = load_checkpoint(config.model.init_checkpoint, rules)
-        if start.spec() != agent.spec():
-            raise ConfigError(
-                f"model.init_checkpoint: {config.model.init_checkpoint!r} is a network {start.spec()}, "
-                f"the config asks for {agent.spec()}"
-            )
+    if start is not None and not resuming:
         agent.load_state_dict(start.state_dict())
-        log(f"starting from the weights of {config.model.init_checkpoint}")
+        log(f"starting from the weights of {model_cfg.init_checkpoint}")
     if resuming:
         model, _, payload = load_checkpoint(checkpoint_path, rules)
         state = payload["extra"]
