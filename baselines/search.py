@@ -11,7 +11,7 @@ For each decision the bot
    replayed action by action from the start of the hand;
 3. **plays each legal action out** to the end of the hand in every sample
    (the same samples for every action, so their comparison is not blurred by
-   card luck), with :class:`~baselines.heuristic.HeuristicBot` bidding for the
+   card luck), with :class:`~blackout_baselines.heuristic.HeuristicBot` bidding for the
    seats still to bid and a fast play policy (:func:`playout_card`) that
    follows the heuristic's rules (win as cheaply as possible while tricks are
    needed, otherwise duck with the highest card that loses) with the sampled

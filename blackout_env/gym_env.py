@@ -19,7 +19,7 @@ the learner's turn again or the episode is over.
   masks) sample from the whole action space; ``"raise"`` as in the AEC env.
 
 Opponents: a name (``"random"``, ``"heuristic"``, ``"search"``: bots from
-``baselines.make_bot``, imported only when first needed), an object with
+``blackout_baselines.make_bot``, imported only when first needed), an object with
 ``act(view) -> int`` (and optionally ``seed(int)``), or a callable
 ``f(view) -> int``; one for every other seat, or a list with one per other seat
 in clockwise order from the learner. Bots with ``seed`` are reseeded from the
@@ -50,9 +50,9 @@ Opponent = Any  # a name, an object with act(view), or a callable(view) -> int
 
 
 def _make_named_bot(name: str, seed: int | None) -> Any:
-    # Imported here: blackout_env must not import baselines at module level.
+    # Imported here: blackout_env must not import blackout_baselines at module level.
     try:
-        baselines = importlib.import_module("baselines")
+        baselines = importlib.import_module("blackout_baselines")
     except ImportError as error:  # pragma: no cover - baselines ships with this package
         raise ValueError(f"opponent {name!r} needs the baselines package: {error}") from None
     return baselines.make_bot(name, seed=seed)

@@ -374,7 +374,7 @@ def test_a_failed_reset_leaves_the_random_stream_as_it_was():
 def test_bench_aec_runs_every_target_and_writes_json(tmp_path, capsys):
     import json
 
-    from training.bench import aec as bench
+    from blackout_training.bench import aec as bench
 
     out = tmp_path / "aec.json"
     assert bench.main(["--steps", "300", "--repeats", "1", "--players", "3", "--skip", "openspiel", "--json", str(out)]) == 0

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from blackout_baselines import BOTS, HeuristicBot, RandomBot, SearchBot, make_bot
+from blackout_baselines.search import deal_deck, determinize, sample_hands
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from baselines import BOTS, HeuristicBot, RandomBot, SearchBot, make_bot
-from baselines.search import deal_deck, determinize, sample_hands
 from blackout_env import BlackoutGame, Rules, preset_names
 
 

@@ -318,7 +318,7 @@ def test_random_actions_never_pick_the_dealers_forbidden_bid() -> None:
 
 
 def test_the_benchmark_runs_and_reports_every_configuration(tmp_path, capsys) -> None:
-    from training.bench.batched import main
+    from blackout_training.bench.batched import main
 
     path = tmp_path / "bench.json"
     assert main(["--games", "8", "--seconds", "0.02", "--repeats", "1", "--no-openspiel", "--json", str(path)]) == 0

@@ -3,11 +3,11 @@
 import json
 
 import pytest
+from blackout_training.bench import benchmark_names
+from blackout_training.bench.engine import openspiel_available, openspiel_hands, play_matches
+from blackout_training.cli import main
 
 from blackout_env import Rules
-from training.bench import benchmark_names
-from training.bench.engine import openspiel_available, openspiel_hands, play_matches
-from training.cli import main
 
 
 def test_bench_engine_prints_and_saves_its_figures(tmp_path, capsys):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from blackout_training.card_features import CardFeatures
+from blackout_training.policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
 
 from blackout_env import BlackoutGame, Rules, deck_order, encoding
 from blackout_env.cards import parse_card
-from training.card_features import CardFeatures
-from training.policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
 
 HAND, UNSEEN, IN_TRICK, TRUMP, LED, RANK, UNSEEN_ABOVE, HAND_ABOVE, HAND_BELOW, HAND_SUIT, UNSEEN_SUIT, BEATS = range(12)
 VOIDS = 12

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from training.cli import main
+from blackout_training.cli import main
 
 
 def test_rules_prints_the_standard_preset_in_words(capsys):
@@ -25,6 +25,6 @@ def test_unknown_preset_is_a_clear_error(capsys):
 
 def test_demo_prints_a_score_sheet_through_the_console_script():
     result = subprocess.run(
-        [sys.executable, "-m", "training.cli", "demo", "--seed", "3"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "blackout_training.cli", "demo", "--seed", "3"], capture_output=True, text=True, check=True
     )
     assert "total" in result.stdout and "winner" in result.stdout

@@ -4,11 +4,10 @@ import json
 
 import numpy as np
 import pytest
-
-from baselines import HeuristicBot
-from training.cli import main
-from training.evaluate import confidence_half_width, evaluate, rotations, seating_for
-from training.policies import load_policy, register_policy
+from blackout_baselines import HeuristicBot
+from blackout_training.cli import main
+from blackout_training.evaluate import confidence_half_width, evaluate, rotations, seating_for
+from blackout_training.policies import load_policy, register_policy
 
 
 def test_each_seating_entry_plays_each_seat_exactly_once_per_deal():
@@ -106,7 +105,7 @@ def test_register_policy_adds_a_name():
     try:
         assert isinstance(load_policy("greedy-test"), HeuristicBot)
     finally:
-        from training.policies import LOADERS
+        from blackout_training.policies import LOADERS
 
         del LOADERS["greedy-test"]
     with pytest.raises(ValueError, match="without ':'"):

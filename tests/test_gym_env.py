@@ -122,14 +122,14 @@ def test_opponents_listed_per_seat_play_their_own_seats():
 
 @pytest.mark.parametrize("name", ["random", "heuristic"])
 def test_named_opponents_come_from_baselines(name):
-    pytest.importorskip("baselines")
+    pytest.importorskip("blackout_baselines")
     environment = BlackoutGymEnv(rules="short", opponents=name)
     rewards = play(environment, seed=3)
     assert environment.game.phase == "game_over" and sum(rewards) == environment.game.scores[0]
 
 
 def test_blackout_env_imports_neither_baselines_nor_torch():
-    code = "import blackout_env, sys; print('baselines' in sys.modules, 'torch' in sys.modules)"
+    code = "import blackout_env, sys; print('blackout_baselines' in sys.modules or 'blackout_training' in sys.modules, 'torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "False"]
 

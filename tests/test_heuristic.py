@@ -4,10 +4,10 @@ from math import comb, prod
 
 import numpy as np
 import pytest
+from blackout_baselines import HeuristicBot
+from blackout_baselines.heuristic import card_win_probabilities, one_card_win_probability, trick_distribution
+from blackout_baselines.search import deal_deck
 
-from baselines import HeuristicBot
-from baselines.heuristic import card_win_probabilities, one_card_win_probability, trick_distribution
-from baselines.search import deal_deck
 from blackout_env import BlackoutGame, Rules, parse_card
 from blackout_env.cards import card_to_str
 
@@ -169,7 +169,7 @@ def test_a_player_needing_tricks_leads_an_established_winner():
 
 
 def test_the_heuristic_beats_random_play():
-    from baselines import RandomBot
+    from blackout_baselines import RandomBot
 
     rules = Rules(num_players=4, hand_sizes=[5, 3, 1])
     totals = np.zeros(2)

@@ -10,12 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from blackout_training.play import screen
+from blackout_training.play import session as play
+from blackout_training.play.session import PlaySession, SavedSession, Seat, new_session, read_save, write_save
 
 from blackout_env import BlackoutGame, Rules, SaveFileError
 from blackout_env.cards import card_to_str, parse_card
 from blackout_env.engine import deck_order
-from training import play, screen
-from training.play import PlaySession, SavedSession, Seat, new_session, read_save, write_save
 
 REPO = Path(__file__).resolve().parents[1]
 SHORT = Rules.resolve("short")
@@ -371,7 +372,7 @@ def test_bots_alone_play_a_whole_match_without_input(tmp_path):
 
 def blackout(*args: str, stdin: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "training.cli", "play", *args],
+        [sys.executable, "-m", "blackout_training.cli", "play", *args],
         input=stdin,
         capture_output=True,
         text=True,

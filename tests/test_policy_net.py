@@ -5,10 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
-from blackout_env import BlackoutGame, Rules, encoding
-from training.policies import load_policy
-from training.policy_net import (
+from blackout_training.policies import load_policy
+from blackout_training.policy_net import (
     ActorCritic,
     CheckpointError,
     PolicyBot,
@@ -18,6 +16,8 @@ from training.policy_net import (
     masked_logits,
     save_checkpoint,
 )
+
+from blackout_env import BlackoutGame, Rules, encoding
 
 SHORT = Rules.preset("short")
 
@@ -172,7 +172,7 @@ def test_the_shipped_policy_loads_by_name_and_plays_legal_standard_moves():
 
 @pytest.mark.timeout(300)
 def test_a_checkpoint_policy_plays_in_forked_evaluation_workers(tmp_path):
-    from training.evaluate import evaluate
+    from blackout_training.evaluate import evaluate
 
     path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
     torch.rand(256, 256) @ torch.rand(256, 256)  # the parent has used torch's thread pool before forking

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from blackout_training.play import screen
 
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.cards import parse_card
 from blackout_env.engine import deck_order
 from blackout_env.scoresheet import score_sheet
-from training import screen
 
 NAMES = ["P0 you", "P1 heuristic", "P2 search"]
 

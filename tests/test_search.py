@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from blackout_baselines import HeuristicBot, RandomBot, SearchBot
+from blackout_baselines.search import determinize, playout_card, sample_hands
 
-from baselines import HeuristicBot, RandomBot, SearchBot
-from baselines.search import determinize, playout_card, sample_hands
 from blackout_env import BlackoutGame, Rules
 
 

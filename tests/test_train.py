@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from blackout_training.cli import main
+from blackout_training.config import ConfigError, load_config
+from blackout_training.policies import load_policy
+from blackout_training.vec_env import BatchedVecEnv, EngineVecEnv
 
 from blackout_env import BlackoutGame, Rules
-from training.cli import main
-from training.config import ConfigError, load_config
-from training.policies import load_policy
-from training.vec_env import BatchedVecEnv, EngineVecEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "train" / "tiny.yaml"
@@ -110,7 +110,7 @@ def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
     out = tmp_path / "runs"
     # A real subprocess through the console entry point, as a user runs it.
     first = subprocess.run(
-        [sys.executable, "-m", "training.cli", *tiny_args(out, "--set", "ppo.total_steps=700")],
+        [sys.executable, "-m", "blackout_training.cli", *tiny_args(out, "--set", "ppo.total_steps=700")],
         capture_output=True, text=True, cwd=ROOT,
     )
     assert first.returncode == 0, first.stderr

@@ -81,13 +81,13 @@ class EnvConfig:
 
 @dataclass
 class ModelConfig:
-    """The actor-critic network (see ``training.policy_net.ActorCritic``)."""
+    """The actor-critic network (see ``blackout_training.policy_net.ActorCritic``)."""
 
     hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
     """Widths of the shared MLP trunk's hidden layers."""
     arch: str = "mlp"
     """"mlp" (one MLP on the observation) or "cards" (also scores each card action from that card's own
-    features, with one small network shared by all cards; see ``training.policy_net.ActorCritic``)."""
+    features, with one small network shared by all cards; see ``blackout_training.policy_net.ActorCritic``)."""
     card_width: int = 32
     """"cards": width of the per-card embedding."""
     init_checkpoint: str | None = None
@@ -167,7 +167,7 @@ class OpponentsConfig:
 
 @dataclass
 class EvalConfig:
-    """Periodic and final duplicate-deal evaluation (``training.evaluate``)."""
+    """Periodic and final duplicate-deal evaluation (``blackout_training.evaluate``)."""
 
     opponent: str = "heuristic"
     """The policy in the other seats: "random", "heuristic", "search"."""

@@ -57,7 +57,7 @@ def _parse_options(argument: str | None, spec: str) -> dict[str, Any]:
 
 def _bot_loader(bot_name: str) -> Loader:
     def load(argument: str | None, rules: Rules | None, seed: int | None) -> Policy:
-        from baselines import make_bot
+        from blackout_baselines import make_bot
 
         return make_bot(bot_name, seed=seed, **_parse_options(argument, f"{bot_name}:{argument}"))
 
@@ -79,7 +79,7 @@ LOADERS: dict[str, Loader] = {
     "heuristic": _bot_loader("heuristic"),
     "search": _bot_loader("search"),
     # "ppo": the checkpoint shipped in training/checkpoints; "ppo:PATH": a trained checkpoint.
-    "ppo": _entry_point_loader("training.policy_net", "load_ppo_policy"),
+    "ppo": _entry_point_loader("blackout_training.policy_net", "load_ppo_policy"),
 }
 """Spec prefix -> loader(argument, rules, seed). The one place where policy names are defined."""
 

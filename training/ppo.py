@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from blackout_baselines import make_bot
 from torch import nn
 
-from baselines import make_bot
 from blackout_env import Rules, encoding
 
 from .config import ConfigError, TrainConfig, config_from_dict, config_to_dict
@@ -182,7 +182,7 @@ class CsvLog:
 
 # ------------------------------------------------------------------ evaluation
 def evaluate_against(bot: PolicyBot, opponent: str, rules: Rules, deals: int, seed: int) -> dict[str, Any]:
-    """Duplicate-deal evaluation (``training.evaluate``): ``bot`` in one seat, ``opponent`` bots in the others.
+    """Duplicate-deal evaluation (``blackout_training.evaluate``): ``bot`` in one seat, ``opponent`` bots in the others.
 
     Returns the agent's and the opponents' mean score per hand, the 95% interval
     half-widths, the paired difference (agent minus opponent) and the agent's bid-made rate.

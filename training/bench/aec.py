@@ -154,7 +154,7 @@ def _openspiel(players: int, tricks: int, steps: int, seed: int) -> int:
 
 def _gym(rules: Rules, steps: int, seed: int) -> int:
     try:
-        from baselines import make_bot
+        from blackout_baselines import make_bot
 
         opponents = [make_bot("random", seed=seed + k) for k in range(rules.num_players - 1)]
     except ImportError:  # pragma: no cover - baselines ships with the project
@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m training.bench.aec``)."""
+    """Run the benchmark from the command line (``python -m blackout_training.bench.aec``)."""
     parser = argparse.ArgumentParser(prog="blackout bench aec", description=__doc__.splitlines()[0])
     add_arguments(parser)
     return run(parser.parse_args(argv))

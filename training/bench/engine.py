@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m training.bench.engine``)."""
+    """Run the benchmark from the command line (``python -m blackout_training.bench.engine``)."""
     parser = argparse.ArgumentParser(prog="blackout bench engine", description=__doc__.splitlines()[0])
     add_arguments(parser)
     return run(parser.parse_args(argv))

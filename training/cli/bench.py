@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from training.bench import benchmark_names
+from blackout_training.bench import benchmark_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,5 +22,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    module = importlib.import_module(f"training.bench.{args.name}")
+    module = importlib.import_module(f"blackout_training.bench.{args.name}")
     return int(module.main(args.options) or 0)

@@ -14,12 +14,12 @@ import sys
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "rules": ("training.cmd_rules", "print a rules preset in words, or list the presets"),
-    "demo": ("training.cmd_demo", "play a match among random players and print the score sheet"),
-    "bench": ("training.cmd_bench", "benchmarks: blackout bench engine | aec | ... (decisions per second)"),
-    "eval": ("training.cmd_eval", "a duplicate-deal tournament between policies: table, JSON and plot"),
-    "train": ("training.cmd_train", "train a PPO policy by self-play from a YAML config (--set KEY=VALUE overrides)"),
-    "play": ("training.cmd_play", "play in the terminal against bots or trained policies (saves, resumes)"),
+    "rules": ("blackout_training.cli.rules", "print a rules preset in words, or list the presets"),
+    "demo": ("blackout_training.cli.demo", "play a match among random players and print the score sheet"),
+    "bench": ("blackout_training.cli.bench", "benchmarks: blackout bench engine | aec | ... (decisions per second)"),
+    "eval": ("blackout_training.cli.eval", "a duplicate-deal tournament between policies: table, JSON and plot"),
+    "train": ("blackout_training.cli.train", "train a PPO policy by self-play from a YAML config (--set KEY=VALUE overrides)"),
+    "play": ("blackout_training.cli.play", "play in the terminal against bots or trained policies (saves, resumes)"),
 }
 
 
@@ -50,7 +50,3 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # bad configs, rules, files: a clear message, no traceback
         print(f"blackout {args.command}: error: {error}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

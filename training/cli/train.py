@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from .config import load_config
+from ..config import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"run.device={args.device}")
     config = load_config(args.config, overrides)
 
-    from .ppo import train  # imports torch: only once the config is known to be good
+    from ..ppo import train  # imports torch: only once the config is known to be good
 
     result = train(config, resume=args.resume, force=args.force)
     print(f"run folder: {result.run_dir}")

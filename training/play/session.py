@@ -2,7 +2,7 @@
 
 :class:`PlaySession` runs one match. Input and output are streams passed in
 (stdin/stdout by default), so tests drive a whole game with a script; what the
-screen looks like is :mod:`training.screen`.
+screen looks like is :mod:`blackout_training.play.screen`.
 
 Saves: after every action the session writes itself (the engine's saved game,
 who sits where, the bots' seed) to one JSON file, atomically: a temporary file
@@ -29,8 +29,8 @@ from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, Sa
 from blackout_env.cards import card_to_str, parse_card
 from blackout_env.scoresheet import score_sheet
 
+from ..policies import Policy, load_policy
 from . import screen
-from .policies import Policy, load_policy
 
 __all__ = [
     "PLAY_SAVE_FORMAT",
@@ -215,7 +215,7 @@ class PlaySession:
         saved: the match (a new one from :func:`new_session`, or :func:`read_save`).
         save_path: where to autosave after every action.
         policy_loader: ``(spec, rules, seed) -> policy`` for the bot seats
-            (default ``training.policies.load_policy``).
+            (default ``blackout_training.policies.load_policy``).
         suggest_bid: ``view -> bid`` shown as the suggested bid (None: no suggestion).
         input, output: text streams (default stdin and stdout); input that is not a
             terminal is echoed, so a scripted game reads like a played one.

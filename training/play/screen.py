@@ -1,7 +1,7 @@
 """What ``blackout play`` shows, as text: pure functions of a view or a game.
 
 Nothing here reads input or writes to a terminal, so every screen can be
-tested as a string. The game loop (:mod:`training.play`) decides when to show
+tested as a string. The game loop (:mod:`blackout_training.play.session`) decides when to show
 what; this module decides how it looks.
 
 Seats are named by the caller (``names[seat]``, e.g. ``"P0 you"``). Cards are

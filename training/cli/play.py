@@ -17,7 +17,7 @@ from pathlib import Path
 
 from blackout_env import PlayerView, Rules, SaveFileError
 
-from .play import PlaySession, default_save_path, new_session, read_save
+from ..play.session import PlaySession, default_save_path, new_session, read_save
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,7 +93,7 @@ def _occupied(path: Path) -> str | None:
 
 def _bid_hint(seed: int):
     """The heuristic bot's bid for a view: the suggested bid shown to a person."""
-    from baselines import make_bot
+    from blackout_baselines import make_bot
 
     bot = make_bot("heuristic", seed=seed)
 

@@ -44,7 +44,7 @@ def _check_out(out: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .evaluate import check_tournament, evaluate
+    from ..evaluate import check_tournament, evaluate
 
     rules = Rules.resolve(args.rules)
     if args.players is not None:
