@@ -125,6 +125,7 @@ def test_episodes_and_rewards_follow_the_engine(episode: str, reward: str) -> No
     play_lockstep(Rules.preset("short").replace(num_players=3), episode=episode, reward=reward, seed=7, resets=2)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rules=any_rules(max_size=6),

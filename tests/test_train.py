@@ -106,6 +106,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(file))
 
 
+@pytest.mark.slow
 def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
     out = tmp_path / "runs"
     # A real subprocess through the console entry point, as a user runs it.
