@@ -6,7 +6,8 @@
   block: the reason is shown to the reader too).
 - Every ``blackout ...`` command in a ```bash or ```console block is parsed by the real command
   line parser (``blackout_training.cli.build_parser``; a benchmark's options by that benchmark's
-  own parser), so each subcommand and flag shown exists.
+  own parser; a training config and its ``--set`` keys by the config loader), so each
+  subcommand, flag and key shown exists.
 - A ```console block shows commands after ``$ ``; when output lines follow a command, the command
   is run and its output compared line by line. A line ``...`` stands for any number of lines.
   After a line ``<!-- typed input -->``, the text after a prompt (``...): `` or ``[y/n] ``) in the
@@ -282,6 +283,13 @@ def _parse_blackout(argv: list[str]) -> str | None:
         if exit_.code == 0 and ("--help" in argv or "-h" in argv):
             return None
         return shown.getvalue().strip() or f"exit {exit_.code}"
+    if args.command == "train":  # the config and every --set key must load, as the command loads them
+        from blackout_training.config import load_config
+
+        try:
+            load_config(REPO / args.config, list(args.overrides))
+        except ValueError as error:
+            return str(error)
     return None
 
 
@@ -305,6 +313,7 @@ def test_the_parse_check_refuses_a_flag_that_does_not_exist():
     assert _parse_blackout(["eval", "--policies", "random", "--no-such-flag"]) is not None
     assert _parse_blackout(["bench", "batched", "--no-such-flag"]) is not None
     assert _parse_blackout(["rules", "--list"]) is None
+    assert "run.nam" in _parse_blackout(["train", "--config", "configs/train/tiny.yaml", "--set", "run.nam=x"])
 
 
 # ---------------------------------------------------------------------------------------------
