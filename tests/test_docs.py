@@ -200,7 +200,7 @@ def test_no_prose_is_written_twice():
 
 
 def _pages_with_python() -> list[Path]:
-    return [page for page in _pages() if any(b.lang == "python" for b in code_blocks(page))]
+    return [page for page in _pages() if any(b.lang == "python" and not b.skip_reason for b in code_blocks(page))]
 
 
 @pytest.mark.parametrize("page", _pages_with_python(), ids=_page_id)
