@@ -147,6 +147,13 @@ def test_ci_finds_the_readme_test_command():
     assert command == 'pip install torch==2.13.0 -e ".[dev,train]" && python -m pytest -q'
 
 
+def test_readme_installs_the_cpu_torch_from_pytorchs_index_outside_the_ci_command():
+    """torch==2.13.0 from PyPI is the CUDA build; CI here has PyPI only, so the index stays out of CI's line."""
+    install = [c for b in code_blocks(README) if b.lang == "bash" for c in _shell_commands(b)]
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in install
+    assert not any("index-url" in c and "pytest" in c for c in install)
+
+
 def _slug(heading: str) -> str:
     """GitHub's anchor for a heading."""
     text = re.sub(r"[`*_]", "", heading.strip().lower())
@@ -227,6 +234,12 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
             pytest.fail(f"{block.where}: the example fails: {type(error).__name__}: {error}")
         ran, printed = ran + 1, captured.getvalue()
     assert ran > 0
+
+
+def test_python_blocks_left_out_still_compile():
+    for block in _blocks({"python"}):
+        if block.skip_reason:
+            compile(block.text, block.where, "exec")
 
 
 # ---------------------------------------------------------------------------------------------

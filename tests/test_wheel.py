@@ -5,7 +5,7 @@ The repository keeps its folders ``baselines/`` and ``training/``; the wheel ins
 ``training`` package and OpenAI Baselines' ``baselines`` keep working beside us.
 
 The wheel is built once per module, offline (``--no-build-isolation``: setuptools and wheel come
-from the dev extra), from a copy of the tracked files so the checkout gets no ``build/`` folder.
+from the dev extra), from a copy of the sources so the checkout gets no ``build/`` folder.
 """
 
 from __future__ import annotations
@@ -23,24 +23,18 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _tracked_files() -> list[str]:
-    listing = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=False
-    )
-    if listing.returncode != 0:
-        pytest.skip("not a git checkout: the wheel is built from the tracked files")
-    return [name for name in listing.stdout.split("\0") if name]
+# What the build reads: the project file, the README (the long description) and the three packages.
+BUILD_INPUTS = ["pyproject.toml", "README.md", "blackout_env", "baselines", "training"]
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source")
-    for name in _tracked_files():
-        path = REPO / name
-        if path.is_symlink() or not path.exists():  # configs/rules points into blackout_env/presets
-            continue
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, source / name)
+    for name in BUILD_INPUTS:
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(REPO / name, source / name)
     out = tmp_path_factory.mktemp("wheel")
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(out), str(source)],
