@@ -6,11 +6,17 @@ every game. The layout is read from the encoder, never copied: a block the
 batched encoder does not know (or one it knows that the encoder dropped) stops
 construction with a message, and the differential test compares every value.
 
-Speed: the buffer is reused from step to step. One-hot blocks are given as the
-positions of their ones; the ones of the previous step are cleared and the new
-ones set with two scatters (a missing one, such as no turned card, points at a
-dense cell that is written afterwards). Dense blocks are written whole: bitsets
-(hand, played cards) are unpacked, scalars looked up in float32 tables.
+Speed (a step writes ``num_envs x observation_size`` floats, so memory traffic
+is what counts): the 0/1 entries, which are nearly all of the vector, are built
+in a ``uint8`` buffer a quarter of the float32 size, which is cleared whole and
+then written: one-hot blocks as one scatter of the positions of their ones (a
+missing one, such as no turned card, points at a cell of the first dense block,
+written afterwards), bitsets (hand, played cards, voids) unpacked in place. One
+conversion then writes the float32 observation (the caller's array: no second
+copy), and the few scaled blocks (hand size, tricks, round, scores) are
+looked up in float32 tables into it. Nothing is carried from one step to the
+next: every call rebuilds every entry, so the encoder has no state to keep in
+sync (copies and pickles of the engine stay exact).
 """
 
 from __future__ import annotations
@@ -30,17 +36,21 @@ __all__ = ["BatchedEncoder"]
 
 
 class BatchedEncoder:
-    """Writes the acting seat's observation of every game into one reused float32 buffer."""
+    """Writes the acting seat's observation of every game into a float32 array (``out`` or its own buffer)."""
 
     def __init__(self, rules: Rules, num_envs: int, tables: _Tables) -> None:
         self.rules = rules
         self._t = tables
         layout = observation_layout(rules)
         self.size = layout[-1].offset + layout[-1].size
+        self.num_envs = num_envs
         self.out = np.zeros((num_envs, self.size), dtype=np.float32)
-        self._flat = self.out.reshape(-1)
-        one_hot, dense = self._one_hot_blocks(), self._dense_blocks()
-        known = set(one_hot) | set(dense)
+        """The encoder's own float32 buffer (what :meth:`encode` fills when given no ``out``)."""
+        self.bits = np.zeros((num_envs, self.size), dtype=np.uint8)
+        """The 0/1 entries of the last observations (scaled blocks hold 0 here)."""
+        self._flat_bits = self.bits.reshape(-1)
+        one_hot, bit_blocks, scaled = self._one_hot_blocks(), self._bit_blocks(), self._scaled_blocks()
+        known = set(one_hot) | set(bit_blocks) | set(scaled)
         unknown = [block.name for block in layout if block.name not in known]
         dropped = sorted(known - {block.name for block in layout})
         if unknown or dropped:
@@ -50,36 +60,44 @@ class BatchedEncoder:
                 + ("; " if unknown and dropped else "")
                 + (f"the encoder no longer has the blocks {dropped}" if dropped else "")
             )
-        # A missing one is written to a dense cell, which its dense block then overwrites.
-        spare = next(block.offset for block in layout if block.name in dense)
+        # A missing one is written to a cell of a 0/1 dense block, which that block then overwrites.
+        spare = next(block.offset for block in layout if block.name in bit_blocks)
+        # Where a "none" (-1) goes in blocks that have a column for it (no trump, no led suit).
+        none_column = {"trump": NO_SUIT, "led_suit": NO_SUIT}
         self._ones: list[tuple[Callable[[], np.ndarray], np.ndarray, int, np.ndarray | None]] = []
-        self._dense: list[tuple[Callable[[np.ndarray], None], np.ndarray]] = []
+        self._bit_writes: list[tuple[Callable[[np.ndarray], None], np.ndarray]] = []
+        self._scaled: list[tuple[Callable[[np.ndarray], None], slice, tuple[int, ...]]] = []
         column = 0
         for block in layout:
             if block.name in one_hot:
                 rows, width = (1, block.shape[0]) if len(block.shape) == 1 else block.shape
                 # where[j * (width + 1) + k + 1]: the cell of row j's one at k (k = -1, none: the spare cell)
                 where = block.offset + np.arange(rows)[:, None] * width + np.arange(-1, width)
-                where[:, 0] = spare
+                where[:, 0] = where[:, 1 + none_column[block.name]] if block.name in none_column else spare
                 # Per-seat blocks: row j's entries start at j * (width + 1) in ``where``.
                 row_starts = np.arange(rows) * (width + 1) + 1 if len(block.shape) > 1 else None
                 self._ones.append((one_hot[block.name], where.ravel(), column, row_starts))
                 column += rows
-            else:
-                view = self.out[:, block.offset : block.offset + block.size].reshape((num_envs, *block.shape))
-                if not np.shares_memory(view, self.out):  # pragma: no cover - slicing a row never copies
+            elif block.name in bit_blocks:
+                view = self.bits[:, block.offset : block.offset + block.size].reshape((num_envs, *block.shape))
+                if not np.shares_memory(view, self.bits):  # pragma: no cover - slicing a row never copies
                     raise AssertionError(f"block {block.name} is not a view of the observation buffer")
-                self._dense.append((dense[block.name], view))
-        # Cells of this step's ones and of the previous step's (cleared first); two buffers, swapped.
-        self._cells = np.zeros((num_envs, column), dtype=np.int64)
-        self._previous_cells = np.zeros((num_envs, column), dtype=np.int64)
+                self._bit_writes.append((bit_blocks[block.name], view))
+            else:
+                self._scaled.append((scaled[block.name], slice(block.offset, block.offset + block.size), block.shape))
+        # Flat cells of this step's ones, one column per one-hot row.
+        self._cells = np.zeros((num_envs, column), dtype=np.intp)
         max_bid = rules.max_bid
         # Scaled values exactly as encode() computes them: Python division, rounded once to float32.
         self._per_max_bid = np.array([k / max_bid for k in range(max_bid + 1)], dtype=np.float32)
         last_round = max(rules.num_rounds - 1, 1)
         self._per_round = np.array([r / last_round for r in range(rules.num_rounds)], dtype=np.float32)
         self._score_scale = score_scale(rules)
-        self._seat_offsets = np.arange(rules.num_players)
+        n = rules.num_players
+        # _rotation[me, j]: the absolute seat j places to the left of seat me
+        self._rotation = (np.arange(n)[:, None] + np.arange(n)) % n
+        # _relative_seats[(seat + 1) * n + me]: seat relative to observer me; -1 (no seat) stays -1
+        self._relative_seats = np.concatenate([np.full(n, -1), ((np.arange(n)[:, None] - np.arange(n)) % n).ravel()])
         self._games = np.arange(num_envs)
         self._row_starts = (self._games * self.size)[:, None]
         self._seat_rows = (self._games * rules.num_players)[:, None]
@@ -99,42 +117,50 @@ class BatchedEncoder:
             "last_trick_winner": self._last_trick_winner,
         }
 
-    def _dense_blocks(self) -> dict[str, Callable[[np.ndarray], None]]:
+    def _bit_blocks(self) -> dict[str, Callable[[np.ndarray], None]]:
+        """Dense blocks of 0/1 entries, written into the uint8 buffer."""
         return {
             "hand": self._hand,
             "turned_card_held_by_dealer": self._turned_card_held_by_dealer,
-            "hand_size": self._hand_size,
-            "tricks_left": self._tricks_left,
-            "round_index": self._round_index,
-            "tricks_won": self._tricks_won,
             "bid_impossible": self._bid_impossible,
             "played": self._played,
             "voids": self._voids,
             "trump_broken": self._trump_broken,
+        }
+
+    def _scaled_blocks(self) -> dict[str, Callable[[np.ndarray], None]]:
+        """Dense blocks of scaled values, written into the float32 observation."""
+        return {
+            "hand_size": self._hand_size,
+            "tricks_left": self._tricks_left,
+            "round_index": self._round_index,
+            "tricks_won": self._tricks_won,
             "scores": self._scores,
         }
 
-    def encode(self, env: BatchedBlackout) -> np.ndarray:
-        """The acting seat's observation in every game (the reused buffer, overwritten each call)."""
+    def encode(self, env: BatchedBlackout, out: np.ndarray | None = None) -> np.ndarray:
+        """The acting seat's observation in every game, written into ``out`` (default: the encoder's buffer)."""
+        out = self.out if out is None else out
         self.env = env
-        self.me = env.current_player.astype(np.int64)
+        self.me = env.current_player.astype(np.intp)
         # seats[g, j]: the absolute seat j places to the observer's left (row j of per-seat blocks)
-        seats = (self.me[:, None] + self._seat_offsets) % env.num_players
-        self._flat_seats = self._seat_rows + seats
+        self._flat_seats = self._seat_rows + self._rotation[self.me]
         self._relative_cache: dict[str, np.ndarray] = {}
-        cells, self._previous_cells = self._previous_cells, self._cells
+        cells = self._cells
         for positions, where, start, row_starts in self._ones:
             if row_starts is None:
                 cells[:, start] = where.take(positions().astype(np.intp) + 1)
             else:
                 cells[:, start : start + len(row_starts)] = where.take(positions() + row_starts)
         cells += self._row_starts
-        self._flat[self._previous_cells.ravel()] = 0.0
-        self._flat[cells.ravel()] = 1.0
-        self._cells = cells
-        for write, view in self._dense:
+        self.bits.fill(0)
+        self._flat_bits.put(cells, 1)
+        for write, view in self._bit_writes:
             write(view)
-        return self.out
+        np.copyto(out, self.bits)
+        for write, columns, shape in self._scaled:
+            write(out[:, columns].reshape((self.num_envs, *shape)))
+        return out
 
     # ----------------------------------------------------------- helpers
     def _relative(self, name: str) -> np.ndarray:
@@ -146,7 +172,7 @@ class BatchedEncoder:
 
     def _relative_seat(self, seat: np.ndarray) -> np.ndarray:
         """Absolute seats as seats relative to the observer; NONE stays -1."""
-        return np.where(seat < 0, -1, (seat.astype(np.int64) - self.me) % self.env.num_players)
+        return self._relative_seats.take((seat.astype(np.intp) + 1) * self.env.num_players + self.me)
 
     @staticmethod
     def _bits(out: np.ndarray, bits: np.ndarray) -> None:
@@ -157,8 +183,7 @@ class BatchedEncoder:
 
     # ------------------------------------------------ one-hot blocks: positions of the ones
     def _trump(self) -> np.ndarray:
-        trump = self.env.trump
-        return np.where(trump < 0, NO_SUIT, trump)
+        return self.env.trump  # no trump (-1): the NO_SUIT column
 
     def _turned_card(self) -> np.ndarray:
         return self.env.turned_card
@@ -185,8 +210,7 @@ class BatchedEncoder:
         return self._relative("trick_cards")
 
     def _led_suit(self) -> np.ndarray:
-        led = self.env.led_suit
-        return np.where(led < 0, NO_SUIT, led)
+        return self.env.led_suit  # no led suit (-1): the NO_SUIT column
 
     def _last_trick(self) -> np.ndarray:
         return self._relative("last_trick")

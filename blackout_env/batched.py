@@ -663,31 +663,29 @@ class BatchedBlackout:
         self._compute_legal()
         observation = None
         if self._encoder is not None:
-            observation = self._encoder.encode(self)
             if self.copy:
-                observation = self._copy_observation(observation)
+                observation = self._encoder.encode(self, self._free_observation())
             else:
-                # The buffer is the encoder's own (it clears last step's ones): hand it out read-only.
-                observation = observation.view()
+                # The buffer is the encoder's own (rewritten by every step): hand it out read-only.
+                observation = self._encoder.encode(self).view()
                 observation.flags.writeable = False
         return BatchStep(self.current_player.copy(), observation, self._action_mask(), rewards, done)
 
-    def _copy_observation(self, buffer: np.ndarray) -> np.ndarray:
-        """A copy of the observation buffer, in an array nobody else holds any more if there is one.
+    def _free_observation(self) -> np.ndarray:
+        """An observation array nobody else holds any more if there is one, else a new one.
 
-        Large fresh arrays cost page faults on every step; an earlier copy that only
-        this pool still references (the caller dropped it, or copied it into its own
-        storage) is safe to overwrite and much cheaper.
+        Large fresh arrays cost page faults on every step; an earlier observation that
+        only this pool still references (the caller dropped it, or copied it into its
+        own storage) is safe to overwrite and much cheaper.
         """
         for spare in self._spare_observations:
             # References: the pool's list, this loop's variable and getrefcount's argument.
             if sys.getrefcount(spare) == 3:
-                np.copyto(spare, buffer)
                 return spare
-        copy = buffer.copy()
+        fresh = np.empty((self.num_envs, self.observation_size), dtype=np.float32)
         if len(self._spare_observations) < 4:
-            self._spare_observations.append(copy)
-        return copy
+            self._spare_observations.append(fresh)
+        return fresh
 
     # -------------------------------------------------------------- inspection
     def to_game(self, game: int) -> BlackoutGame:
