@@ -1,0 +1,145 @@
+"""``blackout bench train``: PPO training's decisions per second beside the raw batched engine's.
+
+In one run, so that both figures share the machine's load:
+
+- the batched engine alone (:class:`blackout_env.batched.BatchedBlackout` at its
+  default settings, observations included, uniform random legal actions), with
+  the run config's rules at the config's number of games and at ``--games``
+  games; timed before and after training, the best timing counts;
+- a real training run of the config (``blackout train``'s own loop: rollout,
+  GAE, PPO update) for about ``--seconds`` seconds, in a temporary folder, with
+  evaluation and checkpoints off. Its figure is the mean over the run: all
+  decisions divided by the time of all updates (rollout + GAE + update), as
+  logged in ``metrics.csv``; the rollout alone is given too.
+
+The ratio ``training / engine`` says how much of the engine's speed training
+keeps. ``--set SECTION.KEY=VALUE`` overrides the config as in ``blackout train``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from blackout_env import Rules
+from blackout_env.batched import BatchedBlackout
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default="configs/train/default.yaml", help="the run config (default: the default run)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config value")
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of the training run (default 60)")
+    parser.add_argument("--games", type=int, default=4096, help="the engine's second number of games (default 4096)")
+    parser.add_argument("--engine-seconds", type=float, default=1.0, help="length of one engine timing (default 1)")
+    parser.add_argument("--repeats", type=int, default=3, help="engine timings before and after training (default 3)")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+
+
+def engine_decisions_per_second(rules: Rules, games: int, seconds: float, seed: int = 0) -> float:
+    """The batched engine at its default settings (observations, fresh arrays), random legal play."""
+    env = BatchedBlackout(rules, games, seed=seed)
+    rng = np.random.default_rng(seed)
+    env.reset()
+    for _ in range(10):
+        env.step(env.random_actions(rng))
+    steps = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        env.step(env.random_actions(rng))
+        steps += 1
+    return steps * games / elapsed
+
+
+def training_figures(metrics_csv: Path) -> dict[str, float]:
+    """Mean decisions/s over a run's updates (whole update, and rollout alone) from its metrics.csv."""
+    with open(metrics_csv, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows:
+        raise RuntimeError(f"{metrics_csv}: the run finished no update; give it more --seconds")
+    decisions = np.diff([0] + [int(row["global_step"]) for row in rows])
+    update_s = decisions / np.array([float(row["steps_per_s"]) for row in rows])
+    rollout_s = decisions / np.array([float(row["rollout_steps_per_s"]) for row in rows])
+    return {
+        "updates": len(rows),
+        "decisions": int(decisions.sum()),
+        "decisions_per_second": float(decisions.sum() / update_s.sum()),
+        "rollout_decisions_per_second": float(decisions.sum() / rollout_s.sum()),
+        "rollout_share": float(rollout_s.sum() / update_s.sum()),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from blackout_training.config import load_config
+
+    if args.seconds <= 0 or args.engine_seconds <= 0 or args.repeats < 1 or args.games < 1:
+        raise ValueError("--seconds, --engine-seconds, --repeats and --games must be positive")
+    with tempfile.TemporaryDirectory(prefix="blackout-bench-train-") as folder:
+        overrides = [
+            *args.set,
+            f"run.out_dir={folder}",
+            "run.name=bench",
+            f"run.time_limit_minutes={args.seconds / 60.0}",
+            "run.progress_bar=false",
+            "run.checkpoint_every_updates=1000000",
+            "eval.every_updates=0",
+            "eval.final_deals=0",
+        ]
+        config = load_config(args.config, overrides)
+        rules = Rules.resolve(config.env.rules)
+        sizes = sorted({config.env.num_envs, args.games})
+        engine = dict.fromkeys(sizes, 0.0)
+
+        def time_engine() -> None:
+            for _ in range(args.repeats):
+                for games in sizes:
+                    engine[games] = max(engine[games], engine_decisions_per_second(rules, games, args.engine_seconds))
+
+        from blackout_training.ppo import train
+
+        time_engine()
+        train(config, log=lambda *_: None)
+        time_engine()
+        figures = training_figures(Path(folder) / "bench" / "metrics.csv")
+    load = os.getloadavg()
+    result = {
+        "config": args.config,
+        "overrides": args.set,
+        "num_envs": config.env.num_envs,
+        "threads": config.run.threads,
+        "training": figures,
+        "engine_decisions_per_second": {str(games): value for games, value in engine.items()},
+        "ratio": {str(games): figures["decisions_per_second"] / value for games, value in engine.items()},
+        "load_average": load,
+    }
+    print(f"training ({args.config}, {config.env.num_envs} games, {config.run.threads} threads, "
+          f"{figures['updates']} updates, {figures['decisions']:,} decisions):")
+    print(f"  whole updates (rollout + GAE + update): {figures['decisions_per_second']:,.0f} decisions/s")
+    print(f"  rollout alone: {figures['rollout_decisions_per_second']:,.0f} decisions/s "
+          f"({figures['rollout_share']:.0%} of the time)")
+    for games, value in engine.items():
+        print(f"engine with observations, {games} games: {value:,.0f} decisions/s; "
+              f"training keeps {result['ratio'][str(games)]:.1%} of it")
+    print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(result, handle, indent=2)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark from the command line (``python -m blackout_training.bench.train``)."""
+    parser = argparse.ArgumentParser(prog="blackout bench train", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
