@@ -146,10 +146,6 @@ class _Tables:
         self.rule_trump = np.array(
             [NONE if (s := rules.trump_rule_suit(int(r))) is None else s for r in rounds], dtype=np.int8
         )
-        # bid_rows[hand_size + 1]: bids 0..hand_size allowed; row 0 (not bidding) allows none
-        self.bid_rows = np.zeros((max_bid + 2, max_bid + 1), dtype=np.int8)
-        for size in range(max_bid + 1):
-            self.bid_rows[size + 1, : size + 1] = 1
 
 
 class BatchedBlackout:
@@ -460,17 +456,22 @@ class BatchedBlackout:
         self._forbidden_bid = forbidden
 
     def _action_mask(self) -> np.ndarray:
-        """int8 mask of the acting seats' legal actions, from the legal cards and the bid rows."""
-        b = self.num_envs
-        num_cards = self.num_cards
-        mask = np.empty((b, self.num_actions), dtype=np.int8)
-        card_bits = np.unpackbits(self._legal_cards.view(np.uint8).reshape(b, 8), axis=1, bitorder="little")
-        mask[:, :num_cards] = card_bits[:, :num_cards]
-        bid_row = np.where(self.phase == BID, self.hand_size + 1, 0)
-        mask[:, num_cards:] = self._t.bid_rows[bid_row]
-        hooked = np.flatnonzero(self._forbidden_bid != NONE)
-        mask[hooked, num_cards + self._forbidden_bid[hooked]] = 0
-        return mask
+        """int8 mask of the acting seats' legal actions: the legal cards and bids as one bitset, unpacked once.
+
+        Action ``a`` is bit ``a`` of a 128-bit set (two uint64 words, low word first):
+        the legal cards, then bids ``0..hand_size`` (less the forbidden one) from bit ``num_cards`` on.
+        """
+        num_cards = np.uint64(self.num_cards)
+        one = np.uint64(1)
+        bid_count = np.where(self.phase == BID, self.hand_size + 1, 0).astype(np.uint64)
+        bids = np.left_shift(one, bid_count) - one
+        forbidden = self._forbidden_bid
+        bids &= ~np.where(forbidden >= 0, np.left_shift(one, np.maximum(forbidden, 0).astype(np.uint64)), 0)
+        words = np.empty((self.num_envs, 2), dtype=np.uint64)
+        words[:, 0] = self._legal_cards | (bids << num_cards)
+        words[:, 1] = bids >> (np.uint64(64) - num_cards)
+        bits = np.unpackbits(words.view(np.uint8), axis=1, count=self.num_actions, bitorder="little")
+        return bits.view(np.int8)
 
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action in every game (int64), drawn from the legal sets directly.
