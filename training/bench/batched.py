@@ -7,10 +7,14 @@ In one run, so that every figure shares the machine's load:
 - the batched engine (:class:`blackout_env.batched.BatchedBlackout`) with uniform
   random legal actions (``random_actions``), at each number of games, with and
   without observations, on single 10-card hands (the ``single-hand`` rules) and
-  on whole matches of the ``standard`` rules (10 cards down to 1).
+  on whole matches of the ``standard`` rules (10 cards down to 1). The engine runs
+  at its default settings (``copy=True``: every step's observation is a fresh
+  array that the caller may keep), what a user gets.
 
 Each figure is the best of ``--repeats`` timings of ``--seconds`` each (the
-least disturbed by other processes); OpenSpiel is timed again before every
+least disturbed by other processes), in the process's CPU time by default
+(``--clock cpu``: waiting for a busy machine's cores does not count; ``--clock
+wall`` uses the wall clock); OpenSpiel is timed again before every
 batched figure and its best is used for the ratio. Memory is the peak of the
 numpy allocations (tracemalloc) while building and stepping the engine.
 """
@@ -29,6 +33,9 @@ import numpy as np
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
 
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+"""How a timing is measured: the process's CPU time, or the wall clock."""
+
 SCENARIOS = {"hands": "single-hand", "matches": "standard"}
 """Scenario name -> rules preset: single 10-card hands, whole standard matches."""
 
@@ -43,11 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timing (default 1.0)")
     parser.add_argument("--repeats", type=int, default=3, help="timings per figure; the best counts (default 3)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--clock", choices=sorted(CLOCKS), default="cpu", help="cpu: process CPU time (default); wall: wall clock"
+    )
     parser.add_argument("--no-openspiel", action="store_true", help="skip OpenSpiel (e.g. when it is not installed)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
 
 
-def _openspiel_runner(seed: int) -> Callable[[float], float] | None:
+def _openspiel_runner(seed: int, clock: Callable[[], float] = time.perf_counter) -> Callable[[float], float] | None:
     """A timer of OpenSpiel's C++ random play (decisions per second), or None without pyspiel."""
     try:
         import pyspiel
@@ -59,8 +69,8 @@ def _openspiel_runner(seed: int) -> Callable[[float], float] | None:
 
     def run(seconds: float) -> float:
         games = 0
-        start = time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds:
+        start = clock()
+        while (elapsed := clock() - start) < seconds:
             for _ in range(100):
                 pyspiel.evaluate_bots(game.new_initial_state(), bots, seed + games)
                 games += 1
@@ -85,9 +95,11 @@ def _openspiel_decisions(game: object) -> int:
     return decisions
 
 
-def _batched_runner(rules: Rules, games: int, observations: bool, seed: int) -> Callable[[float], float]:
+def _batched_runner(
+    rules: Rules, games: int, observations: bool, seed: int, clock: Callable[[], float] = time.perf_counter
+) -> Callable[[float], float]:
     """A timer of the batched engine under random legal play (decisions per second)."""
-    env = BatchedBlackout(rules, games, observations=observations, copy=False, seed=seed)
+    env = BatchedBlackout(rules, games, observations=observations, seed=seed)
     rng = np.random.default_rng(seed)
     env.reset()
     for _ in range(20):  # warm up: deal, allocate, reach a mix of phases
@@ -95,8 +107,8 @@ def _batched_runner(rules: Rules, games: int, observations: bool, seed: int) -> 
 
     def run(seconds: float) -> float:
         steps = 0
-        start = time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds:
+        start = clock()
+        while (elapsed := clock() - start) < seconds:
             env.step(env.random_actions(rng))
             steps += 1
         return steps * games / elapsed
@@ -108,7 +120,7 @@ def peak_memory_mb(rules: Rules, games: int, observations: bool, seed: int, step
     """Peak numpy memory (MB) while building the engine and stepping it ``steps`` times."""
     tracemalloc.start()
     try:
-        env = BatchedBlackout(rules, games, observations=observations, copy=False, seed=seed)
+        env = BatchedBlackout(rules, games, observations=observations, seed=seed)
         env.reset()
         for _ in range(steps):
             env.step(env.random_actions())
@@ -121,17 +133,20 @@ def peak_memory_mb(rules: Rules, games: int, observations: bool, seed: int, step
 def run(args: argparse.Namespace) -> int:
     if any(games < 1 for games in args.games) or args.seconds <= 0 or args.repeats < 1:
         raise ValueError("--games, --seconds and --repeats must be positive")
-    openspiel = None if args.no_openspiel else _openspiel_runner(args.seed)
+    openspiel = None if args.no_openspiel else _openspiel_runner(args.seed, CLOCKS[args.clock])
     if openspiel is None and not args.no_openspiel:
         print("openspiel: not installed (pip install open_spiel); batched figures only")
     best_openspiel = 0.0
     rows = []
-    print(f"decisions per second, best of {args.repeats} x {args.seconds:g}s; 4 players, uniform random legal play")
+    print(
+        f"decisions per second, best of {args.repeats} x {args.seconds:g}s ({args.clock} time); "
+        "4 players, uniform random legal play"
+    )
     for scenario in args.scenarios:
         rules = Rules.preset(SCENARIOS[scenario])
         for games in args.games:
             for observations in (False, True):
-                timer = _batched_runner(rules, games, observations, args.seed)
+                timer = _batched_runner(rules, games, observations, args.seed, CLOCKS[args.clock])
                 best = 0.0
                 for _ in range(args.repeats):
                     if openspiel is not None:
@@ -167,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"openspiel (pyspiel.evaluate_bots, random bots, oh_hell 4 players, 10 tricks): {best_openspiel:,.0f}/s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"openspiel_decisions_per_second": best_openspiel or None, "batched": rows}, handle, indent=2)
+            json.dump({"clock": args.clock, "openspiel_decisions_per_second": best_openspiel or None, "batched": rows}, handle, indent=2)
     return 0
 
 
