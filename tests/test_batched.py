@@ -324,6 +324,7 @@ def test_the_benchmark_runs_and_reports_every_configuration(tmp_path, capsys) ->
     assert main(["--games", "8", "--seconds", "0.02", "--repeats", "1", "--no-openspiel", "--json", str(path)]) == 0
     figures = json.loads(path.read_text())
     assert figures["clock"] == "cpu"  # CPU time by default: a busy machine's waits do not count
+    assert figures["copy"] is True  # the engine's default settings
     rows = figures["batched"]
     assert {(r["scenario"], r["observations"]) for r in rows} == {
         ("hands", False),
@@ -333,6 +334,10 @@ def test_the_benchmark_runs_and_reports_every_configuration(tmp_path, capsys) ->
     }
     assert all(r["decisions_per_second"] > 0 and r["peak_memory_mb"] > 0 for r in rows)
     assert "decisions/s" in capsys.readouterr().out
+    assert main(["--games", "4", "--seconds", "0.01", "--repeats", "1", "--no-openspiel", "--scenarios", "hands",
+                 "--no-copy", "--clock", "wall", "--json", str(path)]) == 0
+    figures = json.loads(path.read_text())
+    assert figures["copy"] is False and figures["clock"] == "wall"
 
 
 def test_new_decks_are_permutations_and_deal_every_card_equally_often() -> None:

@@ -9,7 +9,8 @@ In one run, so that every figure shares the machine's load:
   without observations, on single 10-card hands (the ``single-hand`` rules) and
   on whole matches of the ``standard`` rules (10 cards down to 1). The engine runs
   at its default settings (``copy=True``: every step's observation is a fresh
-  array that the caller may keep), what a user gets.
+  array that the caller may keep), what a user gets; ``--no-copy`` times
+  ``copy=False`` (the reused buffer) instead.
 
 Each figure is the best of ``--repeats`` timings of ``--seconds`` each (the
 least disturbed by other processes), in the process's CPU time by default
@@ -53,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--clock", choices=sorted(CLOCKS), default="cpu", help="cpu: process CPU time (default); wall: wall clock"
     )
+    parser.add_argument("--no-copy", action="store_true", help="time copy=False (the reused observation buffer)")
     parser.add_argument("--no-openspiel", action="store_true", help="skip OpenSpiel (e.g. when it is not installed)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
 
@@ -96,10 +98,15 @@ def _openspiel_decisions(game: object) -> int:
 
 
 def _batched_runner(
-    rules: Rules, games: int, observations: bool, seed: int, clock: Callable[[], float] = time.perf_counter
+    rules: Rules,
+    games: int,
+    observations: bool,
+    seed: int,
+    clock: Callable[[], float] = time.perf_counter,
+    copy: bool = True,
 ) -> Callable[[float], float]:
     """A timer of the batched engine under random legal play (decisions per second)."""
-    env = BatchedBlackout(rules, games, observations=observations, seed=seed)
+    env = BatchedBlackout(rules, games, observations=observations, copy=copy, seed=seed)
     rng = np.random.default_rng(seed)
     env.reset()
     for _ in range(20):  # warm up: deal, allocate, reach a mix of phases
@@ -146,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         rules = Rules.preset(SCENARIOS[scenario])
         for games in args.games:
             for observations in (False, True):
-                timer = _batched_runner(rules, games, observations, args.seed, CLOCKS[args.clock])
+                timer = _batched_runner(rules, games, observations, args.seed, CLOCKS[args.clock], copy=not args.no_copy)
                 best = 0.0
                 for _ in range(args.repeats):
                     if openspiel is not None:
@@ -182,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"openspiel (pyspiel.evaluate_bots, random bots, oh_hell 4 players, 10 tricks): {best_openspiel:,.0f}/s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"clock": args.clock, "openspiel_decisions_per_second": best_openspiel or None, "batched": rows}, handle, indent=2)
+            json.dump({"clock": args.clock, "copy": not args.no_copy, "openspiel_decisions_per_second": best_openspiel or None, "batched": rows}, handle, indent=2)
     return 0
 
 
