@@ -48,7 +48,6 @@ class BatchedEncoder:
         """The encoder's own float32 buffer (what :meth:`encode` fills when given no ``out``)."""
         self.bits = np.zeros((num_envs, self.size), dtype=np.uint8)
         """The 0/1 entries of the last observations (scaled blocks hold 0 here)."""
-        self._flat_bits = self.bits.reshape(-1)
         one_hot, bit_blocks, scaled = self._one_hot_blocks(), self._bit_blocks(), self._scaled_blocks()
         known = set(one_hot) | set(bit_blocks) | set(scaled)
         unknown = [block.name for block in layout if block.name not in known]
@@ -65,7 +64,9 @@ class BatchedEncoder:
         # Where a "none" (-1) goes in blocks that have a column for it (no trump, no led suit).
         none_column = {"trump": NO_SUIT, "led_suit": NO_SUIT}
         self._ones: list[tuple[Callable[[], np.ndarray], np.ndarray, int, np.ndarray | None]] = []
-        self._bit_writes: list[tuple[Callable[[np.ndarray], None], np.ndarray]] = []
+        # Blocks are kept as column ranges, not as views: a copy or pickle of the engine copies
+        # each array separately, and a view kept here would then write into a detached copy.
+        self._bit_writes: list[tuple[Callable[[np.ndarray], None], slice, tuple[int, ...]]] = []
         self._scaled: list[tuple[Callable[[np.ndarray], None], slice, tuple[int, ...]]] = []
         column = 0
         for block in layout:
@@ -79,10 +80,8 @@ class BatchedEncoder:
                 self._ones.append((one_hot[block.name], where.ravel(), column, row_starts))
                 column += rows
             elif block.name in bit_blocks:
-                view = self.bits[:, block.offset : block.offset + block.size].reshape((num_envs, *block.shape))
-                if not np.shares_memory(view, self.bits):  # pragma: no cover - slicing a row never copies
-                    raise AssertionError(f"block {block.name} is not a view of the observation buffer")
-                self._bit_writes.append((bit_blocks[block.name], view))
+                columns = slice(block.offset, block.offset + block.size)
+                self._bit_writes.append((bit_blocks[block.name], columns, block.shape))
             else:
                 self._scaled.append((scaled[block.name], slice(block.offset, block.offset + block.size), block.shape))
         # Flat cells of this step's ones, one column per one-hot row.
@@ -155,11 +154,12 @@ class BatchedEncoder:
             else:
                 cells[:, start : start + len(row_starts)] = where.take(positions() + row_starts)
         cells += self._row_starts
-        self.bits.fill(0)
-        self._flat_bits.put(cells, 1)
-        for write, view in self._bit_writes:
-            write(view)
-        np.copyto(out, self.bits)
+        bits = self.bits
+        bits.fill(0)
+        bits.reshape(-1).put(cells, 1)
+        for write, columns, shape in self._bit_writes:
+            write(bits[:, columns].reshape((self.num_envs, *shape)))
+        np.copyto(out, bits)
         for write, columns, shape in self._scaled:
             write(out[:, columns].reshape((self.num_envs, *shape)))
         return out

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -361,3 +363,20 @@ def test_kept_observations_are_never_overwritten_by_later_steps() -> None:
         out = env.step(env.random_actions())
     for observation, snapshot_of_it in kept:
         np.testing.assert_array_equal(observation, snapshot_of_it)
+
+
+def test_a_copy_or_pickle_of_an_engine_mid_game_steps_exactly_like_the_original() -> None:
+    for keep_copies in (True, False):
+        env = BatchedBlackout("standard", 16, copy=keep_copies, seed=0)
+        env.reset()
+        rng = np.random.default_rng(1)
+        for _ in range(30):
+            env.step(env.random_actions(rng))
+        twins = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+        for _ in range(40):
+            actions = env.random_actions(rng)
+            expected = env.step(actions)
+            for twin in twins:
+                out = twin.step(actions)
+                np.testing.assert_array_equal(out.observation, expected.observation)
+                np.testing.assert_array_equal(out.action_mask, expected.action_mask)
