@@ -158,9 +158,11 @@ class BatchedBlackout:
         reward: ``"score"``, ``"zero_sum"`` or ``"win"``.
         reward_scale: every reward is multiplied by it.
         observations: build observations (False skips them for fast rollouts).
-        copy: return a fresh observation array every step; with False the
-            observation is a buffer that the next step overwrites (faster; copy
-            it to keep it). Masks, rewards and the rest are always fresh arrays.
+        copy: return a fresh observation array every step (the encoder writes
+            it directly, reusing an earlier one that nobody holds any more: as
+            fast as False); with False the observation is a read-only buffer
+            that the next step overwrites (copy it to keep it). Masks, rewards
+            and the rest are always fresh arrays.
         seed: seeds the generator that shuffles the decks (and draws random first dealers).
 
     The state of every game is public, one row per game (seats absolute, NONE = -1):
