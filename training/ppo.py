@@ -43,6 +43,7 @@ from blackout_env import Rules, encoding
 
 from .config import ConfigError, TrainConfig, config_from_dict, config_to_dict
 from .policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
+from .returns import hand_rewards, seat_returns
 from .vec_env import VecEnv, make_vec_env
 
 __all__ = ["RunFolderError", "TrainResult", "resolve_device", "train"]
@@ -351,9 +352,9 @@ def train(
     action_buf = torch.zeros((T, n_envs), dtype=torch.long, device=device)
     logprob_buf = torch.zeros((T, n_envs), device=device)
     value_buf = np.zeros((T, n_envs), dtype=np.float32)
-    reward_buf = np.zeros((T, n_envs), dtype=np.float32)
-    hand_end_buf = np.zeros((T, n_envs), dtype=bool)  # the seat's hand ended after this decision
-    next_buf = np.full((T, n_envs), -1, dtype=np.int64)  # step of the same seat's next decision
+    player_buf = np.zeros((T, n_envs), dtype=np.int64)  # the seat that acted
+    hand_over_buf = np.zeros((T, n_envs), dtype=bool)  # the game's hand ended with this step
+    hand_score_buf = np.zeros((T, n_envs, n_players), dtype=np.float32)  # ... and each seat's score for it
     recorded = np.zeros((T, n_envs), dtype=bool)
     # The "cards" network's per-card inputs depend on the observation only: computed once when acting, kept for
     # the update's epochs (about 40 MB for the default run).
@@ -424,10 +425,7 @@ def train(
 
         # ---------------------------------------------------------------- rollout
         recorded[:] = False
-        reward_buf[:] = 0.0
-        hand_end_buf[:] = False
-        next_buf[:] = -1
-        last_decision = np.full((n_envs, n_players), -1, dtype=np.int64)  # per (game, seat): its latest step
+        hand_score_buf[:] = 0.0
         decisions = 0
         for t in range(T):
             obs_t = torch.from_numpy(batch.obs).to(device, non_blocking=True)
@@ -457,28 +455,14 @@ def train(
             obs_buf[t], mask_buf[t], action_buf[t], logprob_buf[t] = obs_t, mask_t, action, logprob
             value_buf[t] = value.cpu().numpy()
             recorded[t] = data
-            seats = batch.player
-            previous = last_decision[games, seats]
-            link = data & (previous >= 0)
-            next_buf[previous[link], games[link]] = t
-            last_decision[games[data], seats[data]] = t
+            player_buf[t] = batch.player
             decisions += int(data.sum())
 
             batch = env.step(action.cpu().numpy())
-
-            # a hand's scores go to each seat's latest decision, and cut that seat's stream
+            hand_over_buf[t] = batch.hand_over
             if batch.hand_over.any():
                 ended = np.flatnonzero(batch.hand_over)
-                rewards = batch.hand_scores[ended]
-                if config.env.reward == "zero_sum":  # the env's zero-sum mode: minus the others' mean
-                    rewards = rewards - (rewards.sum(axis=1, keepdims=True) - rewards) / (n_players - 1)
-                rewards = rewards * config.env.reward_scale
-                for seat in range(n_players):
-                    steps = last_decision[ended, seat]
-                    has = steps >= 0
-                    reward_buf[steps[has], ended[has]] += rewards[has, seat]
-                    hand_end_buf[steps[has], ended[has]] = True
-                    last_decision[ended, seat] = -1
+                hand_score_buf[t, ended] = batch.hand_scores[ended]
                 # statistics of the hands the learner played (all seats of self-play games)
                 played = (opponent_id[ended, None] < 0) | learner_at[ended]
                 hand_score_sum += float(batch.hand_scores[ended][played].sum())
@@ -488,20 +472,12 @@ def train(
         global_step += decisions
         rollout_time = time.perf_counter() - rollout_start
 
-        # ------------------------------------------------------------- GAE per seat
-        # Decisions still open at the rollout's end bootstrap through their value but are not trained on.
-        open_tail = recorded & ~hand_end_buf & (next_buf < 0)
-        trainable = recorded & ~open_tail
-        advantages = np.zeros((T, n_envs), dtype=np.float32)
-        for t in reversed(range(T)):
-            nxt = next_buf[t]
-            has_next = (nxt >= 0) & ~hand_end_buf[t]
-            safe = np.where(has_next, nxt, 0)
-            next_value = np.where(has_next, value_buf[safe, games], 0.0)
-            next_adv = np.where(has_next & trainable[safe, games], advantages[safe, games], 0.0)
-            delta = reward_buf[t] + ppo.gamma * next_value - value_buf[t]
-            advantages[t] = np.where(trainable[t], delta + ppo.gamma * ppo.gae_lambda * next_adv, 0.0)
-        returns = advantages + value_buf
+        # ----------------------------------------------- per-seat rewards and GAE
+        # blackout_training.returns: each hand's reward to each seat's last decision of the hand; decisions
+        # still open at the rollout's end bootstrap through their value but are not trained on.
+        rewards = hand_rewards(hand_score_buf, config.env.reward, config.env.reward_scale)
+        targets = seat_returns(player_buf, recorded, hand_over_buf, rewards, value_buf, ppo.gamma, ppo.gae_lambda)
+        advantages, returns, trainable = targets.advantages, targets.returns, targets.trainable
 
         # ------------------------------------------------------------ PPO update
         flat = np.flatnonzero(trainable.reshape(-1))
