@@ -150,3 +150,24 @@ def test_the_eval_table_stays_aligned_with_long_names():
         for title in ("score/hand (95% CI)", "bid made", "match score", "match wins", "hands"):
             end = header.index(title) + len(title)
             assert row[end - 1] != " " and (end == len(row) or row[end] == " "), (title, row)
+
+
+TORCH_MISSING = "import sys; sys.modules['torch'] = None; from blackout_training.cli import main; sys.exit(main({argv!r}))"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "--config", "configs/train/tiny.yaml", "--set", "run.out_dir=/nonexistent-never-written"],
+        ["eval", "--policies", "ppo", "random", "--deals", "1", "--no-progress"],
+        ["play", "--bots", "ppo", "--humans", "0", "--rules", "short", "--save", "/nonexistent-never-written/s.json"],
+    ],
+)
+def test_without_torch_a_command_says_to_install_the_train_extra(argv):
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, "-c", TORCH_MISSING.format(argv=argv)], capture_output=True, text=True,
+                         cwd=root, timeout=60)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "'torch', which is not installed: install the train extra: pip install torch==2.13.0 -e '.[train]'" in lines[0]
