@@ -36,6 +36,7 @@ callable or as a ``"module:function"`` string.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -51,6 +52,7 @@ __all__ = [
     "CallablePolicy",
     "LazyLoader",
     "Policy",
+    "absolute_paths",
     "as_policy",
     "load_policy",
     "parse_options",
@@ -113,10 +115,10 @@ class LazyLoader:
     (:func:`load_policy` turns it into a ValueError naming the spec and the module).
     """
 
-    def __init__(self, target: str, hint: str | None = None) -> None:
+    def __init__(self, target: str, hint: str | None = None, path_argument: bool = False) -> None:
         if ":" not in target:
             raise ValueError(f"a loader string is 'module:function', got {target!r}")
-        self.target, self.hint = target, hint
+        self.target, self.hint, self.path_argument = target, hint, path_argument
 
     def __call__(self, argument: str | None, rules: Rules | None, seed: int | None) -> Policy:
         return _import(self.target)(argument, rules, seed)
@@ -159,7 +161,10 @@ class BotLoader:
         fixed = options.pop("seed", None)
         if fixed is not None and (isinstance(fixed, bool) or not isinstance(fixed, int) or fixed < 0):
             raise ValueError(f"policy {spec!r}: seed must be a whole number >= 0, got {fixed!r}")
-        bot = _import(self.factory)(self.name, seed=seed if fixed is None else fixed, **options)
+        try:
+            bot = _import(self.factory)(self.name, seed=seed if fixed is None else fixed, **options)
+        except ValueError as error:  # an option the bot does not take
+            raise ValueError(f"policy {spec!r}: {error}") from None
         return bot if fixed is None else SeededPolicy(bot, fixed)
 
     def __repr__(self) -> str:
@@ -171,7 +176,7 @@ LOADERS: dict[str, Loader] = {
     "heuristic": BotLoader("heuristic"),
     "search": BotLoader("search"),
     # "ppo": the checkpoint shipped in training/checkpoints; "ppo:PATH": a trained checkpoint.
-    "ppo": LazyLoader("blackout_training.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT),
+    "ppo": LazyLoader("blackout_training.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
 }
 """Spec name -> loader(argument, rules, seed). The one place where policy names are defined."""
 
@@ -185,6 +190,20 @@ def register_policy(name: str, loader: Loader | str) -> None:
     elif not callable(loader):
         raise ValueError(f"policy {name!r}: a loader is a callable or a 'module:function' string, got {loader!r}")
     LOADERS[name] = loader
+
+
+def absolute_paths(spec: str) -> str:
+    """The spec with a file argument made absolute (``ppo:runs/x.pt`` -> ``ppo:/home/.../runs/x.pt``).
+
+    For specs that are stored and loaded again from another folder (a saved
+    ``blackout play`` game). Loaders whose argument is a path say so with
+    ``path_argument = True``; other specs are returned unchanged.
+    """
+    name, argument = parse_spec(spec)
+    loader = LOADERS.get(name)
+    if argument is None or not getattr(loader, "path_argument", False):
+        return spec
+    return f"{name}:{os.path.abspath(os.path.expanduser(argument))}"
 
 
 def policy_names() -> list[str]:

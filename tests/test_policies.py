@@ -171,3 +171,25 @@ def test_without_torch_a_command_says_to_install_the_train_extra(argv):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
     assert "'torch', which is not installed: install the train extra: pip install torch==2.13.0 -e '.[train]'" in lines[0]
+
+
+def test_the_gym_env_uses_only_the_public_api_of_the_aec_env():
+    import ast
+
+    import blackout_env.gym_env as gym_env
+
+    tree = ast.parse(open(gym_env.__file__, encoding="utf-8").read())
+    private = sorted(
+        {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and (
+                (isinstance(node.value, ast.Name) and node.value.id == "aec")
+                or (isinstance(node.value, ast.Attribute) and node.value.attr == "_aec")
+            )
+        }
+    )
+    assert private == []

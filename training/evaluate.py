@@ -52,7 +52,7 @@ from blackout_env.rules import Rules
 
 from .policies import Policy, load_policy
 
-__all__ = ["EvalResult", "PolicyStats", "evaluate", "check_tournament", "seating_for", "rotations", "confidence_half_width"]
+__all__ = ["EvalResult", "PolicyStats", "evaluate", "evaluate_against", "check_tournament", "seating_for", "rotations", "confidence_half_width"]
 
 
 # ---------------------------------------------------------------- seating
@@ -456,6 +456,29 @@ def evaluate(
             records = _progress(pool.imap(_play_deal, range(deals), chunksize=chunk), deals, progress)
             result = _summarise(list(records), entries, rules, deals, int(seed), bool(hands), seating)
     return result
+
+
+def evaluate_against(
+    policy: Any, opponent: str, rules: Rules, deals: int, seed: int, name: str = "ppo"
+) -> dict[str, Any]:
+    """``policy`` in one seat and ``opponent`` in the others over duplicate deals: the training run's evaluation.
+
+    Returns the agent's and the opponents' mean score per hand, the 95% interval
+    half-widths (0 when undefined, with one deal), the paired difference (agent
+    minus opponent) and the agent's bid-made rate, rounded for the logs.
+    """
+    result = evaluate({name: policy, opponent: opponent}, rules=rules, deals=deals, seed=seed)
+    agent, other = result.stats(name), result.stats(opponent)
+    difference = result.difference(name, opponent)
+    return {
+        "deals": deals,
+        "agent_score": round(agent.mean_score_per_hand, 4),
+        "agent_ci": round(agent.score_ci95 or 0.0, 4),
+        "opponent_score": round(other.mean_score_per_hand, 4),
+        "difference": round(difference["mean"], 4),
+        "difference_ci": round(difference["ci95"] or 0.0, 4),
+        "agent_bid_made_rate": round(agent.bid_made_rate, 4),
+    }
 
 
 def _progress(iterable: Iterable[Any], total: int, enabled: bool) -> Iterable[Any]:
