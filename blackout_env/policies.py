@@ -144,7 +144,10 @@ class SeededPolicy:
         return self.policy.act(view)
 
     def __getattr__(self, attribute: str) -> Any:  # e.g. suggest_bid, act_batch
-        return getattr(self.__dict__["policy"], attribute)
+        policy = self.__dict__.get("policy")
+        if policy is None:  # copy and pickle look up methods before __dict__ is filled
+            raise AttributeError(attribute)
+        return getattr(policy, attribute)
 
 
 class BotLoader:

@@ -193,3 +193,16 @@ def test_the_gym_env_uses_only_the_public_api_of_the_aec_env():
         }
     )
     assert private == []
+
+
+def test_a_policy_with_a_spec_seed_copies_and_pickles():
+    import copy
+    import pickle
+
+    game = BlackoutGame(Rules.preset("standard"), seed=0)
+    view = game.view(game.current_player)
+    policy = env_policies.load_policy("random:seed=3")
+    for twin in (copy.deepcopy(policy), pickle.loads(pickle.dumps(policy))):
+        twin.seed(1)
+        policy.seed(1)
+        assert [twin.act(view) for _ in range(20)] == [policy.act(view) for _ in range(20)]
