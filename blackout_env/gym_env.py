@@ -18,18 +18,18 @@ the learner's turn again or the episode is over.
   ``illegal_reward``), because Gymnasium's tools (``check_env``, agents without
   masks) sample from the whole action space; ``"raise"`` as in the AEC env.
 
-Opponents: a name (``"random"``, ``"heuristic"``, ``"search"``: bots from
-``blackout_baselines.make_bot``, imported only when first needed), an object with
-``act(view) -> int`` (and optionally ``seed(int)``), or a callable
-``f(view) -> int``; one for every other seat, or a list with one per other seat
-in clockwise order from the learner. Bots with ``seed`` are reseeded from the
-env's seed at every seeded ``reset``; plain callables cannot be, so a game with
-them is reproducible only if they are deterministic.
+Opponents: a policy spec (``"random"``, ``"heuristic"``, ``"search:samples=2"``,
+``"ppo:PATH"``: anything :mod:`blackout_env.policies` resolves, loaded when the env
+is made, its module imported only then), an object with ``act(view) -> int`` (and
+optionally ``seed(int)``), or a callable ``f(view) -> int``; one for every other
+seat, or a list with one per other seat in clockwise order from the learner.
+Policies with ``seed`` are reseeded from the env's seed at every seeded
+``reset``; plain callables cannot be, so a game with them is reproducible only
+if they are deterministic.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,51 +40,39 @@ from gymnasium import spaces
 from .aec import raw_env
 from .encoding import observation_bounds
 from .engine import IllegalActionError
+from .policies import as_policy, policy_names
 from .rules import Rules
 from .view import PlayerView
 
 __all__ = ["BlackoutGymEnv", "OPPONENT_NAMES"]
 
 OPPONENT_NAMES = ("random", "heuristic", "search")
-Opponent = Any  # a name, an object with act(view), or a callable(view) -> int
-
-
-def _make_named_bot(name: str, seed: int | None) -> Any:
-    # Imported here: blackout_env must not import blackout_baselines at module level.
-    try:
-        baselines = importlib.import_module("blackout_baselines")
-    except ImportError as error:  # pragma: no cover - baselines ships with this package
-        raise ValueError(f"opponent {name!r} needs the baselines package: {error}") from None
-    return baselines.make_bot(name, seed=seed)
+"""The baseline bots by name (any spec of :mod:`blackout_env.policies` is accepted)."""
+Opponent = Any  # a policy spec, an object with act(view), or a callable(view) -> int
 
 
 class _Seat:
     """An opponent in one seat: acts from a view, reseeded at reset when it can be."""
 
-    def __init__(self, spec: Opponent) -> None:
-        if isinstance(spec, str):
-            if spec not in OPPONENT_NAMES:
-                raise ValueError(f"opponents: unknown bot {spec!r}; names: {', '.join(OPPONENT_NAMES)}, or a callable")
-            self.name, self._bot, self._act = spec, None, None
-        elif hasattr(spec, "act") and callable(spec.act):
-            self.name, self._bot, self._act = getattr(spec, "name", type(spec).__name__), spec, spec.act
-        elif callable(spec):
-            self.name, self._bot, self._act = getattr(spec, "__name__", "callable"), None, spec
-        else:
+    def __init__(self, spec: Opponent, rules: Rules) -> None:
+        if not isinstance(spec, str) and not callable(spec) and not callable(getattr(spec, "act", None)):
             raise ValueError(
-                f"opponents: expected a bot name ({', '.join(OPPONENT_NAMES)}), an object with act(view) "
-                f"or a callable(view) -> int, got {spec!r}"
+                f"opponents: expected a policy spec ({', '.join(policy_names())}, NAME:OPTIONS), an object with "
+                f"act(view) or a callable(view) -> int, got {spec!r}"
             )
+        try:
+            self.policy = as_policy(spec, rules)  # through the registry: "search:samples=2" works as in evaluation
+        except ValueError as error:
+            raise ValueError(f"opponents: {error}") from None
+        self.name = spec if isinstance(spec, str) else getattr(self.policy, "name", type(spec).__name__)
 
     def seed(self, seed: int) -> None:
-        if self._act is None:  # a named bot, created on first use
-            self._bot = _make_named_bot(self.name, seed)
-            self._act = self._bot.act
-        elif self._bot is not None and callable(getattr(self._bot, "seed", None)):
-            self._bot.seed(seed)
+        reseed = getattr(self.policy, "seed", None)
+        if callable(reseed):
+            reseed(seed)
 
     def act(self, view: PlayerView) -> int:
-        return self._act(view)
+        return self.policy.act(view)
 
 
 class BlackoutGymEnv(gym.Env):
@@ -140,7 +128,7 @@ class BlackoutGymEnv(gym.Env):
         else:
             specs = [opponents] * (n - 1)
         # One object per seat, so two seats of one named bot keep separate random streams.
-        self._opponents = [_Seat(spec) for spec in specs]
+        self._opponents = [_Seat(spec, rules) for spec in specs]
         self.render_mode = render_mode
         low, high = observation_bounds(rules)
         self.observation_space = spaces.Box(low=low.copy(), high=high.copy(), dtype=np.float32)
@@ -189,8 +177,8 @@ class BlackoutGymEnv(gym.Env):
             raise RuntimeError("step() with no episode running (not reset yet, or the episode ended): call reset()")
         aec = self._aec
         aec.step(action)  # raises IllegalActionError (nothing changed) under illegal_action="raise"
-        self._play_opponents()
-        reward = float(aec._cumulative_rewards[self._learner])
+        # The learner's reward: what the AEC env paid it in its own step and in the opponents' steps that follow.
+        reward = float(aec.rewards[self._learner]) + self._play_opponents()
         terminated = aec.terminations[self._learner]
         if terminated:
             self._over = True
@@ -210,15 +198,17 @@ class BlackoutGymEnv(gym.Env):
         self._aec.close()
 
     # -------------------------------------------------------------- helpers
-    def _play_opponents(self) -> None:
+    def _play_opponents(self) -> float:
+        """Let the opponents act until the learner's turn or the end; returns the learner's reward meanwhile."""
         aec = self._aec
         learner = self._learner
         seat = self.learner_seat
         n = self.rules.num_players
+        reward = 0.0
         while not aec.terminations[learner] and aec.agent_selection != learner:
             agent = aec.agent_selection
-            opponent_seat = aec._seat_of[agent]
             view = aec.view(agent)
+            opponent_seat = view.player
             action = self._opponents[(opponent_seat - seat) % n - 1].act(view)
             if type(action) is not int:
                 action = int(action) if isinstance(action, (np.integer, np.ndarray)) else action
@@ -228,6 +218,8 @@ class BlackoutGymEnv(gym.Env):
                     f"chose {action!r}, which is not legal; legal: {list(view.legal_actions)}"
                 )
             aec.step(action)
+            reward += aec.rewards[learner]
+        return reward
 
     def _observation(self) -> np.ndarray:
         return self._aec.observe(self._learner)["observation"]

@@ -36,7 +36,7 @@ def test_bench_rejects_unknown_benchmarks_and_bad_sizes(capsys):
         main(["bench", "no-such-benchmark"])
     assert "invalid choice" in capsys.readouterr().err
     assert main(["bench", "engine", "--games", "0"]) == 2
-    assert "--games, --hands and --repeats must be at least 1" in capsys.readouterr().err
+    assert "--games must be positive, got 0" in capsys.readouterr().err
 
 
 def test_benchmarks_are_found_by_module_name():
@@ -48,3 +48,43 @@ def test_both_loops_count_player_decisions_only():
     assert play_matches(Rules(num_players=4, hand_sizes=[10]), games=2, seed=0) == 88
     if openspiel_available():
         assert openspiel_hands(players=4, tricks=10, hands=2, seed=0) == 88
+
+
+def test_bench_without_a_name_lists_the_benchmarks(capsys):
+    assert main(["bench"]) == 2
+    err = capsys.readouterr().err
+    assert "name a benchmark: " + ", ".join(benchmark_names()) in err and "required" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["bench", "aec", "--steps", "0"], "--steps must be positive, got 0"),
+        (["bench", "aec", "--repeats", "0"], "--repeats must be positive, got 0"),
+        (["bench", "batched", "--seconds", "0"], "--seconds must be positive, got 0.0"),
+        (["bench", "batched", "--games", "8", "0"], "--games must be positive, got 0"),
+    ],
+)
+def test_bench_refuses_empty_measurements_naming_the_option(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["engine", "aec", "batched"])
+def test_bench_checks_its_json_path_before_measuring(name, tmp_path, capsys):
+    assert main(["bench", name, "--json", "/proc/no-such-folder/x.json"]) == 2
+    captured = capsys.readouterr()
+    assert "--json '/proc/no-such-folder/x.json'" in captured.err
+    assert captured.out == ""  # refused before the first measurement
+    assert main(["bench", name, "--json", str(tmp_path)]) == 2
+    assert "is not a file" in capsys.readouterr().err
+
+
+def test_bench_batched_without_openspiel_prints_no_ratio(capsys):
+    argv = ["bench", "batched", "--games", "2", "--scenarios", "hands", "--seconds", "0.01", "--repeats", "1",
+            "--no-openspiel"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out
+    row = [line for line in out.splitlines() if line.startswith("hands ")][0]
+    assert row.split()[4] == "-"

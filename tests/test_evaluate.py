@@ -167,5 +167,5 @@ def test_a_missing_or_corrupt_checkpoint_is_refused_before_playing(capsys, tmp_p
     corrupt = tmp_path / "corrupt.pt"
     corrupt.write_text("not a checkpoint")
     assert main(["eval", "--policies", f"ppo:{corrupt}", "heuristic", "--out", str(out), "--no-progress"]) == 2
-    assert "corrupt.pt' cannot be read" in capsys.readouterr().err
+    assert "corrupt.pt' is not a torch checkpoint" in capsys.readouterr().err
     assert not out.exists()

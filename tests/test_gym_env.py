@@ -181,8 +181,8 @@ def test_an_opponent_that_cheats_is_named():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"opponents": "grandmaster"}, "unknown bot 'grandmaster'"),
-        ({"opponents": 42}, "expected a bot name"),
+        ({"opponents": "grandmaster"}, "opponents: unknown policy 'grandmaster'"),
+        ({"opponents": 42}, "opponents: expected a policy spec"),
         ({"opponents": [first_legal]}, "one opponent per other seat"),
         ({"learner_seat": 4}, "learner_seat"),
         ({"learner_seat": "left"}, "learner_seat"),

@@ -452,3 +452,51 @@ def test_command_resume_without_a_save_is_a_clear_error(tmp_path, env):
     result = blackout("--resume", "--save", str(tmp_path / "none.json"), stdin="", env=env)
     assert result.returncode == 2
     assert "there is no saved game at" in result.stderr
+
+
+class CommandsAtTheRuling(ScriptedPerson):
+    """Types h, s, l and then q at the first [y/n] ruling prompt (after a forbidden bid)."""
+
+    def __init__(self, output: io.StringIO) -> None:
+        super().__init__(output)
+        self.at_ruling = ["h", "s", "l", "maybe", "q"]
+
+    def _answer(self) -> str:
+        prompt = self.output.getvalue().rsplit("\n", 1)[-1]
+        if prompt.startswith("Bid ") and self.at_ruling:
+            return self.at_ruling.pop(0)
+        return super()._answer()
+
+
+def test_the_yes_no_prompt_takes_the_commands_of_every_prompt(tmp_path):
+    saved = new_session(SHORT, humans=1, bots="random", seed=7)
+    output = io.StringIO()
+    stdin = CommandsAtTheRuling(output)
+    session = PlaySession(saved, tmp_path / "save.json", suggest_bid=lambda view: 0, input=stdin, output=output,
+                          unicode=False)
+    stdin.session = session
+    assert session.run() == 0
+    out = output.getvalue()
+    ruling = out[out.index("the nearest permitted bid? [y/n]"):]
+    assert screen.HELP in ruling  # h
+    assert "total" in ruling  # s: the score sheet's totals row
+    assert "Please answer y or n (or s score, l last trick, h help, q quit)." in ruling  # "maybe"
+    assert "Game saved to" in ruling and not saved.game.is_over  # q saved and quit
+    assert read_save(tmp_path / "save.json").game == saved.game
+
+
+def test_a_checkpoint_given_by_a_relative_path_resumes_from_another_folder(tmp_path, monkeypatch):
+    from blackout_training.policy_net import make_model, save_checkpoint
+
+    work = tmp_path / "work"
+    work.mkdir()
+    save_checkpoint(work / "mine.pt", make_model(SHORT, [8]), SHORT)
+    monkeypatch.chdir(work)
+    saved = new_session(SHORT, humans=0, bots="ppo:mine.pt", seed=3)
+    assert saved.seats[1].policy == f"ppo:{work / 'mine.pt'}"
+    path = tmp_path / "save.json"
+    write_save(path, saved)
+    monkeypatch.chdir(tmp_path)  # elsewhere: "mine.pt" does not exist here
+    resumed = read_save(path)
+    session = PlaySession(resumed, path, input=io.StringIO(""), output=io.StringIO(), unicode=False)
+    assert session.run() == 0 and resumed.game.is_over

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from blackout_training.cli import main
 from blackout_training.policies import load_policy
 from blackout_training.policy_net import (
     ActorCritic,
@@ -13,6 +14,7 @@ from blackout_training.policy_net import (
     export_policy,
     load_checkpoint,
     load_policy_bot,
+    make_model,
     masked_logits,
     save_checkpoint,
 )
@@ -106,8 +108,40 @@ def test_a_missing_checkpoint_is_a_clear_error(tmp_path):
 def test_a_corrupt_checkpoint_is_a_clear_error(tmp_path):
     path = tmp_path / "broken.pt"
     path.write_bytes(b"\x00not a torch file at all" * 10)
-    with pytest.raises(CheckpointError, match="cannot be read"):
+    with pytest.raises(CheckpointError, match="is not a torch checkpoint"):
         load_checkpoint(path)
+
+
+def _damaged(tmp_path, kind):
+    path = tmp_path / "notes.pt"
+    if kind == "text":
+        path.write_text("not a checkpoint\n")
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "folder":
+        path.mkdir()
+    else:  # a real checkpoint, cut short
+        model = make_model(Rules.preset("short"), [8])
+        save_checkpoint(tmp_path / "whole.pt", model, Rules.preset("short"))
+        path.write_bytes((tmp_path / "whole.pt").read_bytes()[:2000])
+    return path
+
+
+@pytest.mark.parametrize(
+    "kind, problem",
+    [
+        ("text", "is not a torch checkpoint"),
+        ("empty", "is empty"),
+        ("folder", "is a folder, not a checkpoint file"),
+        ("truncated", "is not a torch checkpoint"),
+    ],
+)
+def test_a_damaged_checkpoint_is_one_line_naming_the_file_and_the_problem(tmp_path, capsys, kind, problem):
+    path = _damaged(tmp_path, kind)
+    assert main(["eval", "--policies", f"ppo:{path}", "random", "--deals", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and problem in err, err
+    assert "weights_only" not in err and "issue" not in err.lower()
 
 
 def test_a_torch_file_that_is_not_a_policy_is_refused(tmp_path):

@@ -91,13 +91,23 @@ def test_the_batched_adapter_matches_the_engine_adapter_through_a_whole_match():
     hands_over = 0
     for step in range(match_steps):
         # After the last step a new match starts, dealt differently by each adapter: compare before it.
-        assert np.array_equal(a.player, b.player) and np.array_equal(a.obs, b.obs) and np.array_equal(a.mask, b.mask)
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in a.mask])
+        assert np.array_equal(a.current_player, b.current_player) and np.array_equal(a.observation, b.observation)
+        assert np.array_equal(a.action_mask, b.action_mask)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in a.action_mask])
         a, b = engine.step(actions), batched.step(actions)
         assert np.array_equal(a.hand_over, b.hand_over), step
-        assert np.array_equal(a.hand_scores, b.hand_scores) and np.array_equal(a.bid_made, b.bid_made), step
+        assert np.array_equal(a.rewards, b.rewards) and np.array_equal(a.bid_made, b.bid_made), step
         hands_over += int(a.hand_over.sum())
     assert hands_over == 3 * rules.num_rounds
+
+
+def test_a_game_batch_names_its_fields_as_the_batched_engines_step():
+    from blackout_training.vec_env import GameBatch
+
+    from blackout_env.batched import BatchStep
+
+    shared = [name for name in GameBatch._fields if name in BatchStep._fields]
+    assert shared == ["current_player", "observation", "action_mask", "rewards"]
 
 
 # ----------------------------------------------------------------- a whole run
@@ -177,7 +187,7 @@ def test_a_corrupt_checkpoint_stops_a_resume_with_a_clear_error(tmp_path, capsys
     assert main(args) == 0
     (out / "tiny" / "checkpoint.pt").write_bytes(b"garbage")
     assert main([*args, "--resume"]) == 2
-    assert "cannot be read" in capsys.readouterr().err
+    assert "is not a torch checkpoint" in capsys.readouterr().err
 
 
 def test_pool_training_with_snapshots_and_bot_opponents_runs(tmp_path):

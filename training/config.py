@@ -3,13 +3,23 @@
 A run is configured by one YAML file (``configs/train/*.yaml``) whose sections
 mirror the dataclasses below; every field documents itself in a docstring.
 Command-line overrides use dotted keys, ``--set ppo.lr=3e-4``; the value is
-read as YAML (so ``true``, ``[256, 256]`` and ``null`` work). An unknown key or
-a value of the wrong type is a :class:`ConfigError` naming the key.
+read as YAML (so ``true``, ``[256, 256]`` and ``null`` work).
+
+Validation. Every value is checked before a run writes anything, and a bad one
+is a :class:`ConfigError` naming the key: an unknown key, a value of the wrong
+type, a number that is NaN or infinite (any float field), and each field's
+range as :meth:`TrainConfig.validate` states it (e.g. ``run.seed`` in
+0..2**32-1, ``ppo.lr`` in (0, 1], ``env.reward_scale`` > 0, ``eval.deals`` >= 1,
+``ppo.target_kl`` > 0 or null, ``run.name`` one folder name, never a path that
+leaves ``run.out_dir``). Checks that need the rules, a checkpoint or the file
+system run when training starts, still before the run folder is touched
+(``blackout_training.ppo.train``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -44,11 +54,11 @@ class RunConfig:
     """Where a run writes and how long it may take."""
 
     name: str = "default"
-    """Run name: the run folder is ``out_dir/name``."""
+    """Run name: the run folder is ``out_dir/name`` (one folder name: no ``/``, not ``..``)."""
     out_dir: str = "runs"
     """Parent folder of run folders."""
     seed: int = 1
-    """Seeds the deals, the network's initial weights and action sampling."""
+    """Seeds the deals, the network's initial weights and action sampling (0..2**32-1)."""
     device: str = "auto"
     """"auto" (CUDA when present, else CPU), "cpu", "cuda" or "cuda:N"."""
     threads: int = 2
@@ -74,7 +84,7 @@ class EnvConfig:
     score minus the mean of the other seats'). The match-end "win" mode does not fit this trainer, which
     cuts each seat's stream at the hand's end."""
     reward_scale: float = 0.1
-    """Rewards are multiplied by this before they reach PPO (10 + bid -> about 1)."""
+    """Rewards are multiplied by this (> 0) before they reach PPO (10 + bid -> about 1)."""
     backend: str = "auto"
     """"batched" (the numpy batched engine), "engine" (Python games, slow, exact) or "auto" (batched if present)."""
 
@@ -105,7 +115,7 @@ class PPOConfig:
     0 = the decisions of one whole match. Every game's hands have the same lengths in the same
     order, so the games stay in step; a rollout of one match then holds every hand size equally."""
     lr: float = 3e-4
-    """Adam learning rate."""
+    """Adam learning rate, in (0, 1]."""
     anneal_lr: bool = True
     """Decay the learning rate linearly to zero over ``total_steps`` (or the time limit)."""
     gamma: float = 1.0
@@ -149,7 +159,8 @@ class OpponentsConfig:
     bot_fraction: float = 0.0
     """Pool mode: share of games whose other seats are baseline bots (the rest: past snapshots)."""
     bots: list[str] = field(default_factory=list)
-    """Pool mode: baseline bots ("random", "heuristic", "search") to draw from; needed when bot_fraction > 0."""
+    """Pool mode: policies to draw from, as specs ("random", "heuristic", "search:samples=8", "ppo:PATH");
+    needed when bot_fraction > 0."""
     bots_only_after: float = 1.0
     """Pool mode: from this fraction of the run on (by steps or by the time limit, whichever is further),
     every game seats the learner against the bots (1.0 = never): self-play first, then fine-tuning
@@ -170,11 +181,11 @@ class EvalConfig:
     """Periodic and final duplicate-deal evaluation (``blackout_training.evaluate``)."""
 
     opponent: str = "heuristic"
-    """The policy in the other seats: "random", "heuristic", "search"."""
+    """The policy in the other seats: any policy spec ("random", "heuristic", "search:samples=32", "ppo:PATH")."""
     every_updates: int = 100
     """Evaluate every this many PPO updates (0 = only at the end)."""
     deals: int = 100
-    """Duplicate deals per periodic evaluation (each replayed with the seats rotated)."""
+    """Duplicate deals per periodic evaluation (each replayed with the seats rotated); at least 1."""
     final_deals: int = 500
     """Duplicate deals for the final evaluation (0 = skip)."""
     hands: str = "match"
@@ -193,70 +204,108 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def validate(self) -> None:
-        """Check values that the types alone do not (positive sizes, known modes)."""
-        positive = {
-            "env.num_envs": self.env.num_envs,
-            "ppo.total_steps": self.ppo.total_steps,
-            "ppo.update_epochs": self.ppo.update_epochs,
-            "ppo.num_minibatches": self.ppo.num_minibatches,
-            "run.threads": self.run.threads,
-            "run.checkpoint_every_updates": self.run.checkpoint_every_updates,
-            "opponents.pool_size": self.opponents.pool_size,
-            "opponents.snapshot_every_updates": self.opponents.snapshot_every_updates,
-        }
-        for key, value in positive.items():
-            if value <= 0:
-                raise ConfigError(f"{key}: must be positive, got {value}")
-        if self.ppo.rollout_steps < 0:
-            raise ConfigError(f"ppo.rollout_steps: must be >= 0 (0 = one whole match), got {self.ppo.rollout_steps}")
-        for key, value in {"ppo.lr": self.ppo.lr, "ppo.clip_coef": self.ppo.clip_coef}.items():
-            if not value > 0:
-                raise ConfigError(f"{key}: must be positive, got {value}")
-        if not 0 <= self.ppo.gamma <= 1 or not 0 <= self.ppo.gae_lambda <= 1:
-            raise ConfigError("ppo.gamma and ppo.gae_lambda: must be in 0..1")
-        opponents = self.opponents
-        for key in ("latest_fraction", "bot_fraction"):
-            if not 0 <= getattr(opponents, key) <= 1:
-                raise ConfigError(f"opponents.{key}: must be in 0..1, got {getattr(opponents, key)}")
+        """Check every value the types alone do not: ranges, finite numbers, known modes, a safe run name.
+
+        Raises :class:`ConfigError` naming the key. The checks that need the rules, a
+        checkpoint or the file system (players per learner seat, ``eval.opponent``,
+        ``opponents.bots``, ``model.init_checkpoint``, the run folder) run when training
+        starts, still before anything is written (``blackout_training.ppo.train``).
+        """
+        run, env, model, ppo, opponents, evaluation = self.run, self.env, self.model, self.ppo, self.opponents, self.eval
+        # run
+        _check_run_name(run.name)
+        _require("run.out_dir", run.out_dir, bool(run.out_dir.strip()), "a folder name, not empty")
+        _require("run.seed", run.seed, 0 <= run.seed < 2**32, f"a whole number in 0..{2**32 - 1}")
+        device = run.device
+        _require("run.device", device, device in ("auto", "cpu", "cuda") or _is_cuda_index(device),
+                 "'auto', 'cpu', 'cuda' or 'cuda:N'")
+        _require("run.threads", run.threads, run.threads >= 1, "at least 1")
+        _require("run.time_limit_minutes", run.time_limit_minutes, run.time_limit_minutes >= 0, ">= 0 (0 = no limit)")
+        _require("run.checkpoint_every_updates", run.checkpoint_every_updates, run.checkpoint_every_updates >= 1,
+                 "at least 1")
+        # env
+        _require("env.rules", env.rules, bool(env.rules.strip()), "a rules preset name or a YAML file")
+        _require("env.num_envs", env.num_envs, env.num_envs >= 1, "positive")
+        _require("env.reward", env.reward, env.reward in ("score", "zero_sum"), "'score' or 'zero_sum'")
+        _require("env.reward_scale", env.reward_scale, env.reward_scale > 0, "a positive number")
+        _require("env.backend", env.backend, env.backend in ("auto", "batched", "engine"),
+                 "'auto', 'batched' or 'engine'")
+        # model
+        _require("model.hidden_sizes", model.hidden_sizes,
+                 bool(model.hidden_sizes) and all(width >= 1 for width in model.hidden_sizes), "positive widths")
+        _require("model.arch", model.arch, model.arch in ("mlp", "cards"), "'mlp' or 'cards'")
+        _require("model.card_width", model.card_width, model.card_width >= 1, "positive")
+        if model.init_checkpoint is not None:
+            _require("model.init_checkpoint", model.init_checkpoint, bool(model.init_checkpoint.strip()),
+                     "a checkpoint path or null")
+        # ppo
+        _require("ppo.total_steps", ppo.total_steps, ppo.total_steps >= 1, "positive")
+        _require("ppo.rollout_steps", ppo.rollout_steps, ppo.rollout_steps >= 0, ">= 0 (0 = one whole match)")
+        # Adam moves each weight by about lr per step: above 1 the network diverges at once.
+        _require("ppo.lr", ppo.lr, 0 < ppo.lr <= 1, "in (0, 1]")
+        _require("ppo.gamma", ppo.gamma, 0 <= ppo.gamma <= 1, "in 0..1")
+        _require("ppo.gae_lambda", ppo.gae_lambda, 0 <= ppo.gae_lambda <= 1, "in 0..1")
+        _require("ppo.update_epochs", ppo.update_epochs, ppo.update_epochs >= 1, "positive")
+        _require("ppo.num_minibatches", ppo.num_minibatches, ppo.num_minibatches >= 1, "positive")
+        _require("ppo.clip_coef", ppo.clip_coef, ppo.clip_coef > 0, "positive")
+        _require("ppo.ent_coef", ppo.ent_coef, ppo.ent_coef >= 0, ">= 0")
+        _require("ppo.vf_coef", ppo.vf_coef, ppo.vf_coef >= 0, ">= 0")
+        _require("ppo.max_grad_norm", ppo.max_grad_norm, ppo.max_grad_norm > 0, "positive")
+        if ppo.target_kl is not None:
+            _require("ppo.target_kl", ppo.target_kl, ppo.target_kl > 0, "positive, or null for no early stop")
+        # opponents
+        _require("opponents.mode", opponents.mode, opponents.mode in ("self_play", "pool"), "'self_play' or 'pool'")
+        for key in ("latest_fraction", "bot_fraction", "bots_only_after"):
+            value = getattr(opponents, key)
+            _require(f"opponents.{key}", value, 0 <= value <= 1, "in 0..1")
         if opponents.latest_fraction + opponents.bot_fraction > 1:
             raise ConfigError("opponents.latest_fraction + opponents.bot_fraction: must be at most 1")
-        if not 0 <= opponents.bots_only_after <= 1:
-            raise ConfigError(f"opponents.bots_only_after: must be in 0..1, got {opponents.bots_only_after}")
         if (opponents.bot_fraction > 0 or opponents.bots_only_after < 1) and not opponents.bots:
             raise ConfigError(
                 "opponents.bots: name at least one bot when opponents.bot_fraction > 0 or bots_only_after < 1"
             )
+        for name in opponents.bots:  # (each is loaded, naming its problem, when training starts)
+            _require("opponents.bots", name, bool(name.strip()), "policy specs such as 'heuristic', not empty")
         if not opponents.learner_seats:
             raise ConfigError("opponents.learner_seats: name at least one seat count, e.g. [1]")
-        for count in opponents.learner_seats:
-            if count < 1:  # (the upper bound, fewer than the rules' players, is checked when the rules are read)
-                raise ConfigError(f"opponents.learner_seats: each count must be at least 1, got {count}")
-        for name in opponents.bots:
-            if name not in ("random", "heuristic", "search"):
-                raise ConfigError(f"opponents.bots: unknown bot {name!r}; bots: random, heuristic, search")
-        if self.opponents.mode not in ("self_play", "pool"):
-            raise ConfigError(f"opponents.mode: must be 'self_play' or 'pool', got {self.opponents.mode!r}")
-        if self.env.reward not in ("score", "zero_sum"):
-            raise ConfigError(f"env.reward: must be 'score' or 'zero_sum', got {self.env.reward!r}")
-        if self.env.backend not in ("auto", "batched", "engine"):
-            raise ConfigError(f"env.backend: must be 'auto', 'batched' or 'engine', got {self.env.backend!r}")
-        if self.eval.hands != "match":
-            raise ConfigError(f"eval.hands: only 'match' is supported, got {self.eval.hands!r}")
-        if not self.model.hidden_sizes or any(width <= 0 for width in self.model.hidden_sizes):
-            raise ConfigError(f"model.hidden_sizes: needs positive widths, got {self.model.hidden_sizes}")
-        if self.model.arch not in ("mlp", "cards"):
-            raise ConfigError(f"model.arch: must be 'mlp' or 'cards', got {self.model.arch!r}")
-        if self.model.card_width <= 0:
-            raise ConfigError(f"model.card_width: must be positive, got {self.model.card_width}")
-        for key, value in {"eval.every_updates": self.eval.every_updates, "eval.deals": self.eval.deals,
-                           "eval.final_deals": self.eval.final_deals}.items():
-            if value < 0:
-                raise ConfigError(f"{key}: must be >= 0, got {value}")
-        if self.run.time_limit_minutes < 0:
-            raise ConfigError(f"run.time_limit_minutes: must be >= 0, got {self.run.time_limit_minutes}")
-        device = self.run.device
-        if not (device in ("auto", "cpu", "cuda") or device.startswith("cuda:")):
-            raise ConfigError(f"run.device: must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+        for count in opponents.learner_seats:  # (the upper bound, fewer than the rules' players, needs the rules)
+            _require("opponents.learner_seats", count, count >= 1, "counts of at least 1")
+        _require("opponents.pool_size", opponents.pool_size, opponents.pool_size >= 1, "positive")
+        _require("opponents.snapshot_every_updates", opponents.snapshot_every_updates,
+                 opponents.snapshot_every_updates >= 1, "positive")
+        # eval
+        _require("eval.opponent", evaluation.opponent, bool(evaluation.opponent.strip()), "a policy spec")
+        _require("eval.every_updates", evaluation.every_updates, evaluation.every_updates >= 0,
+                 ">= 0 (0 = only at the end)")
+        _require("eval.deals", evaluation.deals, evaluation.deals >= 1,
+                 "at least 1 (eval.every_updates=0 turns periodic evaluation off)")
+        _require("eval.final_deals", evaluation.final_deals, evaluation.final_deals >= 0, ">= 0 (0 = skip)")
+        _require("eval.hands", evaluation.hands, evaluation.hands == "match", "'match' (the only mode)")
+
+
+def _require(key: str, value: Any, ok: bool, requirement: str) -> None:
+    if not ok:
+        raise ConfigError(f"{key}: must be {requirement}, got {value!r}")
+
+
+def _is_cuda_index(device: str) -> bool:
+    prefix, _, index = device.partition(":")
+    return prefix == "cuda" and index.isdigit()
+
+
+def _check_run_name(name: str) -> None:
+    """A run name is one folder name inside ``run.out_dir``: never a path that leaves it."""
+    problem = None
+    if not name or not name.strip():
+        problem = "empty"
+    elif "/" in name or "\\" in name or Path(name).is_absolute():
+        problem = "a path (use run.out_dir for the parent folder)"
+    elif name in (".", ".."):
+        problem = "'.' or '..'"
+    elif any(ord(c) < 32 for c in name):
+        problem = "holding control characters"
+    if problem:
+        raise ConfigError(f"run.name: must be one folder name inside run.out_dir, got {name!r}: {problem}")
 
 
 # ----------------------------------------------------------------- conversion
@@ -290,7 +339,13 @@ def _coerce(key: str, value: Any, tp: Any) -> Any:
             value = float(value)  # PyYAML (YAML 1.1) reads "3e-4" as a string; users mean a number
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{key}: expected a number, got {value!r}")
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond float range
+            number = math.inf
+        if not math.isfinite(number):  # NaN or infinity would reach the network as NaN logits
+            raise ConfigError(f"{key}: must be a finite number, got {value!r}")
+        return number
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{key}: expected an integer, got {value!r}")

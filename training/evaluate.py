@@ -52,7 +52,7 @@ from blackout_env.rules import Rules
 
 from .policies import Policy, load_policy
 
-__all__ = ["EvalResult", "PolicyStats", "evaluate", "check_tournament", "seating_for", "rotations", "confidence_half_width"]
+__all__ = ["EvalResult", "PolicyStats", "evaluate", "evaluate_against", "check_tournament", "seating_for", "rotations", "confidence_half_width"]
 
 
 # ---------------------------------------------------------------- seating
@@ -190,7 +190,9 @@ class EvalResult:
             if (pair["a"], pair["b"]) == (a, b):
                 return pair
             if (pair["a"], pair["b"]) == (b, a):
-                return {**pair, "a": a, "b": b, "mean": -pair["mean"], "low": -pair["high"], "high": -pair["low"]}
+                low, high = pair["low"], pair["high"]
+                return {**pair, "a": a, "b": b, "mean": -pair["mean"],
+                        "low": None if high is None else -high, "high": None if low is None else -low}
         raise KeyError(f"no pair {a!r}, {b!r} in this result")
 
     def to_dict(self) -> dict[str, Any]:
@@ -216,30 +218,36 @@ class EvalResult:
     def table(self) -> str:
         """The results as text: one row per policy, the pairwise differences, bid-made rate by hand size."""
         unit = "hand" if self.hands_only else "match"
+        width = max([20, *(len(s.name) for s in self.policies)])  # the name column fits the longest name
         lines = [
             f"{self.deals} deals x {len(self.seating)} rotations, {self.rules.num_players} players, "
             f"seating {' '.join(self.seating)} ({'single hands' if self.hands_only else 'whole matches'}), seed {self.seed}",
             "",
-            f"{'policy':<20} {'score/hand (95% CI)':>22} {'bid made':>9} {unit + ' score':>12} {unit + ' wins':>11} {'hands':>8}",
+            f"{'policy':<{width}} {'score/hand (95% CI)':>22} {'bid made':>9} {unit + ' score':>12} {unit + ' wins':>11} {'hands':>8}",
         ]
         for s in self.policies:
             ci = f"± {s.score_ci95:.2f}" if s.score_ci95 is not None else "± n/a"
             lines.append(
-                f"{s.name:<20} {s.mean_score_per_hand:>13.2f} {ci:>8} {s.bid_made_rate:>8.1%} "
-                f"{s.mean_match_score:>12.1f} {s.match_win_rate:>10.1%} {s.hands:>8}"
+                f"{s.name:<{width}} {s.mean_score_per_hand:>13.2f} {ci:>8} {s.bid_made_rate:>9.1%} "
+                f"{s.mean_match_score:>12.1f} {s.match_win_rate:>11.1%} {s.hands:>8}"
             )
+        if any(s.score_ci95 is None for s in self.policies):
+            lines.append("(n/a: a 95% interval needs at least two deals)")
         if self.pairwise:
             lines += ["", "difference in score per hand (95% CI, paired per deal):"]
             for pair in self.pairwise:
+                if pair["ci95"] is None:
+                    lines.append(f"  {pair['a']} - {pair['b']}: {pair['mean']:+.2f} [n/a: one deal gives no interval]")
+                    continue
                 verdict = "significant" if pair["low"] > 0 or pair["high"] < 0 else "not significant"
                 lines.append(
                     f"  {pair['a']} - {pair['b']}: {pair['mean']:+.2f} [{pair['low']:+.2f}, {pair['high']:+.2f}] {verdict}"
                 )
         sizes = sorted({size for s in self.policies for size in s.bid_made_by_hand_size})
-        lines += ["", "bid made by hand size:", f"{'policy':<20} " + " ".join(f"{size:>5}" for size in sizes)]
+        lines += ["", "bid made by hand size:", f"{'policy':<{width}} " + " ".join(f"{size:>5}" for size in sizes)]
         for s in self.policies:
             cells = [s.bid_made_by_hand_size.get(size) for size in sizes]
-            lines.append(f"{s.name:<20} " + " ".join(f"{c:>5.0%}" if c is not None else f"{'-':>5}" for c in cells))
+            lines.append(f"{s.name:<{width}} " + " ".join(f"{c:>5.0%}" if c is not None else f"{'-':>5}" for c in cells))
         return "\n".join(lines)
 
     def save(self, out_dir: str | os.PathLike[str], plot: bool = True) -> dict[str, Path]:
@@ -247,7 +255,8 @@ class EvalResult:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = {"json": out / "results.json", "table": out / "results.txt"}
-        paths["json"].write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        # allow_nan=False: strict JSON (an undefined interval is null, never Infinity or NaN)
+        paths["json"].write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
         paths["table"].write_text(self.table() + "\n", encoding="utf-8")
         if plot:
             try:
@@ -309,7 +318,7 @@ def _summarise(
         stats.append(
             PolicyStats(
                 name=name,
-                spec=spec if isinstance(spec, str) else getattr(spec, "name", type(spec).__name__),
+                spec=_policy_name(spec) or type(spec).__name__,
                 hands=t["hands"],
                 mean_score_per_hand=t["score"] / t["hands"],
                 score_ci95=confidence_half_width(per_deal[name]),
@@ -327,9 +336,20 @@ def _summarise(
             diffs = np.subtract(per_deal[a], per_deal[b])
             half = confidence_half_width(diffs)
             mean = float(diffs.mean())
-            low, high = (mean - half, mean + half) if half is not None else (float("-inf"), float("inf"))
+            # One deal gives no interval: None (null in JSON), not an infinite one.
+            low, high = (mean - half, mean + half) if half is not None else (None, None)
             pairwise.append({"a": a, "b": b, "mean": mean, "ci95": half, "low": low, "high": high})
     return EvalResult(rules, deals, seed, hands, seating, stats, pairwise, per_deal)
+
+
+def _policy_name(spec: Any) -> str | None:
+    """A spec's own text, a policy's ``name``, or a plain function's ``__name__``."""
+    if isinstance(spec, str):
+        return spec
+    name = getattr(spec, "name", None)
+    if name is None and callable(spec) and not callable(getattr(spec, "act", None)):
+        name = getattr(spec, "__name__", None)
+    return name
 
 
 def _entries(policies: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -341,7 +361,7 @@ def _entries(policies: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any
     else:
         items = []
         for spec in policies:
-            name = spec if isinstance(spec, str) else getattr(spec, "name", None)
+            name = _policy_name(spec)
             if not isinstance(name, str):
                 raise ValueError(f"policies: {spec!r} has no name; pass a mapping name -> policy")
             items.append((name, spec))
@@ -436,6 +456,29 @@ def evaluate(
             records = _progress(pool.imap(_play_deal, range(deals), chunksize=chunk), deals, progress)
             result = _summarise(list(records), entries, rules, deals, int(seed), bool(hands), seating)
     return result
+
+
+def evaluate_against(
+    policy: Any, opponent: str, rules: Rules, deals: int, seed: int, name: str = "ppo"
+) -> dict[str, Any]:
+    """``policy`` in one seat and ``opponent`` in the others over duplicate deals: the training run's evaluation.
+
+    Returns the agent's and the opponents' mean score per hand, the 95% interval
+    half-widths (0 when undefined, with one deal), the paired difference (agent
+    minus opponent) and the agent's bid-made rate, rounded for the logs.
+    """
+    result = evaluate({name: policy, opponent: opponent}, rules=rules, deals=deals, seed=seed)
+    agent, other = result.stats(name), result.stats(opponent)
+    difference = result.difference(name, opponent)
+    return {
+        "deals": deals,
+        "agent_score": round(agent.mean_score_per_hand, 4),
+        "agent_ci": round(agent.score_ci95 or 0.0, 4),
+        "opponent_score": round(other.mean_score_per_hand, 4),
+        "difference": round(difference["mean"], 4),
+        "difference_ci": round(difference["ci95"] or 0.0, 4),
+        "agent_bid_made_rate": round(agent.bid_made_rate, 4),
+    }
 
 
 def _progress(iterable: Iterable[Any], total: int, enabled: bool) -> Iterable[Any]:

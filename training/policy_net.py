@@ -300,14 +300,23 @@ def _rules_differences(saved: Mapping[str, Any], rules: Rules) -> list[str]:
 def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The raw checkpoint dictionary, after checking that the file is one of ours."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {str(path)!r} is a folder, not a checkpoint file")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # torch raises many types for a damaged file
+        size = path.stat().st_size
+        with path.open("rb") as file:
+            payload = torch.load(file, map_location="cpu", weights_only=True) if size else None
+    except OSError as error:
+        raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: {error.strerror or error}") from None
+    except Exception:  # noqa: BLE001 - torch raises many types for a damaged file
+        # Torch's own message advises weights_only=False (which would run code from the file): never repeat it.
         raise CheckpointError(
-            f"checkpoint {str(path)!r} cannot be read (corrupt or not a torch file): {type(error).__name__}: {error}"
+            f"checkpoint {str(path)!r} is not a torch checkpoint (corrupt, truncated or another kind of file)"
         ) from None
+    if not size:
+        raise CheckpointError(f"checkpoint {str(path)!r} is empty (0 bytes)")
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{str(path)!r} is not a Blackout PPO checkpoint")
     if payload.get("version") != CHECKPOINT_VERSION:

@@ -3,7 +3,8 @@
 PPO (``blackout_training.ppo``) needs only this from the environment, per step of all
 games at once: the seat to act, its observation and int8 action mask, the
 hand scores that arrived with the step (a hand's score reaches every seat when
-the hand ends), and which games just finished a hand. Finished matches start
+the hand ends), and which games just finished a hand: a :class:`GameBatch`,
+whose fields are named as the batched engine's ``BatchStep``. Finished matches start
 over by themselves.
 
 Two adapters give it:
@@ -27,16 +28,20 @@ __all__ = ["BatchedVecEnv", "EngineVecEnv", "GameBatch", "VecEnv", "make_vec_env
 
 
 class GameBatch(NamedTuple):
-    """What every game shows after a reset or a step."""
+    """What every game shows after a reset or a step.
 
-    player: np.ndarray
+    The first four fields have the names and meanings of the batched engine's
+    :class:`~blackout_env.batched.BatchStep` (with ``reward="score"``, unscaled).
+    """
+
+    current_player: np.ndarray
     """(num_envs,) int: the seat to act."""
-    obs: np.ndarray
+    observation: np.ndarray
     """(num_envs, observation_size) float32: that seat's observation."""
-    mask: np.ndarray
+    action_mask: np.ndarray
     """(num_envs, num_actions) int8: that seat's legal actions."""
-    hand_scores: np.ndarray
-    """(num_envs, num_players) float32: points scored by each seat in a hand that ended with this step, else 0."""
+    rewards: np.ndarray
+    """(num_envs, num_players) float32: each seat's score for a hand that ended with this step, else 0."""
     hand_over: np.ndarray
     """(num_envs,) bool: a hand ended with this step (the next decision belongs to a new hand)."""
     bid_made: np.ndarray
@@ -98,10 +103,10 @@ class EngineVecEnv:
     def _observe(self, hand_scores: np.ndarray, hand_over: np.ndarray, bid_made: np.ndarray) -> GameBatch:
         views = [game.view(game.current_player) for game in self.games]
         return GameBatch(
-            player=np.array([v.player for v in views], dtype=np.int64),
-            obs=np.stack([encoding.encode(v) for v in views]),
-            mask=np.stack([encoding.action_mask(v) for v in views]),
-            hand_scores=hand_scores,
+            current_player=np.array([v.player for v in views], dtype=np.int64),
+            observation=np.stack([encoding.encode(v) for v in views]),
+            action_mask=np.stack([encoding.action_mask(v) for v in views]),
+            rewards=hand_scores,
             hand_over=hand_over,
             bid_made=bid_made,
         )

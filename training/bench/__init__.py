@@ -8,10 +8,12 @@ modules by name, so adding a benchmark is adding one file.
 
 from __future__ import annotations
 
+import os
 import pkgutil
+import tempfile
 from pathlib import Path
 
-__all__ = ["benchmark_names"]
+__all__ = ["benchmark_names", "check_output_file", "check_positive"]
 
 
 def benchmark_names() -> list[str]:
@@ -19,3 +21,36 @@ def benchmark_names() -> list[str]:
     return sorted(
         info.name for info in pkgutil.iter_modules([str(Path(__file__).parent)]) if not info.name.startswith("_")
     )
+
+
+def check_positive(**options: float) -> None:
+    """Refuse a count or a length below 1 (or a duration <= 0) before a benchmark starts, naming the option."""
+    for name, value in options.items():
+        if not value > 0 or (isinstance(value, int) and value < 1):
+            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}")
+
+
+def check_output_file(path: str | None) -> None:
+    """Fail before a benchmark starts (not after it, losing its figures) when ``--json PATH`` cannot be written.
+
+    An existing file must be a writable file; otherwise its folder must exist and
+    take a new file (tried with a temporary file, removed at once).
+    """
+    if path is None:
+        return
+    target = Path(path)
+    try:
+        if target.exists():
+            if not target.is_file():
+                raise ValueError(f"--json {path!r} is not a file")
+            with target.open("a", encoding="utf-8"):
+                pass
+        else:
+            folder = target.parent
+            if not folder.is_dir():
+                raise ValueError(f"--json {path!r}: folder {str(folder)!r} does not exist")
+            handle, probe = tempfile.mkstemp(dir=folder, prefix=".bench-write-test.")
+            os.close(handle)
+            os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"--json {path!r} cannot be written: {error.strerror or error}") from None

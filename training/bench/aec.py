@@ -30,6 +30,8 @@ from pettingzoo.utils import wrappers
 
 from blackout_env import BlackoutGame, BlackoutGymEnv, Rules, env, observation_size, raw_env
 
+from . import check_output_file, check_positive
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", default="standard", help="a preset name or YAML file (default: standard)")
@@ -184,6 +186,8 @@ def measure(run: Callable[[], int], repeats: int) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_positive(steps=args.steps, repeats=args.repeats, tricks=args.tricks)
+    check_output_file(args.json)
     rules = Rules.resolve(args.rules)
     if args.players != rules.num_players:
         rules = rules.replace(num_players=args.players)

@@ -34,6 +34,8 @@ import numpy as np
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
 
+from . import check_output_file, check_positive
+
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 """How a timing is measured: the process's CPU time, or the wall clock."""
 
@@ -138,8 +140,8 @@ def peak_memory_mb(rules: Rules, games: int, observations: bool, seed: int, step
 
 
 def run(args: argparse.Namespace) -> int:
-    if any(games < 1 for games in args.games) or args.seconds <= 0 or args.repeats < 1:
-        raise ValueError("--games, --seconds and --repeats must be positive")
+    check_positive(games=min(args.games), seconds=args.seconds, repeats=args.repeats)
+    check_output_file(args.json)
     openspiel = None if args.no_openspiel else _openspiel_runner(args.seed, CLOCKS[args.clock])
     if openspiel is None and not args.no_openspiel:
         print("openspiel: not installed (pip install open_spiel); batched figures only")
@@ -174,16 +176,17 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  {scenario} x {games} {'with' if observations else 'without'} observations: {best:,.0f}/s")
                 sys.stdout.flush()
     # The ratios use OpenSpiel's best over the whole run: the least favourable comparison for us.
+    # Without OpenSpiel (skipped or not installed) there is no ratio: that column says "-".
     header = f"{'scenario':<9} {'games':>6} {'observations':>12} {'decisions/s':>13} {'x OpenSpiel':>11} {'peak MB':>8}"
     print()
     print(header)
     print("-" * len(header))
     for row in rows:
-        ratio = row["decisions_per_second"] / best_openspiel if best_openspiel else float("nan")
+        ratio = f"{row['decisions_per_second'] / best_openspiel:.2f}x" if best_openspiel else "-"
         obs = "yes" if row["observations"] else "no"
         print(
             f"{row['scenario']:<9} {row['games']:>6} {obs:>12} {row['decisions_per_second']:>13,.0f}"
-            f" {ratio:>10.2f}x {row['peak_memory_mb']:>8.0f}"
+            f" {ratio:>11} {row['peak_memory_mb']:>8.0f}"
         )
     if openspiel is not None:
         print(f"openspiel (pyspiel.evaluate_bots, random bots, oh_hell 4 players, 10 tricks): {best_openspiel:,.0f}/s")

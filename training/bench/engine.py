@@ -30,6 +30,8 @@ import numpy as np
 
 from blackout_env import BlackoutGame, Rules
 
+from . import check_output_file, check_positive
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", default="standard", help="rules of the whole matches: preset or YAML (default standard)")
@@ -103,8 +105,8 @@ def openspiel_available() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.games < 1 or args.hands < 1 or args.repeats < 1:
-        raise ValueError("--games, --hands and --repeats must be at least 1")
+    check_positive(games=args.games, hands=args.hands, repeats=args.repeats)
+    check_output_file(args.json)
     base = Rules.resolve(args.rules)
     clock = CLOCKS[args.clock]
     results: dict[str, object] = {"rules": args.rules, "clock": args.clock, "matches": {}, "single_hands": {}}

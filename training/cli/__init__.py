@@ -12,6 +12,11 @@ import importlib
 import os
 import sys
 
+from blackout_env.policies import TRAIN_EXTRA_HINT
+
+TRAIN_EXTRA_MODULES = ("torch", "tensorboard")
+"""Modules of the train extra: a command that misses one says how to install it."""
+
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("blackout_training.cli.rules", "print a rules preset in words, or list the presets"),
@@ -49,4 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except ValueError as error:  # bad configs, rules, files: a clear message, no traceback
         print(f"blackout {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:  # torch (or TensorBoard) missing: say which extra to install
+        if (error.name or "").split(".")[0] not in TRAIN_EXTRA_MODULES:
+            raise
+        print(f"blackout {args.command}: error: needs {error.name!r}, which is not installed: {TRAIN_EXTRA_HINT}",
+              file=sys.stderr)
         return 2

@@ -29,7 +29,7 @@ from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, Sa
 from blackout_env.cards import card_to_str, parse_card
 from blackout_env.scoresheet import score_sheet
 
-from ..policies import Policy, load_policy
+from ..policies import Policy, absolute_paths, load_policy
 from . import screen
 
 __all__ = [
@@ -196,6 +196,8 @@ def new_session(
     if seed < 0:
         raise ValueError(f"--seed: must be a whole number >= 0, got {seed}")
     policies = bot_policies(bots, rules.num_players - humans) if humans < rules.num_players else []
+    # A checkpoint named by a relative path is saved as an absolute one, so --resume works from any folder.
+    policies = [absolute_paths(spec) for spec in policies]
     game = BlackoutGame(rules, seed=seed)
     return SavedSession(game, seat_names(rules.num_players, humans, policies), seed, hot_seat)
 
@@ -443,7 +445,9 @@ class PlaySession:
                 return True
             if answer in ("n", "no"):
                 return False
-            self.say("Please answer y or n.")
+            if self._command(answer):  # s, l, h and q work at every prompt, this one too
+                continue
+            self.say("Please answer y or n (or s score, l last trick, h help, q quit).")
 
     def _ask_card(self, view: PlayerView) -> int:
         cards = screen.hand_order(view)

@@ -1,0 +1,265 @@
+"""Policies by name: the spec grammar and the registry of loaders, for every place that names a policy.
+
+The Gym env's opponents, evaluation (``blackout eval --policies``), training
+opponents and ``blackout play --bots`` all resolve names here, so a spec that
+works in one works in all.
+
+Specs
+-----
+``NAME`` or ``NAME:ARGUMENT``; the part before the first colon picks a loader.
+
+- ``random``, ``heuristic``, ``search``: the baseline bots
+  (``blackout_baselines``); the argument is ``key=value`` options separated by
+  commas, passed to the bot (``search:samples=64,time_limit_ms=200``). Values
+  that read as numbers become numbers.
+- ``ppo``: the checkpoint shipped with the package; ``ppo:PATH``: a trained
+  checkpoint (``blackout_training``, needs torch).
+
+Seeds. ``load_policy(spec, seed=s)`` seeds the policy with ``s``; a ``seed``
+option in the spec (``random:seed=3``) wins over ``s``. Evaluation, play and
+the Gym env reseed their policies before every match (or decision) from their
+own seed so that results do not depend on worker processes; a policy whose
+spec fixes a seed mixes that seed into every reseed, so ``random:seed=3`` and
+``random:seed=4`` play differently, each reproducibly.
+
+Policies. A policy is anything with ``act(view) -> action`` (and, for tables,
+a ``name``); bots also have ``seed(seed)``. :func:`as_policy` also takes a
+plain callable ``f(view) -> action``.
+
+Registry. :data:`LOADERS` maps a name to a loader ``(argument, rules, seed) ->
+policy``. The built-in loaders name their modules as strings and import them
+only when used: ``blackout_env`` never imports the baselines, torch or
+``blackout_training`` at module level. :func:`register_policy` adds a name, as a
+callable or as a ``"module:function"`` string.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import numpy as np
+
+from .rules import Rules
+from .view import PlayerView
+
+__all__ = [
+    "LOADERS",
+    "TRAIN_EXTRA_HINT",
+    "BotLoader",
+    "CallablePolicy",
+    "LazyLoader",
+    "Policy",
+    "absolute_paths",
+    "as_policy",
+    "load_policy",
+    "parse_options",
+    "parse_spec",
+    "policy_names",
+    "register_policy",
+]
+
+TRAIN_EXTRA_HINT = "install the train extra: pip install torch==2.13.0 -e '.[train]'"
+"""What to do when a policy or command needs torch and it is not installed."""
+
+
+class Policy(Protocol):
+    """What evaluation, play and the Gym env need from a policy."""
+
+    name: str
+
+    def act(self, view: PlayerView) -> int: ...
+
+
+Loader = Callable[[str | None, Rules | None, int | None], Policy]
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """``"search:samples=64"`` -> ``("search", "samples=64")``; ``"heuristic"`` -> ``("heuristic", None)``."""
+    name, _, argument = spec.partition(":")
+    return name.strip(), argument or None
+
+
+def parse_options(argument: str | None, spec: str) -> dict[str, Any]:
+    """``"samples=64,time_limit_ms=200"`` -> ``{"samples": 64, "time_limit_ms": 200}``."""
+    options: dict[str, Any] = {}
+    if not argument:
+        return options
+    for item in argument.split(","):
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"policy {spec!r}: options are key=value pairs separated by commas, got {item!r}")
+        value: Any = text.strip()
+        for convert in (int, float):
+            try:
+                value = convert(value)
+                break
+            except ValueError:
+                continue
+        options[key] = value
+    return options
+
+
+def _import(target: str) -> Any:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+class LazyLoader:
+    """A loader named ``"module:function"``, imported when first used.
+
+    ``hint`` says what to install when that import finds a module missing
+    (:func:`load_policy` turns it into a ValueError naming the spec and the module).
+    """
+
+    def __init__(self, target: str, hint: str | None = None, path_argument: bool = False) -> None:
+        if ":" not in target:
+            raise ValueError(f"a loader string is 'module:function', got {target!r}")
+        self.target, self.hint, self.path_argument = target, hint, path_argument
+
+    def __call__(self, argument: str | None, rules: Rules | None, seed: int | None) -> Policy:
+        return _import(self.target)(argument, rules, seed)
+
+    def __repr__(self) -> str:
+        return f"LazyLoader({self.target!r})"
+
+
+class SeededPolicy:
+    """A policy whose spec fixes its seed: every reseed mixes that seed in (see the module docstring)."""
+
+    def __init__(self, policy: Any, fixed_seed: int) -> None:
+        self.policy, self.fixed_seed = policy, fixed_seed
+        self.name = getattr(policy, "name", type(policy).__name__)
+        self.seed(None)
+
+    def seed(self, seed: int | None) -> None:
+        """Reseed from the spec's seed and ``seed`` (None: the spec's seed alone)."""
+        entropy = [self.fixed_seed] if seed is None else [self.fixed_seed, int(seed)]
+        self.policy.seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
+
+    def act(self, view: PlayerView) -> int:
+        return self.policy.act(view)
+
+    def __getattr__(self, attribute: str) -> Any:  # e.g. suggest_bid, act_batch
+        policy = self.__dict__.get("policy")
+        if policy is None:  # copy and pickle look up methods before __dict__ is filled
+            raise AttributeError(attribute)
+        return getattr(policy, attribute)
+
+
+class BotLoader:
+    """The baseline bot ``name`` (``blackout_baselines.make_bot``, imported when used); the argument holds options."""
+
+    factory = "blackout_baselines:make_bot"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, argument: str | None, rules: Rules | None, seed: int | None) -> Policy:
+        spec = self.name if argument is None else f"{self.name}:{argument}"
+        options = parse_options(argument, spec)
+        fixed = options.pop("seed", None)
+        if fixed is not None and (isinstance(fixed, bool) or not isinstance(fixed, int) or fixed < 0):
+            raise ValueError(f"policy {spec!r}: seed must be a whole number >= 0, got {fixed!r}")
+        try:
+            bot = _import(self.factory)(self.name, seed=seed if fixed is None else fixed, **options)
+        except ValueError as error:  # an option the bot does not take
+            raise ValueError(f"policy {spec!r}: {error}") from None
+        return bot if fixed is None else SeededPolicy(bot, fixed)
+
+    def __repr__(self) -> str:
+        return f"BotLoader({self.name!r})"
+
+
+LOADERS: dict[str, Loader] = {
+    "random": BotLoader("random"),
+    "heuristic": BotLoader("heuristic"),
+    "search": BotLoader("search"),
+    # "ppo": the checkpoint shipped in training/checkpoints; "ppo:PATH": a trained checkpoint.
+    "ppo": LazyLoader("blackout_training.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
+}
+"""Spec name -> loader(argument, rules, seed). The one place where policy names are defined."""
+
+
+def register_policy(name: str, loader: Loader | str) -> None:
+    """Add (or replace) the loader for specs ``name`` and ``name:ARGUMENT``: a callable or ``"module:function"``."""
+    if not isinstance(name, str) or not name or ":" in name:
+        raise ValueError(f"policy name must be a non-empty name without ':', got {name!r}")
+    if isinstance(loader, str):
+        loader = LazyLoader(loader)
+    elif not callable(loader):
+        raise ValueError(f"policy {name!r}: a loader is a callable or a 'module:function' string, got {loader!r}")
+    LOADERS[name] = loader
+
+
+def absolute_paths(spec: str) -> str:
+    """The spec with a file argument made absolute (``ppo:runs/x.pt`` -> ``ppo:/home/.../runs/x.pt``).
+
+    For specs that are stored and loaded again from another folder (a saved
+    ``blackout play`` game). Loaders whose argument is a path say so with
+    ``path_argument = True``; other specs are returned unchanged.
+    """
+    name, argument = parse_spec(spec)
+    loader = LOADERS.get(name)
+    if argument is None or not getattr(loader, "path_argument", False):
+        return spec
+    return f"{name}:{os.path.abspath(os.path.expanduser(argument))}"
+
+
+def policy_names() -> list[str]:
+    """The known spec names."""
+    return list(LOADERS)
+
+
+class CallablePolicy:
+    """A plain function ``f(view) -> action`` as a policy (it cannot be reseeded)."""
+
+    def __init__(self, function: Callable[[PlayerView], int], name: str | None = None) -> None:
+        self.function = function
+        self.name = name or getattr(function, "__name__", None) or type(function).__name__
+
+    def act(self, view: PlayerView) -> int:
+        return self.function(view)
+
+    def __repr__(self) -> str:
+        return f"CallablePolicy({self.name!r})"
+
+
+def load_policy(spec: Any, rules: Rules | str | Mapping[str, Any] | None = None, seed: int | None = None) -> Policy:
+    """The policy named by ``spec`` ("random", "heuristic", "search:samples=64", "ppo", "ppo:PATH").
+
+    A policy object (anything with ``act``) is returned unchanged and a plain
+    callable is wrapped (:class:`CallablePolicy`). Raises ValueError naming the
+    spec: an unknown name (listing the known ones), a bad option, a missing
+    checkpoint, a module that is not installed.
+    """
+    if not isinstance(spec, str):
+        return as_policy(spec)
+    name, argument = parse_spec(spec)
+    loader = LOADERS.get(name)
+    if loader is None:
+        raise ValueError(f"unknown policy {spec!r}; known policies: {', '.join(LOADERS)} (and NAME:OPTIONS)")
+    resolved = Rules.resolve(rules) if rules is not None else None
+    try:
+        return loader(argument, resolved, seed)
+    except ModuleNotFoundError as error:
+        hint = getattr(loader, "hint", None)
+        advice = f": {hint}" if hint else ""
+        raise ValueError(f"policy {spec!r} needs the module {error.name!r}, which is not installed{advice}") from None
+
+
+def as_policy(policy: Any, rules: Rules | str | Mapping[str, Any] | None = None, seed: int | None = None) -> Policy:
+    """A spec (loaded), an object with ``act(view)`` (unchanged) or a callable ``f(view)`` (wrapped) as a policy."""
+    if isinstance(policy, str):
+        return load_policy(policy, rules, seed)
+    if callable(getattr(policy, "act", None)):
+        return policy
+    if callable(policy):
+        return CallablePolicy(policy)
+    raise ValueError(
+        f"a policy is a spec such as 'heuristic', an object with act(view) or a callable f(view) -> action, "
+        f"got {policy!r}"
+    )

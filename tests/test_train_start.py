@@ -1,0 +1,167 @@
+"""Starting a training run: every value checked, naming its key, before anything is written; resume and stale files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from blackout_training.cli import main
+from blackout_training.config import ConfigError, TrainConfig, config_from_dict, load_config
+from blackout_training.run_folder import write_config
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "configs" / "train" / "tiny.yaml"
+# One short update and no evaluation: a start that gets going finishes in a few seconds.
+QUICK = ["ppo.total_steps=16", "eval.every_updates=0", "eval.final_deals=0"]
+
+
+def train_args(out_dir: Path, *overrides: str) -> list[str]:
+    args = ["train", "--config", str(TINY), "--set", f"run.out_dir={out_dir}"]
+    for override in (*QUICK, *overrides):
+        args += ["--set", override]
+    return args
+
+
+# ------------------------------------------------------------------ validation
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("env.reward_scale=.nan", "env.reward_scale: must be a finite number"),
+        ("env.reward_scale=.inf", "env.reward_scale: must be a finite number"),
+        ("env.reward_scale=0", "env.reward_scale: must be a positive number"),
+        ("ppo.lr=.inf", "ppo.lr: must be a finite number"),
+        ("ppo.lr=inf", "ppo.lr: must be a finite number"),
+        ("ppo.lr=1e300", r"ppo.lr: must be in \(0, 1\]"),
+        ("ppo.lr=1e400", "ppo.lr: must be a finite number"),
+        ("ppo.ent_coef=nan", "ppo.ent_coef: must be a finite number"),
+        ("ppo.ent_coef=-0.1", "ppo.ent_coef: must be >= 0"),
+        ("ppo.max_grad_norm=nan", "ppo.max_grad_norm: must be a finite number"),
+        ("ppo.max_grad_norm=0", "ppo.max_grad_norm: must be positive"),
+        ("ppo.clip_coef=.inf", "ppo.clip_coef: must be a finite number"),
+        ("ppo.gamma=nan", "ppo.gamma: must be a finite number"),
+        ("ppo.gae_lambda=1.5", "ppo.gae_lambda: must be in 0..1"),
+        ("ppo.target_kl=-1", "ppo.target_kl: must be positive, or null"),
+        ("ppo.vf_coef=-1", "ppo.vf_coef: must be >= 0"),
+        ("run.time_limit_minutes=nan", "run.time_limit_minutes: must be a finite number"),
+        ("run.time_limit_minutes=-1", "run.time_limit_minutes: must be >= 0"),
+        ("eval.deals=0", "eval.deals: must be at least 1"),
+        ("eval.final_deals=-1", "eval.final_deals: must be >= 0"),
+        ("run.name=/abs", "run.name: must be one folder name inside run.out_dir, got '/abs'"),
+        ("run.name=../escape", "run.name: must be one folder name inside run.out_dir, got '../escape'"),
+        ("run.name=..", "run.name: must be one folder name"),
+        ("run.name=''", "run.name: must be one folder name"),
+        ("run.seed=-1", r"run.seed: must be a whole number in 0..4294967295, got -1"),
+        ("run.seed=4294967296", "run.seed: must be a whole number in 0..4294967295"),
+        ("run.threads=0", "run.threads: must be at least 1"),
+        ("run.device=cuda:x", "run.device: must be"),
+        ("run.out_dir=''", "run.out_dir: must be a folder name"),
+        ("opponents.latest_fraction=nan", "opponents.latest_fraction: must be a finite number"),
+        ("opponents.bots_only_after=2", "opponents.bots_only_after: must be in 0..1"),
+        ("opponents.pool_size=0", "opponents.pool_size: must be positive"),
+        ("eval.opponent=''", "eval.opponent: must be a policy spec"),
+        ("model.init_checkpoint=''", "model.init_checkpoint: must be a checkpoint path or null"),
+    ],
+)
+def test_every_bad_value_is_refused_naming_its_key(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(TINY, [override])
+
+
+def test_every_float_field_refuses_nan_and_infinity():
+    import typing
+
+    checked = 0
+    for section, section_type in typing.get_type_hints(TrainConfig).items():
+        for name, tp in typing.get_type_hints(section_type).items():
+            if tp is float or tp == (float | None):
+                checked += 1
+                for bad in (float("nan"), float("inf"), float("-inf")):
+                    with pytest.raises(ConfigError, match=f"{section}.{name}: must be a finite number"):
+                        config_from_dict({section: {name: bad}})
+    assert checked >= 12
+
+
+def test_the_shipped_configs_pass_validation():
+    for path in (ROOT / "configs" / "train").glob("*.yaml"):
+        load_config(path)
+
+
+# ----------------------------------------------------- a failed start writes nothing
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("eval.opponent=foo", "eval.opponent: unknown policy 'foo'"),
+        ("eval.opponent=search:depth=x=1", "eval.opponent: policy 'search:depth=x=1'"),
+        ("opponents.bots=[grandmaster]", "opponents.bots: unknown policy 'grandmaster'"),
+        ("env.rules=no-such-preset", "env.rules: "),
+        ("opponents.learner_seats=[4]", "opponents.learner_seats: each count must be 1..3"),
+        ("model.init_checkpoint=/no/such.pt", "does not exist"),
+        ("run.seed=-1", "run.seed"),
+        ("env.reward_scale=.nan", "env.reward_scale"),
+    ],
+)
+def test_a_failed_start_leaves_nothing_behind(tmp_path, capsys, override, message):
+    out = tmp_path / "runs"
+    assert main(train_args(out, override)) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_the_corrected_command_runs_after_a_failed_start(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(train_args(out, "eval.opponent=foo")) == 2
+    assert main(train_args(out, "eval.opponent=random")) == 0
+    assert (out / "tiny" / "checkpoint.pt").is_file()
+
+
+def test_a_policy_spec_works_as_eval_opponent_and_training_bot(tmp_path):
+    out = tmp_path / "runs"
+    args = train_args(out, "eval.opponent=search:samples=2", "eval.final_deals=1", "opponents.mode=pool",
+                      "opponents.bot_fraction=0.5", "opponents.bots=[heuristic:seed=1]")
+    assert main(args) == 0
+    assert (out / "tiny" / "final_eval.json").is_file()
+
+
+@pytest.mark.parametrize("where", ["file", "below a file"])
+def test_an_out_dir_that_is_a_file_is_a_clear_error(tmp_path, capsys, where):
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine\n")
+    out = blocker if where == "file" else blocker / "runs"
+    assert main(train_args(out)) == 2
+    err = capsys.readouterr().err
+    assert "run.out_dir" in err and ("is a file, not a folder" in err or "is a file" in err)
+    assert "Traceback" not in err and blocker.read_text() == "mine\n"
+
+
+# ------------------------------------------------------------- resume and stale files
+def test_resume_of_a_run_stopped_before_its_first_checkpoint_says_it_starts_over(tmp_path, capsys):
+    out = tmp_path / "runs"
+    config = load_config(TINY, [f"run.out_dir={out}", *QUICK])
+    (out / "tiny").mkdir(parents=True)
+    write_config(out / "tiny", config)  # what a run killed before its first checkpoint leaves
+    assert main([*train_args(out), "--resume"]) == 0
+    captured = capsys.readouterr().out
+    assert "no checkpoint yet" in captured and "starting from update 0" in captured
+    assert (out / "tiny" / "checkpoint.pt").is_file()
+
+
+def test_stale_temporary_files_of_a_killed_write_are_removed_on_start(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(train_args(out)) == 0
+    run_dir = out / "tiny"
+    stale = [run_dir / ".checkpoint.pt.k9x2ab.tmp", run_dir / ".config.yaml.tmp", run_dir / ".final_eval.json.tmp"]
+    for path in stale:
+        path.write_bytes(b"half a file")
+    keep = run_dir / "notes.tmp"  # not one of the run's temporary files
+    keep.write_text("mine")
+    assert main([*train_args(out, "ppo.total_steps=32"), "--resume"]) == 0
+    assert not any(path.exists() for path in stale)
+    assert keep.read_text() == "mine"
+
+
+def test_a_folder_holding_only_stale_temporary_files_is_not_a_foreign_folder(tmp_path):
+    run_dir = tmp_path / "runs" / "tiny"
+    run_dir.mkdir(parents=True)
+    (run_dir / ".checkpoint.pt.abc.tmp").write_bytes(b"half")
+    assert main(train_args(tmp_path / "runs")) == 0
+    assert not (run_dir / ".checkpoint.pt.abc.tmp").exists()

@@ -1,0 +1,84 @@
+"""What a training run records: ``metrics.csv`` and ``eval.csv`` (append-only CSV) and ``learning_curve.png``.
+
+``metrics.csv`` holds one row per PPO update (:data:`METRIC_FIELDS`: losses,
+entropy, KL, clip fraction, explained variance, decisions per second, the
+learner's hand score and bid-made rate); ``eval.csv`` one row per duplicate-deal
+evaluation (:data:`EVAL_FIELDS`). A resumed run drops the rows after its
+checkpoint's update, so the logs always match the weights. TensorBoard gets the
+same figures (``tensorboard/``).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["EVAL_FIELDS", "METRIC_FIELDS", "CsvLog", "plot_learning_curve"]
+
+METRIC_FIELDS = [
+    "update", "global_step", "elapsed_s", "steps_per_s", "rollout_steps_per_s", "lr", "policy_loss", "value_loss", "entropy",
+    "approx_kl", "clip_fraction", "explained_variance", "hands", "hand_score", "bid_made_rate",
+]  # fmt: skip
+EVAL_FIELDS = [
+    "update", "global_step", "final", "opponent", "deals", "agent_score", "agent_ci", "opponent_score",
+    "difference", "difference_ci", "agent_bid_made_rate",
+]  # fmt: skip
+
+
+class CsvLog:
+    """An append-only CSV file; on resume, rows after the checkpoint's update are dropped."""
+
+    def __init__(self, path: Path, fields: list[str], keep_through_update: int | None) -> None:
+        self.path, self.fields = path, fields
+        rows: list[dict[str, str]] = []
+        if keep_through_update is not None and path.is_file():
+            with path.open(newline="", encoding="utf-8") as file:
+                rows = [row for row in csv.DictReader(file) if int(row["update"]) <= keep_through_update]
+        with path.open("w", newline="", encoding="utf-8") as file:
+            writer = csv.DictWriter(file, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(rows)
+        self.rows = rows
+
+    def append(self, row: dict[str, Any]) -> None:
+        with self.path.open("a", newline="", encoding="utf-8") as file:
+            csv.DictWriter(file, fieldnames=self.fields).writerow(row)
+        self.rows.append({k: str(v) for k, v in row.items()})
+
+
+def plot_learning_curve(rows: list[dict[str, str]], path: Path, opponent: str) -> None:
+    """Score per hand of the agent and of the opponent bots over training, with 95% intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    periodic = [r for r in rows if r.get("final") != "1"]
+    final = [r for r in rows if r.get("final") == "1"]
+
+    def column(selected: list[dict[str, str]], key: str) -> np.ndarray:
+        return np.array([float(r[key]) for r in selected])
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    steps, agent, agent_ci = column(periodic, "global_step"), column(periodic, "agent_score"), column(periodic, "agent_ci")
+    ax.plot(steps, agent, marker="o", label="PPO agent")
+    ax.fill_between(steps, agent - agent_ci, agent + agent_ci, alpha=0.2)
+    ax.plot(steps, column(periodic, "opponent_score"), marker="s", label=f"{opponent} (the other seats)")
+    if final:
+        ax.errorbar(column(final, "global_step"), column(final, "agent_score"), yerr=column(final, "agent_ci"),
+                    fmt="*", markersize=12, color="C0", label="PPO agent, final evaluation")
+        ax.plot(column(final, "global_step"), column(final, "opponent_score"), "*", markersize=12, color="C1")
+    ax.set_xlabel("training decisions")
+    ax.set_ylabel("score per hand (duplicate deals)")
+    ax.set_title(f"Learning curve: 1 agent vs {opponent} bots")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    temp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(temp, dpi=100)
+    plt.close(fig)
+    os.replace(temp, path)
