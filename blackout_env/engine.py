@@ -21,14 +21,22 @@ History events (tuples, in order):
 from __future__ import annotations
 
 import json
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, parse_card
+from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, parse_card, suit_of
 from .rules import Rules
+from .rules_logic import (
+    forbidden_bid,
+    illegal_action_reason,
+    is_trump,
+    playable_cards,
+    suit_led_after,
+    trick_winner,
+    voids_shown,
+)
 from .view import PlayerView
 
 __all__ = [
@@ -44,7 +52,6 @@ __all__ = [
 SAVE_FORMAT = "blackout-game"
 SAVE_VERSION = 1
 _ORDERED_DECKS = {size: np.arange(size) for size in (52, 53, 54)}  # shuffled copies, never changed
-_JOKER_SUIT = 4  # card // 13 for both jokers: a "suit" no card can follow
 
 
 class IllegalActionError(ValueError):
@@ -178,7 +185,6 @@ class BlackoutGame:
         self.rules = rules
         self.num_players = n = rules.num_players
         self.num_cards = rules.num_cards
-        self._hook = rules.hook
         self._must_break = rules.lead_trump == "broken"
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if first_dealer is None:
@@ -221,7 +227,7 @@ class BlackoutGame:
                 held_by_dealer = True
             else:
                 turned = None
-            trump = None if turned is None or turned >= NUM_STANDARD_CARDS else turned // 13
+            trump = None if turned is None else suit_of(turned)  # a turned joker: no trump
         else:
             turned = None
             trump = rules.trump_rule_suit(r)
@@ -243,55 +249,28 @@ class BlackoutGame:
         self._bids_made = 0
         self._bid_total = 0
         self._tricks_done = 0
-        self._winning_power = -1  # of the current trick; see step()
-        self._winning_seat = -1
-        self._bid_actions = list(range(self.num_cards, self.num_cards + h + 1))
         self._legal: list[int] | None = None
         self.history.append(("deal", r, dealer, h, turned, trump, tuple(map(tuple, hands))))
 
     # ------------------------------------------------------------ legal moves
     def legal_actions(self) -> list[int]:
         """The current player's legal actions, ascending (empty when the game is over)."""
-        legal = self._legal
-        if legal is None:
-            # Computed here, not in a helper, and cached until the next step: this runs at
-            # every decision of every game, so it saves a call.
-            phase = self.phase
-            if phase == "play":
-                # Hands are kept sorted, so a suit is one slice (found by bisection) and the
-                # jokers (52, 53) are the tail.
-                hand = self.hands[self.current_player]
-                led = self.led_suit
-                if self.current_trick:
-                    if led is None:
-                        legal = hand[:]  # a joker was led: the next card names the suit
-                    else:
-                        low = bisect_left(hand, led * 13)
-                        high = bisect_left(hand, led * 13 + 13, low)
-                        if low == high:
-                            legal = hand[:]
-                        else:
-                            legal = hand[low:high]
-                            if hand[-1] >= NUM_STANDARD_CARDS:  # a joker may be played to any trick
-                                legal += hand[bisect_left(hand, NUM_STANDARD_CARDS, high) :]
-                else:
-                    trump = self.trump
-                    if trump is not None and self._must_break and not self.trump_broken:
-                        legal = [c for c in hand if c // 13 != trump]
-                        if not any(c < NUM_STANDARD_CARDS for c in legal):
-                            legal = hand[:]  # nothing but trump (and jokers): trump may be led
-                    else:
-                        legal = hand[:]
-            elif phase == "bid":
-                legal = self._bid_actions[:]
-                if self._bids_made == self.num_players - 1 and self._hook:
-                    forbidden = self.hand_size - self._bid_total
-                    if forbidden >= 0:  # the hook: the dealer may not make the bids total the tricks
-                        legal.remove(self.num_cards + forbidden)
+        if self._legal is None:  # cached until the next step
+            if self.phase == "play":
+                self._legal = playable_cards(
+                    self.hands[self.current_player],
+                    self.led_suit,
+                    self.trump,
+                    leads=not self.current_trick,
+                    trump_broken=self.trump_broken,
+                    must_break=self._must_break,
+                )
+            elif self.phase == "bid":
+                forbidden = self.forbidden_bid
+                self._legal = [self.num_cards + k for k in range(self.hand_size + 1) if k != forbidden]
             else:
-                legal = []
-            self._legal = legal
-        return legal[:]  # a copy: the cached list checks the next step
+                self._legal = []
+        return self._legal[:]  # a copy: the cached list checks the next step
 
     def _compute_legal(self) -> list[int]:
         """The cached legal actions (computed when needed); internal, not a copy."""
@@ -301,15 +280,10 @@ class BlackoutGame:
 
     @property
     def forbidden_bid(self) -> int | None:
-        """The bid the hook forbids the dealer now (None when none is forbidden)."""
-        if (
-            self.phase != "bid"
-            or not self.rules.hook
-            or self._bids_made != self.num_players - 1
-        ):
+        """The bid the hook forbids the dealer now (None when none is forbidden): see :func:`~blackout_env.rules_logic.forbidden_bid`."""
+        if self.phase != "bid" or self._bids_made != self.num_players - 1:
             return None
-        forbidden = self.hand_size - self._bid_total
-        return forbidden if forbidden >= 0 else None
+        return forbidden_bid(self.hand_size, self._bid_total, hook=self.rules.hook)
 
     def nearest_permitted_bid(self, bid: int, prefer: str = "lower") -> int:
         """The standard ruling when the dealer names the forbidden bid: the nearest permitted one.
@@ -333,52 +307,15 @@ class BlackoutGame:
 
         Raises IllegalActionError (state unchanged) when the action is not legal now.
         """
-        legal = self._legal
-        if legal is None:
-            legal = self._compute_legal()
-        if action.__class__ is not int:
-            action = self._coerce_action(action)
-        if action not in legal:
+        action = self._coerce_action(action)
+        if action not in self._compute_legal():
             raise IllegalActionError(self._explain_illegal(action))
         self.actions.append(action)
         self._legal = None
         if action >= self.num_cards:
             self._apply_bid(action - self.num_cards)
-            return
-        # Play a card (inline: this runs at almost every decision).
-        player = self.current_player
-        self.hands[player].remove(action)
-        suit = action // 13
-        trick = self.current_trick
-        # The trick so far is won by the card of highest power: the first joker 200; a trump
-        # 100 + card; a card of the led suit its number (the rank order within a suit).
-        if suit == _JOKER_SUIT:  # a joker names no suit and shows no void
-            power = 200 if self._winning_power < 200 else -1
         else:
-            led = self.led_suit
-            if led is None:
-                # The first suited card of the trick names the suit (after a led joker, too).
-                self.led_suit = led = suit
-                if not trick and suit == self.trump and not self.trump_broken and self._must_break:
-                    # Leading unbroken trump is legal only with nothing but trump in hand.
-                    self.voids[player].update(s for s in range(4) if s != suit)
-            elif suit != led:
-                self.voids[player].add(led)
-            if suit == self.trump:
-                self.trump_broken = True
-                power = 100 + action
-            else:
-                power = action if suit == led else -1
-        if power > self._winning_power:
-            self._winning_power = power
-            self._winning_seat = player
-        trick.append((player, action))
-        self.played[player].append(action)
-        self.history.append(("play", player, action))
-        if len(trick) == self.num_players:
-            self._finish_trick()
-        else:
-            self.current_player = (player + 1) % self.num_players
+            self._apply_play(action)
 
     def bid(self, tricks: int) -> None:
         """The current player bids ``tricks``."""
@@ -427,35 +364,43 @@ class BlackoutGame:
         else:
             self.current_player = (player + 1) % self.num_players
 
+    def _apply_play(self, card: int) -> None:
+        player = self.current_player
+        trick = self.current_trick
+        self.hands[player].remove(card)
+        self.voids[player].update(
+            voids_shown(
+                card,
+                self.led_suit,
+                self.trump,
+                leads=not trick,
+                trump_broken=self.trump_broken,
+                must_break=self._must_break,
+            )
+        )
+        self.led_suit = suit_led_after(self.led_suit, card)
+        if is_trump(card, self.trump):
+            self.trump_broken = True
+        trick.append((player, card))
+        self.played[player].append(card)
+        self.history.append(("play", player, card))
+        if len(trick) == self.num_players:
+            self._finish_trick()
+        else:
+            self.current_player = (player + 1) % self.num_players
+
     def trick_winner(self, trick: Sequence[tuple[int, int]] | None = None) -> int:
         """The seat that wins a trick of (seat, card) (default: the current one, so far).
 
         The first joker wins; else the highest trump; else the highest card of the led
-        suit (named by the first card that is not a joker). ``step()`` applies the same
-        powers card by card as a trick is played.
+        suit (named by the first card that is not a joker): see
+        :func:`~blackout_env.rules_logic.trick_winner`.
         """
-        trick = self.current_trick if trick is None else trick
-        trump = self.trump
-        led = next((card // 13 for _, card in trick if card < NUM_STANDARD_CARDS), None)
-        winner = trick[0][0]
-        best = -1
-        for seat, card in trick:
-            suit = card // 13
-            if suit == _JOKER_SUIT:
-                power = 200 if best < 200 else -1
-            elif suit == trump:
-                power = 100 + card
-            else:
-                power = card if suit == led else -1
-            if power > best:
-                best = power
-                winner = seat
-        return winner
+        return trick_winner(self.current_trick if trick is None else trick, self.trump)
 
     def _finish_trick(self) -> None:
         trick = self.current_trick
-        winner = self._winning_seat  # kept card by card in step()
-        self._winning_power = -1
+        winner = trick_winner(trick, self.trump)
         self.tricks_won[winner] += 1
         self.last_trick = trick
         self.last_trick_winner = winner
@@ -574,40 +519,36 @@ class BlackoutGame:
         return cards_to_str(legal)
 
     def _explain_illegal(self, action: int) -> str:
+        """The error message for an illegal action: who tried what, which rule forbids it, what is legal."""
+        # At game over no seat is to act; any seat's view says the game is over.
+        seat = 0 if self.current_player is None else self.current_player
+        reason = illegal_action_reason(self.view(seat), action)
         who = f"player {self.current_player}"
-        if self.phase == "game_over":
+        if reason == "game_over":
             return f"the game is over: no action is legal (tried action {action}); legal: none"
-        if not 0 <= action < self.rules.num_actions:
+        if reason == "not_an_action":
             return (
                 f"{who} cannot take action {action}: actions run 0..{self.rules.num_actions - 1} "
                 f"(cards 0..{self.num_cards - 1}, then bids); legal: {self._legal_words()}"
             )
-        words = action_to_str(action, self.num_cards)
-        legal = self._legal_words()
-        if action >= self.num_cards:
-            tricks = action - self.num_cards
-            if self.phase != "bid":
-                why = "bidding is over, it is time to play a card"
-            elif tricks > self.hand_size:
-                why = f"bids run 0..{self.hand_size} with {self.hand_size} cards"
-            elif tricks == self.forbidden_bid:
-                why = (
-                    f"the dealer may not make the bids total the {self.hand_size} tricks "
-                    f"(hook rule; the others bid {self._bid_total})"
-                )
-            else:  # pragma: no cover - every illegal bid is one of the above
-                why = "that bid is not allowed"
-        else:
-            hand = self.hands[self.current_player]
-            if self.phase != "play":
-                why = "bidding is not over yet"
-            elif action not in hand:
-                why = f"they do not hold {card_to_str(action)}"
-            elif self.current_trick and self.led_suit is not None:
-                why = f"they must follow suit ({SUIT_NAMES[self.led_suit]} led)"
-            else:
-                why = "trump may not be led until trump is broken (they hold other suits)"
-        return f"{who} cannot {words}: {why}; legal: {legal}"
+        if reason == "bidding_over":
+            why = "bidding is over, it is time to play a card"
+        elif reason == "bid_too_high":
+            why = f"bids run 0..{self.hand_size} with {self.hand_size} cards"
+        elif reason == "hook":
+            why = (
+                f"the dealer may not make the bids total the {self.hand_size} tricks "
+                f"(hook rule; the others bid {self._bid_total})"
+            )
+        elif reason == "bidding_not_over":
+            why = "bidding is not over yet"
+        elif reason == "card_not_held":
+            why = f"they do not hold {card_to_str(action)}"
+        elif reason == "must_follow_suit":
+            why = f"they must follow suit ({SUIT_NAMES[self.led_suit]} led)"
+        else:  # "trump_not_broken"
+            why = "trump may not be led until trump is broken (they hold other suits)"
+        return f"{who} cannot {action_to_str(action, self.num_cards)}: {why}; legal: {self._legal_words()}"
 
     # ------------------------------------------------------------------- saves
     def to_json(self) -> str:

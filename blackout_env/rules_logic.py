@@ -1,0 +1,306 @@
+"""The rule facts of play, each defined once: a plain function per fact.
+
+Every part of the project that needs one of these facts calls the function
+here, or (the batched engine, the card features of the policy network) builds
+its lookup table by evaluating the function on every input. So "where is the
+hook enforced?" has one answer, and a change of rule is made in one place.
+
+Where each fact lives, and who uses it
+--------------------------------------
+=========================  ===============================================================
+fact                       function; used by
+=========================  ===============================================================
+dealer's hook              :func:`forbidden_bid`; ``BlackoutGame.legal_actions`` and
+                           ``.forbidden_bid``, ``PlayerView.forbidden_bid``,
+                           ``HeuristicBot.suggest_bid``, the batched engine's
+                           ``forbidden_bid`` table (the play front-end reads the view's)
+follow suit / leading      :func:`playable_cards`; ``BlackoutGame.legal_actions``, the
+trump                      search bot's playouts (the batched engine's bitset form is
+                           differential-tested against the engine)
+the led suit               :func:`suit_led_after`, :func:`led_suit_of`; the engine, the
+                           table encoder, the heuristic, the batched ``led_after`` table
+trick power, trick winner  :func:`card_power`, :func:`trick_winner`; the engine, the
+                           heuristic and search bots, the batched ``power`` table, the
+                           ``power`` table of the policy's card features
+trump cards, trump broken  :func:`is_trump`; the engine, the table encoder, the AEC env's
+                           last view of a hand, the play front-end
+voids shown by a card      :func:`voids_shown`; the engine, the table encoder, the batched
+                           ``voids_shown`` table
+illegal actions, why       :func:`illegal_action_reason`; the engine's error messages, the
+                           play front-end's explanations (each in its own words)
+reward modes               :func:`seat_rewards`, :data:`REWARDS`; the AEC env, the batched
+                           engine, PPO's zero-sum credit
+hand score                 ``Rules.hand_score`` (with the options it reads)
+=========================  ===============================================================
+
+Cards are ints (see :mod:`blackout_env.cards`): suit ``card // 13``, jokers 52
+and 53 have no suit. Suits, trump and the led suit are 0..3 or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .cards import suit_of
+
+if TYPE_CHECKING:  # the view imports this module
+    from .view import PlayerView
+
+__all__ = [
+    "CANNOT_WIN",
+    "ILLEGAL_REASONS",
+    "JOKER_POWER",
+    "REWARDS",
+    "TRUMP_POWER",
+    "card_power",
+    "forbidden_bid",
+    "illegal_action_reason",
+    "is_trump",
+    "led_suit_of",
+    "playable_cards",
+    "seat_rewards",
+    "suit_led_after",
+    "trick_winner",
+    "voids_shown",
+]
+
+# ------------------------------------------------------------------- bidding
+
+
+def forbidden_bid(hand_size: int, others_total: int, *, hook: bool) -> int | None:
+    """The bid the dealer's hook forbids the dealer, or None when no bid is forbidden.
+
+    The rule: the dealer bids last and, under the hook (``hook=True``), may not
+    make the bids add up to the number of tricks in the hand, so that at least
+    one player must miss. With ``others_total`` the sum of the other players'
+    bids, the forbidden bid is ``hand_size - others_total``; when the others
+    already bid more than ``hand_size`` tricks, no bid of the dealer can make the
+    total and nothing is forbidden. Without the hook nothing is forbidden.
+    """
+    if not hook:
+        return None
+    forbidden = hand_size - others_total
+    return forbidden if forbidden >= 0 else None
+
+
+# ---------------------------------------------------------------------- play
+
+
+def is_trump(card: int, trump: int | None) -> bool:
+    """Whether ``card`` is a trump: a card of the trump suit (jokers have no suit; no trump, no trumps).
+
+    Playing a trump breaks trump for the rest of the hand.
+    """
+    return trump is not None and suit_of(card) == trump
+
+
+def suit_led_after(led_suit: int | None, card: int) -> int | None:
+    """The led suit of a trick once ``card`` is played to it (``led_suit``: before it; None when none yet).
+
+    The first card of a trick that is not a joker names the led suit: a led joker
+    names none, the next card does.
+    """
+    return suit_of(card) if led_suit is None else led_suit
+
+
+def led_suit_of(cards: Iterable[int]) -> int | None:
+    """The led suit of a trick of ``cards`` in the order played: the suit of its first card that is not a joker."""
+    led = None
+    for card in cards:
+        led = suit_led_after(led, card)
+    return led
+
+
+def playable_cards(
+    hand: Sequence[int],
+    led_suit: int | None,
+    trump: int | None,
+    *,
+    leads: bool,
+    trump_broken: bool,
+    must_break: bool,
+) -> list[int]:
+    """The cards of ``hand`` that may be played now, in the hand's order.
+
+    Following (``leads=False``): a player who holds a card of the led suit must
+    play one; a joker may be played to any trick; a player with no card of the
+    led suit, or after a led joker when no suit is led yet, may play anything.
+
+    Leading (``leads=True``): anything, except under "trump must break"
+    (``must_break``), where trump may not be led before a trump has been played
+    to the hand (``trump_broken``) unless the leader holds nothing but trump
+    (jokers do not count).
+    """
+    if not leads:
+        if led_suit is None:
+            return list(hand)
+        follow = [card for card in hand if suit_of(card) == led_suit]
+        if not follow:
+            return list(hand)
+        return [card for card in hand if suit_of(card) in (led_suit, None)]
+    if must_break and trump is not None and not trump_broken:
+        others = [card for card in hand if suit_of(card) != trump]
+        if any(suit_of(card) is not None for card in others):
+            return others
+    return list(hand)
+
+
+JOKER_POWER = 100
+"""Power of a joker: above every card (of two jokers, the first played wins)."""
+TRUMP_POWER = 50
+"""Power of the lowest trump (the two); a trump of rank ``r`` has ``TRUMP_POWER + r``."""
+CANNOT_WIN = -1
+"""Power of a card that can never win the trick: neither trump, nor of the led suit, nor a joker."""
+
+
+def card_power(card: int, led_suit: int | None, trump: int | None) -> int:
+    """How strongly ``card`` plays in a trick with this led suit and trump; the highest power wins.
+
+    The rule: a joker beats every card (:data:`JOKER_POWER`), a trump beats every
+    card that is not (``TRUMP_POWER + rank``), a card of the led suit beats the
+    other suits (its rank, 0 = two .. 12 = ace), and a card of another suit cannot
+    win (:data:`CANNOT_WIN`). Equal powers (only two jokers) go to the card
+    played first.
+    """
+    suit = suit_of(card)
+    if suit is None:
+        return JOKER_POWER
+    rank = card % 13
+    if suit == trump:
+        return TRUMP_POWER + rank
+    if suit == led_suit:
+        return rank
+    return CANNOT_WIN
+
+
+def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None) -> int:
+    """The seat that wins a trick of ``(seat, card)`` in the order played (or that leads it so far).
+
+    The card of highest :func:`card_power` wins, with the led suit named by
+    :func:`led_suit_of`; of equal powers (two jokers) the first played wins.
+    """
+    led = led_suit_of(card for _, card in trick)
+    winner, best = trick[0][0], CANNOT_WIN - 1
+    for seat, card in trick:
+        power = card_power(card, led, trump)
+        if power > best:
+            winner, best = seat, power
+    return winner
+
+
+def voids_shown(
+    card: int,
+    led_suit: int | None,
+    trump: int | None,
+    *,
+    leads: bool,
+    trump_broken: bool,
+    must_break: bool,
+) -> frozenset[int]:
+    """The suits a player shows everyone they do not hold by playing ``card``.
+
+    ``led_suit`` is the trick's led suit before the card (None when none yet) and
+    ``leads`` says the card opens the trick. A card that does not follow the led
+    suit shows a void in it (a joker shows nothing: it may be played to any
+    trick). Under "trump must break" (``must_break``), leading trump before it is
+    broken is legal only with nothing but trump in hand, so it shows a void in
+    every other suit.
+    """
+    suit = suit_of(card)
+    if suit is None:
+        return frozenset()
+    if led_suit is None:
+        if leads and must_break and suit == trump and not trump_broken:
+            return frozenset(s for s in range(4) if s != suit)
+        return frozenset()
+    return frozenset() if suit == led_suit else frozenset((led_suit,))
+
+
+# ---------------------------------------------------------- illegal actions
+
+ILLEGAL_REASONS = (
+    "game_over",
+    "not_an_action",
+    "bidding_over",
+    "bid_too_high",
+    "hook",
+    "bidding_not_over",
+    "card_not_held",
+    "must_follow_suit",
+    "trump_not_broken",
+)
+"""What :func:`illegal_action_reason` may answer, one name per rule an action can break."""
+
+
+def illegal_action_reason(view: PlayerView, action: int) -> str | None:
+    """The rule that forbids ``action`` to the player of ``view`` (the player to act), or None when it is legal.
+
+    One of :data:`ILLEGAL_REASONS`: ``"game_over"`` (no action is legal);
+    ``"not_an_action"`` (outside ``0..num_actions - 1``); for a bid,
+    ``"bidding_over"`` (every player has bid), ``"bid_too_high"`` (more tricks
+    than cards in the hand) or ``"hook"`` (the dealer's :func:`forbidden_bid`);
+    for a card, ``"bidding_not_over"``, ``"card_not_held"``,
+    ``"must_follow_suit"`` (see :func:`playable_cards`) or ``"trump_not_broken"``
+    (trump led before it is broken while holding other suits). Each caller
+    words the reason for its reader.
+    """
+    if view.phase == "game_over":
+        return "game_over"
+    if not 0 <= action < view.rules.num_actions:
+        return "not_an_action"
+    if action in view.legal_actions:
+        return None
+    num_cards = view.rules.num_cards
+    if action >= num_cards:
+        if view.phase != "bid":
+            return "bidding_over"
+        if action - num_cards > view.hand_size:
+            return "bid_too_high"
+        return "hook"
+    if view.phase != "play":
+        return "bidding_not_over"
+    if action not in view.hand:
+        return "card_not_held"
+    if view.current_trick and view.led_suit is not None:
+        return "must_follow_suit"
+    return "trump_not_broken"
+
+
+# ------------------------------------------------------------------- rewards
+
+REWARDS = ("score", "zero_sum", "win")
+"""The reward modes of the environments; see :func:`seat_rewards`."""
+
+
+def seat_rewards(
+    mode: str,
+    hand_scores: Any,
+    totals: Any = None,
+    episode_over: Any = True,
+) -> np.ndarray:
+    """Each seat's reward for a finished hand (last axis: seats; leading axes: games, if any).
+
+    - ``"score"``: the seat's hand score.
+    - ``"zero_sum"``: the hand score minus the mean hand score of the other seats
+      (the rewards of a hand sum to zero).
+    - ``"win"``: paid when the episode ends (``episode_over``): a share of 1 split
+      equally among the seats with the highest match total (``totals``), 0 for the
+      others; 0 for every seat before the end.
+
+    Integer scores give float64 rewards; float scores keep their dtype.
+    """
+    scores = np.asarray(hand_scores)
+    if scores.dtype.kind != "f":
+        scores = scores.astype(np.float64)
+    if mode == "score":
+        return scores
+    if mode == "zero_sum":
+        return scores - (scores.sum(axis=-1, keepdims=True) - scores) / (scores.shape[-1] - 1)
+    if mode == "win":
+        totals = np.asarray(totals)
+        winners = totals == totals.max(axis=-1, keepdims=True)
+        return winners / winners.sum(axis=-1, keepdims=True) * np.asarray(episode_over)[..., None]
+    raise ValueError(f"reward: must be one of {', '.join(map(repr, REWARDS))}; got {mode!r}")
