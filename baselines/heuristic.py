@@ -56,6 +56,7 @@ from collections.abc import Sequence
 from math import comb
 
 from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.rules_logic import card_power, forbidden_bid, led_suit_of, trick_winner
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -106,31 +107,19 @@ def expected_bid_scores(view: PlayerView, distribution: Sequence[float]) -> list
 
 
 def _beats(card: int, best: int, led: int | None, trump: int | None) -> bool:
-    """Whether ``card`` played later outranks ``best`` (the trick's winning card so far)."""
-    if best >= NUM_STANDARD_CARDS:
-        return False  # the first joker played wins
-    if card >= NUM_STANDARD_CARDS:
-        return True
-    suit, best_suit = card // 13, best // 13
-    if suit == best_suit:
-        return card > best
-    if suit == trump:
-        return True
-    return False if best_suit == trump else suit == led and best_suit != led
+    """Whether ``card`` played later outranks ``best`` (the trick's winning card so far, or the card led).
+
+    By :func:`~blackout_env.rules_logic.card_power`: a higher power wins, an equal one
+    (two jokers) stays with the card played first.
+    """
+    return card_power(card, led, trump) > card_power(best, led, trump)
 
 
 def _winning_card(trick: Sequence[tuple[int, int]], trump: int | None) -> tuple[int, int | None]:
     """The card winning a (partial) trick and the led suit."""
-    led = None
-    for _, card in trick:
-        if card < NUM_STANDARD_CARDS:
-            led = card // 13
-            break
-    best = trick[0][1]
-    for _, card in trick[1:]:
-        if _beats(card, best, led, trump):
-            best = card
-    return best, led
+    winner = trick_winner(trick, trump)
+    best = next(card for seat, card in trick if seat == winner)
+    return best, led_suit_of(card for _, card in trick)
 
 
 def one_card_win_probability(view: PlayerView, card: int) -> float:
@@ -435,9 +424,9 @@ class HeuristicBot(Bot):
             permitted = [a - view.num_cards for a in view.legal_actions]
         else:
             forbidden = None
-            if view.rules.hook and view.is_dealer:
+            if view.is_dealer:
                 others = sum(b for s, b in enumerate(view.bids) if b is not None and s != view.player)
-                forbidden = view.hand_size - others
+                forbidden = forbidden_bid(view.hand_size, others, hook=view.rules.hook)
             permitted = [b for b in range(view.hand_size + 1) if b != forbidden]
         best = permitted[0]
         for bid in permitted[1:]:

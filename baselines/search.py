@@ -33,6 +33,7 @@ import numpy as np
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.engine import BlackoutGame, deck_order
 from blackout_env.rules import Rules
+from blackout_env.rules_logic import playable_cards
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -159,10 +160,9 @@ def determinize(view: PlayerView, hands: Sequence[Sequence[int]]) -> BlackoutGam
 
 def _can_beat(game: BlackoutGame, seat: int, card: int, led: int | None) -> bool:
     """Whether ``seat`` (to play later in this trick) holds a legal card that beats ``card``."""
-    hand = game.hands[seat]
     trump = game.trump
-    follow = [c for c in hand if led is not None and c < NUM_STANDARD_CARDS and c // 13 == led]
-    candidates = follow + [c for c in hand if c >= NUM_STANDARD_CARDS] if follow else hand
+    # A later seat follows: trump_broken and must_break only matter to the leader.
+    candidates = playable_cards(game.hands[seat], led, trump, leads=False, trump_broken=True, must_break=False)
     return any(_beats(c, card, led, trump) for c in candidates)
 
 

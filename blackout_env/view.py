@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .rules import Rules
+from .rules_logic import forbidden_bid
 
 __all__ = ["PlayerView"]
 
@@ -99,11 +100,13 @@ class PlayerView:
 
     @property
     def forbidden_bid(self) -> int | None:
-        """The bid the hook forbids the dealer, once every other seat has bid; else None."""
-        if not self.rules.hook or self.phase != "bid" or self.current_player != self.dealer:
+        """The bid the hook forbids the dealer, once every other seat has bid; else None.
+
+        See :func:`~blackout_env.rules_logic.forbidden_bid`.
+        """
+        if self.phase != "bid" or self.current_player != self.dealer:
             return None
-        forbidden = self.hand_size - sum(b for b in self.bids if b is not None)
-        return forbidden if 0 <= forbidden <= self.hand_size else None
+        return forbidden_bid(self.hand_size, sum(b for b in self.bids if b is not None), hook=self.rules.hook)
 
     def cards_left(self, seat: int) -> int:
         """Cards still in a seat's hand."""

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from blackout_env import BlackoutGame, PlayerView
 from blackout_env.cards import SUIT_NAMES, SUIT_SYMBOLS, card_to_str, sort_hand, suit_of
+from blackout_env.rules_logic import illegal_action_reason, is_trump
 from blackout_env.scoresheet import score_sheet
 
 __all__ = [
@@ -72,8 +73,7 @@ def hand_order(view: PlayerView) -> list[int]:
 
 def trumped_in(view: PlayerView, card: int) -> bool:
     """Whether ``card`` in the current trick is a trump played to a trick led in another suit."""
-    suit = suit_of(card)
-    return view.trump is not None and suit == view.trump and view.led_suit not in (None, view.trump)
+    return is_trump(card, view.trump) and view.led_suit not in (None, view.trump)
 
 
 def bid_total_line(view: PlayerView) -> str:
@@ -193,23 +193,24 @@ def render_turn(
 
 
 def explain_illegal_card(view: PlayerView, card: int) -> str | None:
-    """Why the player may not play ``card`` now, in words; None when it is legal."""
-    if card in view.legal_actions:
-        return None
+    """Why the player may not play ``card`` now, in words (:func:`~blackout_env.rules_logic.illegal_action_reason`); None when it is legal."""
     name = card_to_str(card)
-    if view.phase != "play":
-        return "it is not time to play a card: bidding is not over"
-    if card not in view.hand:
+    if card >= view.num_cards:  # a joker the deck lacks: its number is a bid action, not a card
         return f"you do not hold {name}"
+    reason = illegal_action_reason(view, card)
+    if reason is None:
+        return None
     playable = " ".join(card_to_str(c) for c in hand_order(view) if c in view.legal_actions)
-    if view.current_trick and view.led_suit is not None:
+    if reason == "card_not_held":
+        return f"you do not hold {name}"
+    if reason == "must_follow_suit":
         return f"you must follow suit: {SUIT_NAMES[view.led_suit]} were led and you hold {playable}"
-    if view.trump is not None and suit_of(card) == view.trump:
+    if reason == "trump_not_broken":
         return (
             f"trump ({SUIT_NAMES[view.trump]}) may not be led until trump is broken, "
             f"and you hold other suits: {playable}"
         )
-    return f"{name} may not be played now; you may play {playable}"  # pragma: no cover - no such rule yet
+    return "it is not time to play a card: bidding is not over"
 
 
 def render_last_trick(trick: Sequence[tuple[int, int]], winner: int, names: Sequence[str]) -> str:
