@@ -106,12 +106,12 @@ from .encoding import TableEncoder, observation_bounds
 from .engine import BlackoutGame, IllegalActionError
 from .render import render_image, render_text, seat_name
 from .rules import Rules
+from .rules_logic import REWARDS, is_trump, seat_rewards
 from .view import PlayerView
 
 __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
 
 EPISODES = ("match", "hand")
-REWARDS = ("score", "zero_sum", "win")
 ILLEGAL_ACTIONS = ("raise", "penalize")
 RESET_OPTIONS = ("decks", "deck", "round", "first_dealer")
 
@@ -365,23 +365,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def _hand_rewards(self, episode_over: bool) -> None:
         game = self.game
-        mode = self.reward_mode
-        scale = self.reward_scale
-        if mode == "win":
-            if not episode_over:
-                return
-            winners = game.winners()
-            values = [1.0 / len(winners) if seat in winners else 0.0 for seat in range(game.num_players)]
-        else:
-            hand_scores = game.round_scores[-1]
-            if mode == "score":
-                values = [float(s) for s in hand_scores]
-            else:
-                total = sum(hand_scores)
-                others = game.num_players - 1
-                values = [s - (total - s) / others for s in hand_scores]
+        if self.reward_mode == "win" and not episode_over:
+            return
+        values = seat_rewards(self.reward_mode, game.round_scores[-1], game.scores, episode_over)
         for agent, value in zip(self.possible_agents, values):
-            self.rewards[agent] = value * scale
+            self.rewards[agent] = float(value) * self.reward_scale
         self._rewards_dirty = True
         self._accumulate_rewards()
 
@@ -506,7 +494,7 @@ def _finished_hand_view(before: PlayerView, game: BlackoutGame, card: int) -> Pl
         last_trick=trick,
         last_trick_winner=winner,
         played=tuple(played),
-        trump_broken=before.trump_broken or (card < 52 and card // 13 == before.trump),
+        trump_broken=before.trump_broken or is_trump(card, before.trump),
         scores=tuple(game.scores),
         round_scores=tuple(tuple(s) for s in game.round_scores),
         legal_actions=(),

@@ -62,6 +62,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .rules import Rules
+from .rules_logic import is_trump, suit_led_after, voids_shown
 from .view import PlayerView
 
 __all__ = [
@@ -365,6 +366,7 @@ class TableEncoder:
         self._trick_block = slice(o.current_trick, o.current_trick + n * c)
         self._last_block = slice(o.last_trick, o.last_trick + n * c)
         self._held_by_dealer_rule = rules.trump == "turned" and rules.no_card_trump == "dealer_last"
+        self._must_break = rules.lead_trump == "broken"
         self._rows = rows
         self.reset()
 
@@ -476,22 +478,14 @@ class TableEncoder:
             self._set_to_act(seat)
         flat.put(*self._play_moves[seat][card])
         self._to_act = (seat + 1) % self._o.n
-        suit = card // 13
-        joker = suit == NO_SUIT  # cards 52 and 53
-        if self._trick_len == 0:
-            if not joker:
-                self._set_led(suit)
-                if suit == self._trump and not self._broken and self.rules.lead_trump == "broken":
-                    # Leading unbroken trump is legal only with nothing but trump in hand.
-                    for other in range(4):
-                        if other != suit:
-                            flat[self._void_at[seat] + other] = 1.0
-        elif self._led is None:
-            if not joker:
-                self._set_led(suit)
-        elif suit != self._led and not joker:
-            flat[self._void_at[seat] + self._led] = 1.0
-        if suit == self._trump and not self._broken:
+        for suit in voids_shown(
+            card, self._led, self._trump, leads=self._trick_len == 0, trump_broken=self._broken, must_break=self._must_break
+        ):
+            flat[self._void_at[seat] + suit] = 1.0
+        led = suit_led_after(self._led, card)
+        if led != self._led:
+            self._set_led(led)
+        if is_trump(card, self._trump) and not self._broken:
             self._broken = True
             self.obs[:, self._o.trump_broken] = 1.0
         self._trick_len += 1
