@@ -35,6 +35,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from blackout_env.rules_logic import seat_rewards
+
 __all__ = ["SeatReturns", "hand_rewards", "seat_returns"]
 
 
@@ -60,12 +62,9 @@ def hand_rewards(hand_scores: np.ndarray, reward: str = "score", scale: float = 
 
     ``"zero_sum"``: each seat's score minus the mean of the other seats' scores.
     """
-    if reward == "zero_sum":
-        n_players = hand_scores.shape[-1]
-        hand_scores = hand_scores - (hand_scores.sum(axis=-1, keepdims=True) - hand_scores) / (n_players - 1)
-    elif reward != "score":
+    if reward not in ("score", "zero_sum"):
         raise ValueError(f"reward: must be 'score' or 'zero_sum', got {reward!r}")
-    return hand_scores * scale
+    return seat_rewards(reward, hand_scores) * scale  # the env's own reward function
 
 
 def seat_returns(
