@@ -28,9 +28,9 @@ Features of card ``c`` (columns of :meth:`CardFeatures.__call__`'s output):
 12..  for each other seat, clockwise: it has shown a void in ``c``'s suit
 ====  ===========================================================================
 
-"Would win" orders cards by trump, then led suit, then rank (jokers above
-all); it is exact for the standard deck and an approximation only for the
-first-joker-wins rule when two jokers meet.
+"Would win" compares :func:`blackout_env.rules_logic.card_power` (the rules'
+trick power, read from a table built by that function) with the best power in
+the trick, so a card of equal power, i.e. a second joker, does not win.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from torch import nn
 
 from blackout_env import Rules, encoding
 from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.rules_logic import card_power
 
 __all__ = ["CardFeatures"]
 
@@ -58,14 +59,15 @@ class CardFeatures(nn.Module):
         suit = torch.where(standard, cards // 13, torch.full_like(cards, 4))
         rank = torch.where(standard, cards % 13, torch.full_like(cards, 13))
         self.register_buffer("suit", suit, persistent=False)
-        self.register_buffer("standard", standard.float(), persistent=False)
         # With one joker the card actions still run to 53, but card 53 does not exist: never unseen.
         self.register_buffer("exists", (cards < rules.deck_size).float(), persistent=False)
         self.register_buffer("rank_feature", torch.where(standard, rank / 12.0, torch.ones(self.num_cards)),
                              persistent=False)
-        # power within a trick, before the led/trump bonuses: rank + 1 (jokers far above every card)
-        self.register_buffer("base_power", torch.where(standard, rank + 1.0, torch.full((self.num_cards,), 100.0)),
-                             persistent=False)
+        # power[trump column, led column, card]: the trick power of every card, with the columns of the
+        # observation's one-hot "trump" and "led_suit" blocks (4: no trump, no suit led yet)
+        suits = [0, 1, 2, 3, None]
+        power = [[[card_power(card, led, trump) for card in range(self.num_cards)] for led in suits] for trump in suits]
+        self.register_buffer("power", torch.tensor(power, dtype=torch.float32), persistent=False)
 
     def block(self, obs: torch.Tensor, name: str, *shape: int) -> torch.Tensor:
         offset, size = self.blocks[name]
@@ -104,8 +106,10 @@ class CardFeatures(nn.Module):
         unseen_above, _, unseen_suit = self._per_suit(unseen)
         hand_above, hand_below, hand_suit = self._per_suit(hand)
 
-        power = self.base_power + 13.0 * is_led + 26.0 * is_trump * self.standard
-        best = (power * in_trick).amax(dim=1, keepdim=True)  # 0 when the trick is empty
+        trump_column = self.block(obs, "trump", 5).argmax(dim=1)
+        led_column = self.block(obs, "led_suit", 5).argmax(dim=1)
+        power = self.power[trump_column, led_column]
+        best = torch.where(in_trick > 0, power, -torch.inf).amax(dim=1, keepdim=True)  # -inf: an empty trick
         beats = (power > best).float()
 
         voids = self.block(obs, "voids", n, 4)[:, 1:]  # the other seats, clockwise
