@@ -60,6 +60,7 @@ the game and the action, and no game is advanced.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import Any, NamedTuple
 
@@ -70,18 +71,17 @@ from .cards import NUM_STANDARD_CARDS
 from .encoding import observation_size
 from .engine import BlackoutGame, IllegalActionError
 from .rules import Rules
+from .rules_logic import REWARDS, card_power, forbidden_bid, is_trump, seat_rewards, suit_led_after, voids_shown
 from .view import PlayerView
 
 __all__ = ["BatchedBlackout", "BatchStep", "EPISODES", "REWARDS"]
 
 EPISODES = ("match", "hand")
-REWARDS = ("score", "zero_sum", "win")
 
 BID, PLAY = 0, 1
 """Values of ``phase``: every game is bidding or playing (a finished match is reset at once)."""
 NONE = -1
 """No card, no suit, no seat, no bid: the batched spelling of the engine's None."""
-JOKER_SUIT = 4  # card // 13 for both jokers, as in the engine: a "suit" no card can follow
 
 
 class BatchStep(NamedTuple):
@@ -99,6 +99,11 @@ class BatchStep(NamedTuple):
     """bool ``(num_envs,)``: an episode ended in this step (the game was reset or moved to the next hand)."""
 
 
+def _none_to(value: int | None) -> int:
+    """The batched spelling of a suit, card or bid that may be None: NONE for None."""
+    return NONE if value is None else value
+
+
 class _Tables:
     """Lookup tables of one rule set: every per-card or per-count fact the steps need."""
 
@@ -109,7 +114,6 @@ class _Tables:
         self.card_bit = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
         # card_bit_or_none[card + 1]: the bit of a card, 0 for NONE (-1)
         self.card_bit_or_none = np.concatenate([[np.uint64(0)], self.card_bit[:num_cards]])
-        self.suit_of = (cards // 13).astype(np.int8)  # jokers: JOKER_SUIT
         # suit_bits[suit + 1]: the cards of a suit; index 0 (no suit) holds none
         self.suit_bits = np.zeros(5, dtype=np.uint64)
         for suit in range(4):
@@ -118,25 +122,40 @@ class _Tables:
         self.joker_bits = np.uint64(0)
         for card in range(NUM_STANDARD_CARDS, num_cards):
             self.joker_bits |= self.card_bit[card]
-        # void flags: suit_flag[suit + 1] (0 for no suit); other_suits[suit] after leading unbroken trump
-        self.suit_flag = np.array([0, 1, 2, 4, 8], dtype=np.uint8)
-        self.other_suits = np.array([15 & ~(1 << s) for s in range(4)] + [0], dtype=np.uint8)
-        # power[trump + 1, led + 1, card]: a joker beats everything, then trump, then the led suit
-        power = np.full((5, 5, num_cards), -1, dtype=np.int16)
-        for trump in range(-1, 4):
-            for led in range(-1, 4):
-                for card in range(num_cards):
-                    suit, rank = card // 13, card % 13
-                    if suit == JOKER_SUIT:
-                        value = 100
-                    elif suit == trump:
-                        value = 50 + rank
-                    elif suit == led:
-                        value = rank
-                    else:
-                        value = -1
-                    power[trump + 1, led + 1, card] = value
-        self.power = power
+        # The rule facts, evaluated on every input by the functions of blackout_env.rules_logic; the
+        # index of a suit, led suit or trump is its value + 1 (0: NONE, no suit).
+        suits = (None, 0, 1, 2, 3)
+        # power[trump + 1, led + 1, card]: card_power (the first of equal powers wins: see _trick_winners)
+        self.power = np.array(
+            [[[card_power(card, led, trump) for card in cards.tolist()] for led in suits] for trump in suits],
+            dtype=np.int16,
+        )
+        # led_after[led + 1, card]: the led suit once the card is played (NONE while only jokers are in)
+        self.led_after = np.array(
+            [[_none_to(suit_led_after(led, card)) for card in cards.tolist()] for led in suits], dtype=np.int8
+        )
+        # is_trump[trump + 1, card]: the card is a trump (and breaks trump when played)
+        self.is_trump = np.array([[is_trump(card, trump) for card in cards.tolist()] for trump in suits])
+        # voids_shown[leads, trump_broken, trump + 1, led + 1, card]: 4-bit flags (bit s: suit s)
+        must_break = rules.lead_trump == "broken"
+        self.voids_shown = np.zeros((2, 2, 5, 5, num_cards), dtype=np.uint8)
+        for leads, broken, (t, trump), (led_index, led), card in itertools.product(
+            (False, True), (False, True), enumerate(suits), enumerate(suits), cards.tolist()
+        ):
+            shown = voids_shown(card, led, trump, leads=leads, trump_broken=broken, must_break=must_break)
+            self.voids_shown[int(leads), int(broken), t, led_index, card] = sum(1 << suit for suit in shown)
+        # Without "trump must break" only the led suit and the card matter: then a cheaper (led, card) lookup.
+        self.voids_by_led = self.voids_shown[0, 0, 0]
+        self.voids_need_lead_state = bool((self.voids_shown != self.voids_by_led).any())
+        # forbidden_bid[hand_size, bid_total]: the dealer's forbidden bid (NONE: none), read at the dealer's bid
+        max_total = rules.num_players * max_bid
+        self.forbidden_bid = np.array(
+            [
+                [_none_to(forbidden_bid(size, total, hook=rules.hook)) for total in range(max_total + 1)]
+                for size in range(max_bid + 1)
+            ],
+            dtype=np.int8,
+        )
         self.hand_score = np.array(
             [[rules.hand_score(bid, won) for won in range(max_bid + 1)] for bid in range(max_bid + 1)],
             dtype=np.int32,
@@ -449,13 +468,11 @@ class BatchedBlackout:
             leading = np.where(restricted, others, hand)
         legal = np.where(self.trick_size > 0, following, leading)
         self._legal_cards = np.where(self.phase == PLAY, legal, np.uint64(0))
-        # The hook: the dealer, bidding last, may not make the bids total the tricks.
-        forbidden = np.full(self.num_envs, NONE, dtype=np.int8)
-        if self.rules.hook:
-            last = (self.phase == BID) & (self.bids_made == self.num_players - 1)
-            total = self.hand_size - self.bid_total
-            forbidden = np.where(last & (total >= 0), total, NONE).astype(np.int8)
-        self._forbidden_bid = forbidden
+        # The hook (rules_logic.forbidden_bid, tabled): the dealer bids last.
+        dealer_bids = (self.phase == BID) & (self.bids_made == self.num_players - 1)
+        self._forbidden_bid = np.where(dealer_bids, t.forbidden_bid[self.hand_size, self.bid_total], NONE).astype(
+            np.int8
+        )
 
     def _action_mask(self) -> np.ndarray:
         """int8 mask of the acting seats' legal actions: the legal cards and bids as one bitset, unpacked once.
@@ -589,22 +606,16 @@ class BatchedBlackout:
         hands[at] &= ~bit
         played[at] |= bit
         self.played_order.reshape(-1)[at * self.played_order.shape[2] + self.tricks_done[g]] = cards
-        suit = t.suit_of[cards]
         led = self.led_suit[g]
         trump = self.trump[g]
-        first = self.trick_size[g] == 0
-        voids = all_voids[at]
-        if self.rules.lead_trump == "broken":
-            # Leading unbroken trump is legal only with nothing but trump in hand.
-            shows_only_trump = first & (suit == trump) & ~self.trump_broken[g]
-            voids = voids | np.where(shows_only_trump, t.other_suits[suit], 0).astype(np.uint8)
-        # Not following the led suit (with a card that is not a joker) shows a void in it.
-        renounces = (led != NONE) & (suit != led) & (suit != JOKER_SUIT)
-        voids = voids | np.where(renounces, t.suit_flag[led + 1], 0).astype(np.uint8)
-        all_voids[at] = voids
-        # The first card that is not a joker names the led suit.
-        self.led_suit[g] = np.where((led == NONE) & (suit != JOKER_SUIT), suit, led)
-        self.trump_broken[g] |= suit == trump
+        if t.voids_need_lead_state:
+            leads = (self.trick_size[g] == 0).astype(np.intp)
+            broken = self.trump_broken[g].astype(np.intp)
+            all_voids[at] |= t.voids_shown[leads, broken, trump + 1, led + 1, cards]
+        else:
+            all_voids[at] |= t.voids_by_led[led + 1, cards]
+        self.led_suit[g] = t.led_after[led + 1, cards]
+        self.trump_broken[g] |= t.is_trump[trump + 1, cards]
         self.trick_cards.reshape(-1)[at] = cards
         size = self.trick_size[g] + 1
         self.trick_size[g] = size
@@ -649,16 +660,7 @@ class BatchedBlackout:
 
     def _rewards(self, g: np.ndarray, hand_scores: np.ndarray, episode_over: np.ndarray) -> np.ndarray:
         """Per-seat rewards of games ``g`` whose hand just ended (``episode_over``: the episode ends with it)."""
-        n = self.num_players
-        if self.reward == "score":
-            rewards = hand_scores.astype(np.float64)
-        elif self.reward == "zero_sum":
-            others = hand_scores.sum(axis=1, keepdims=True) - hand_scores
-            rewards = hand_scores - others / (n - 1)
-        else:
-            totals = self.scores[g]
-            winners = totals == totals.max(axis=1, keepdims=True)
-            rewards = winners / winners.sum(axis=1, keepdims=True) * episode_over[:, None]
+        rewards = seat_rewards(self.reward, hand_scores, self.scores[g], episode_over)
         return (rewards * self.reward_scale).astype(np.float32)
 
     # ---------------------------------------------------------------- observe
