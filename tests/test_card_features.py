@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -10,6 +12,7 @@ from blackout_training.policy_net import ActorCritic, PolicyBot, load_checkpoint
 
 from blackout_env import BlackoutGame, Rules, deck_order, encoding
 from blackout_env.cards import parse_card
+from blackout_env.rules_logic import card_power
 
 HAND, UNSEEN, IN_TRICK, TRUMP, LED, RANK, UNSEEN_ABOVE, HAND_ABOVE, HAND_BELOW, HAND_SUIT, UNSEEN_SUIT, BEATS = range(12)
 VOIDS = 12
@@ -156,3 +159,10 @@ def test_the_cards_network_needs_the_rules_and_a_known_arch():
         ActorCritic(size, rules.num_actions, [8], arch="cards")
     with pytest.raises(ValueError, match="arch: must be one of mlp, cards, got 'lstm'"):
         ActorCritic(size, rules.num_actions, [8], arch="lstm", rules=rules)
+
+
+def test_the_would_win_feature_reads_the_rules_trick_power_on_every_input():
+    features = CardFeatures(Rules(num_players=4, jokers=2))
+    suits = (0, 1, 2, 3, None)  # the columns of the observation's "trump" and "led_suit" blocks
+    for (t, trump), (k, led) in itertools.product(enumerate(suits), repeat=2):
+        assert features.power[t, k].tolist() == [card_power(card, led, trump) for card in range(54)]
