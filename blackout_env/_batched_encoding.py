@@ -28,6 +28,7 @@ import numpy as np
 
 from .encoding import NO_SUIT, observation_layout, score_scale
 from .rules import Rules
+from .rules_logic import bid_out_of_reach
 
 if TYPE_CHECKING:  # pragma: no cover
     from .batched import BatchedBlackout, _Tables
@@ -244,7 +245,7 @@ class BatchedEncoder:
         bids = self._relative("bids")
         won = self._relative("tricks_won")
         left = (env.hand_size - env.tricks_done)[:, None]
-        out[...] = (bids >= 0) & ((won > bids) | (won + left < bids))
+        out[...] = (bids >= 0) & bid_out_of_reach(bids, won, left)
 
     def _played(self, out: np.ndarray) -> None:
         self._bits(out, self._relative("played"))

@@ -62,7 +62,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .rules import Rules
-from .rules_logic import is_trump, suit_led_after, voids_shown
+from .rules_logic import bid_out_of_reach, is_trump, suit_led_after, voids_shown
 from .view import PlayerView
 
 __all__ = [
@@ -518,7 +518,7 @@ class TableEncoder:
             # After the last trick the engine keeps that trick's leader; otherwise the winner leads.
             obs[:, o.leader : o.leader + o.n] = seat_marks
         for seat, bid in enumerate(self._bids):
-            if won[seat] > bid or won[seat] + left < bid:
+            if bid_out_of_reach(bid, won[seat], left):
                 flat[self._impossible_at[seat]] = 1.0
 
     def _round_end(self, totals: tuple[int, ...]) -> None:

@@ -14,6 +14,9 @@ dealer's hook              :func:`forbidden_bid`; ``BlackoutGame.legal_actions``
                            ``.forbidden_bid``, ``PlayerView.forbidden_bid``,
                            ``HeuristicBot.suggest_bid``, the batched engine's
                            ``forbidden_bid`` table (the play front-end reads the view's)
+bid out of reach ("b/o")   :func:`bid_out_of_reach`; ``PlayerView.bid_impossible`` (so the
+                           encoder and the renderers), the table encoder, the batched
+                           encoder
 follow suit / leading      :func:`playable_cards`; ``BlackoutGame.legal_actions``, the
 trump                      search bot's playouts (the batched engine's bitset form is
                            differential-tested against the engine)
@@ -55,6 +58,7 @@ __all__ = [
     "JOKER_POWER",
     "REWARDS",
     "TRUMP_POWER",
+    "bid_out_of_reach",
     "card_power",
     "forbidden_bid",
     "illegal_action_reason",
@@ -84,6 +88,16 @@ def forbidden_bid(hand_size: int, others_total: int, *, hook: bool) -> int | Non
         return None
     forbidden = hand_size - others_total
     return forbidden if forbidden >= 0 else None
+
+
+def bid_out_of_reach(bid: Any, tricks_won: Any, tricks_left: Any) -> Any:
+    """Whether a bid can no longer be made this hand ("b/o", bust).
+
+    It cannot when the seat has taken more tricks than it bid, or when fewer
+    tricks remain (the current one included) than it still needs. Works on ints
+    and, elementwise, on numpy arrays.
+    """
+    return (tricks_won > bid) | (tricks_won + tricks_left < bid)
 
 
 # ---------------------------------------------------------------------- play

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .rules import Rules
-from .rules_logic import forbidden_bid
+from .rules_logic import bid_out_of_reach, forbidden_bid
 
 __all__ = ["PlayerView"]
 
@@ -94,7 +94,7 @@ class PlayerView:
         """Per seat: the bid can no longer be made (took too many, or too few tricks remain)."""
         left = self.tricks_left
         return tuple(
-            bid is not None and (won > bid or won + left < bid)
+            bid is not None and bid_out_of_reach(bid, won, left)
             for bid, won in zip(self.bids, self.tricks_won)
         )
 

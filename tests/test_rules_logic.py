@@ -13,6 +13,7 @@ from blackout_env.cards import CLUBS, DIAMONDS, HEARTS, JOKER_1, JOKER_2, SPADES
 from blackout_env.rules_logic import (
     CANNOT_WIN,
     REWARDS,
+    bid_out_of_reach,
     card_power,
     forbidden_bid,
     illegal_action_reason,
@@ -60,6 +61,15 @@ def test_the_engine_the_view_and_the_batched_engine_forbid_the_same_bid():
     for bid in (1, 0, 2):
         step = batched.step(np.array([rules.num_cards + bid]))
     assert step.action_mask[0, rules.num_cards + 2] == 0 and step.action_mask[0, rules.num_cards + 1] == 1
+
+
+def test_a_bid_is_out_of_reach_once_overtaken_or_when_too_few_tricks_remain():
+    assert bid_out_of_reach(bid=1, tricks_won=2, tricks_left=3)
+    assert bid_out_of_reach(bid=3, tricks_won=0, tricks_left=2)
+    assert not bid_out_of_reach(bid=2, tricks_won=0, tricks_left=2)
+    assert not bid_out_of_reach(bid=0, tricks_won=0, tricks_left=0)
+    bids, won = np.array([1, 3, 2]), np.array([2, 0, 0])
+    assert bid_out_of_reach(bids, won, 2).tolist() == [True, True, False]
 
 
 # ------------------------------------------------------------- following suit
