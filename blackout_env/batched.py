@@ -67,7 +67,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._batched_encoding import BatchedEncoder
-from .cards import NUM_STANDARD_CARDS
+from .cards import NUM_STANDARD_CARDS, suit_of
 from .encoding import observation_size
 from .engine import BlackoutGame, IllegalActionError
 from .rules import Rules
@@ -134,6 +134,8 @@ class _Tables:
         self.led_after = np.array(
             [[_none_to(suit_led_after(led, card)) for card in cards.tolist()] for led in suits], dtype=np.int8
         )
+        # suit_or_none[card + 1]: the suit of a card, NONE for a joker or for no card (NONE)
+        self.suit_or_none = np.array([NONE] + [_none_to(suit_of(card)) for card in cards.tolist()], dtype=np.int8)
         # is_trump[trump + 1, card]: the card is a trump (and breaks trump when played)
         self.is_trump = np.array([[is_trump(card, trump) for card in cards.tolist()] for trump in suits])
         # voids_shown[leads, trump_broken, trump + 1, led + 1, card]: 4-bit flags (bit s: suit s)
@@ -449,12 +451,16 @@ class BatchedBlackout:
             held = ~has_turn
         self.turned_card[g] = turned
         self.turned_card_held_by_dealer[g] = held
-        # A turned joker (or no card) means no trump.
-        self.trump[g] = np.where((turned >= 0) & (turned < NUM_STANDARD_CARDS), turned // 13, NONE)
+        # The turned card's suit; a turned joker (or no card) means no trump.
+        self.trump[g] = self._t.suit_or_none[turned + 1]
 
     # ------------------------------------------------------------ legal moves
     def _compute_legal(self) -> None:
-        """The acting seats' legal cards (bitsets) and the dealer's forbidden bids."""
+        """The acting seats' legal cards (bitsets) and the dealer's forbidden bids.
+
+        The legal cards are :func:`~blackout_env.rules_logic.playable_cards` written as bitset
+        operations (a table over every hand would not fit); the differential test holds them equal.
+        """
         t = self._t
         hand = self.hands.reshape(-1)[self._seat_base + self.current_player]
         # Following: the led suit (plus jokers) when held, else anything; a led joker sets no suit.

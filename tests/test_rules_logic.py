@@ -9,7 +9,7 @@ import pytest
 
 from blackout_env import BlackoutGame, Rules, deck_order
 from blackout_env.batched import NONE, BatchedBlackout
-from blackout_env.cards import CLUBS, DIAMONDS, HEARTS, JOKER_1, JOKER_2, SPADES, parse_card, parse_cards
+from blackout_env.cards import CLUBS, DIAMONDS, HEARTS, JOKER_1, JOKER_2, SPADES, parse_card, parse_cards, suit_of
 from blackout_env.rules_logic import (
     CANNOT_WIN,
     REWARDS,
@@ -270,5 +270,7 @@ def test_the_batched_tables_equal_the_rule_functions_on_every_input(rules):
             assert {suit for suit in range(4) if flags >> suit & 1} == shown
             if not tables.voids_need_lead_state:
                 assert tables.voids_by_led[k, card] == flags
+    assert tables.suit_or_none[0] == NONE  # no card turned: no trump
+    assert all(tables.suit_or_none[card + 1] == batched(suit_of(card)) for card in cards)  # a joker: no trump
     for size, total in itertools.product(range(rules.max_bid + 1), range(rules.num_players * rules.max_bid + 1)):
         assert tables.forbidden_bid[size, total] == batched(forbidden_bid(size, total, hook=rules.hook))
