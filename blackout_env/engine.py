@@ -343,6 +343,8 @@ class BlackoutGame:
         self.step(int(card))
 
     def _coerce_action(self, action: Any) -> int:
+        if action.__class__ is int:
+            return action
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
                 return int(action)

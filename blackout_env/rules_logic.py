@@ -37,17 +37,21 @@ hand score                 ``Rules.hand_score`` (with the options it reads)
 =========================  ===============================================================
 
 Cards are ints (see :mod:`blackout_env.cards`): suit ``card // 13``, jokers 52
-and 53 have no suit. Suits, trump and the led suit are 0..3 or None.
+and 53 have no suit. Suits, trump and the led suit are 0..3 or None. (The
+engine calls these functions at every action, so they compare ``card // 13``
+directly where :func:`~blackout_env.cards.suit_of` would cost a call: for a
+joker it is 4, which equals no suit.)
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .cards import suit_of
+from .cards import NUM_STANDARD_CARDS, suit_of
 
 if TYPE_CHECKING:  # the view imports this module
     from .view import PlayerView
@@ -108,7 +112,7 @@ def is_trump(card: int, trump: int | None) -> bool:
 
     Playing a trump breaks trump for the rest of the hand.
     """
-    return trump is not None and suit_of(card) == trump
+    return trump is not None and card // 13 == trump
 
 
 def suit_led_after(led_suit: int | None, card: int) -> int | None:
@@ -117,15 +121,14 @@ def suit_led_after(led_suit: int | None, card: int) -> int | None:
     The first card of a trick that is not a joker names the led suit: a led joker
     names none, the next card does.
     """
-    return suit_of(card) if led_suit is None else led_suit
+    if led_suit is not None:
+        return led_suit
+    return suit_of(card)
 
 
 def led_suit_of(cards: Iterable[int]) -> int | None:
     """The led suit of a trick of ``cards`` in the order played: the suit of its first card that is not a joker."""
-    led = None
-    for card in cards:
-        led = suit_led_after(led, card)
-    return led
+    return next((card // 13 for card in cards if card < NUM_STANDARD_CARDS), None)
 
 
 def playable_cards(
@@ -137,7 +140,7 @@ def playable_cards(
     trump_broken: bool,
     must_break: bool,
 ) -> list[int]:
-    """The cards of ``hand`` that may be played now, in the hand's order.
+    """The cards of ``hand`` (ascending, as the engine keeps hands) that may be played now, ascending.
 
     Following (``leads=False``): a player who holds a card of the led suit must
     play one; a joker may be played to any trick; a player with no card of the
@@ -151,13 +154,15 @@ def playable_cards(
     if not leads:
         if led_suit is None:
             return list(hand)
-        follow = [card for card in hand if suit_of(card) == led_suit]
-        if not follow:
+        # A suit is one slice of the ascending hand, and the jokers (52, 53) are its tail.
+        low = bisect_left(hand, led_suit * 13)
+        high = bisect_left(hand, led_suit * 13 + 13, low)
+        if low == high:
             return list(hand)
-        return [card for card in hand if suit_of(card) in (led_suit, None)]
+        return [*hand[low:high], *hand[bisect_left(hand, NUM_STANDARD_CARDS, high) :]]
     if must_break and trump is not None and not trump_broken:
-        others = [card for card in hand if suit_of(card) != trump]
-        if any(suit_of(card) is not None for card in others):
+        others = [card for card in hand if card // 13 != trump]
+        if any(card < NUM_STANDARD_CARDS for card in others):
             return others
     return list(hand)
 
@@ -205,6 +210,12 @@ def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None) -> int:
     return winner
 
 
+_JOKER_SUIT = 4  # card // 13 of both jokers
+_NO_SUITS: frozenset[int] = frozenset()
+_ONLY_SUIT = tuple(frozenset((suit,)) for suit in range(4))
+_ALL_SUITS_BUT = tuple(frozenset(range(4)) - {suit} for suit in range(4))
+
+
 def voids_shown(
     card: int,
     led_suit: int | None,
@@ -223,14 +234,14 @@ def voids_shown(
     broken is legal only with nothing but trump in hand, so it shows a void in
     every other suit.
     """
-    suit = suit_of(card)
-    if suit is None:
-        return frozenset()
+    suit = card // 13
+    if suit == _JOKER_SUIT:
+        return _NO_SUITS
     if led_suit is None:
         if leads and must_break and suit == trump and not trump_broken:
-            return frozenset(s for s in range(4) if s != suit)
-        return frozenset()
-    return frozenset() if suit == led_suit else frozenset((led_suit,))
+            return _ALL_SUITS_BUT[suit]
+        return _NO_SUITS
+    return _NO_SUITS if suit == led_suit else _ONLY_SUIT[led_suit]
 
 
 # ---------------------------------------------------------- illegal actions

@@ -97,12 +97,12 @@ def test_after_a_led_joker_any_card_may_follow():
 
 
 def test_trump_may_not_be_led_before_it_is_broken_unless_the_leader_holds_only_trump():
-    hand = parse_cards("2C AH KH")
+    hand = parse_cards("2C KH AH")
     unbroken = dict(leads=True, trump_broken=False, must_break=True)
     assert playable_cards(hand, None, HEARTS, **unbroken) == parse_cards("2C")
     assert playable_cards(hand, None, HEARTS, leads=True, trump_broken=True, must_break=True) == hand
     assert playable_cards(hand, None, HEARTS, leads=True, trump_broken=False, must_break=False) == hand
-    only_trump = [*parse_cards("AH KH"), JOKER_2]  # jokers are not another suit
+    only_trump = [*parse_cards("KH AH"), JOKER_2]  # jokers are not another suit
     assert playable_cards(only_trump, None, HEARTS, **unbroken) == only_trump
 
 
