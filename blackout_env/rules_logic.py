@@ -202,12 +202,8 @@ def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None) -> int:
     :func:`led_suit_of`; of equal powers (two jokers) the first played wins.
     """
     led = led_suit_of(card for _, card in trick)
-    winner, best = trick[0][0], CANNOT_WIN - 1
-    for seat, card in trick:
-        power = card_power(card, led, trump)
-        if power > best:
-            winner, best = seat, power
-    return winner
+    powers = [card_power(card, led, trump) for _, card in trick]
+    return trick[powers.index(max(powers))][0]  # index(): the first of equal powers
 
 
 _JOKER_SUIT = 4  # card // 13 of both jokers
