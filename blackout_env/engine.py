@@ -533,23 +533,18 @@ class BlackoutGame:
                 f"{who} cannot take action {action}: actions run 0..{self.rules.num_actions - 1} "
                 f"(cards 0..{self.num_cards - 1}, then bids); legal: {self._legal_words()}"
             )
-        if reason == "bidding_over":
-            why = "bidding is over, it is time to play a card"
-        elif reason == "bid_too_high":
-            why = f"bids run 0..{self.hand_size} with {self.hand_size} cards"
-        elif reason == "hook":
-            why = (
-                f"the dealer may not make the bids total the {self.hand_size} tricks "
-                f"(hook rule; the others bid {self._bid_total})"
-            )
-        elif reason == "bidding_not_over":
-            why = "bidding is not over yet"
-        elif reason == "card_not_held":
-            why = f"they do not hold {card_to_str(action)}"
-        elif reason == "must_follow_suit":
-            why = f"they must follow suit ({SUIT_NAMES[self.led_suit]} led)"
-        else:  # "trump_not_broken"
-            why = "trump may not be led until trump is broken (they hold other suits)"
+        card = card_to_str(action) if action < self.num_cards else None
+        led = None if self.led_suit is None else SUIT_NAMES[self.led_suit]
+        why = {
+            "bidding_over": "bidding is over, it is time to play a card",
+            "bid_too_high": f"bids run 0..{self.hand_size} with {self.hand_size} cards",
+            "hook": f"the dealer may not make the bids total the {self.hand_size} tricks "
+            f"(hook rule; the others bid {self._bid_total})",
+            "bidding_not_over": "bidding is not over yet",
+            "card_not_held": f"they do not hold {card}",
+            "must_follow_suit": f"they must follow suit ({led} led)",
+            "trump_not_broken": "trump may not be led until trump is broken (they hold other suits)",
+        }[reason]
         return f"{who} cannot {action_to_str(action, self.num_cards)}: {why}; legal: {self._legal_words()}"
 
     # ------------------------------------------------------------------- saves

@@ -31,7 +31,10 @@ The deal passes to the left after every hand. When the last hand has been
 scored the highest total wins; equal totals share the win.
 
 This module holds :class:`Rules`, the frozen value with every option, its
-validation, the presets in ``configs/rules/*.yaml`` and YAML round-trips.
+validation, the presets in ``configs/rules/*.yaml`` and YAML round-trips. The
+rules of play themselves (the dealer's hook, following suit, trick power and
+the trick's winner, the voids a card shows, why an action is illegal, the
+reward modes) are functions of :mod:`blackout_env.rules_logic`, one per fact.
 """
 
 from __future__ import annotations

@@ -193,7 +193,10 @@ def render_turn(
 
 
 def explain_illegal_card(view: PlayerView, card: int) -> str | None:
-    """Why the player may not play ``card`` now, in words (:func:`~blackout_env.rules_logic.illegal_action_reason`); None when it is legal."""
+    """Why the player may not play ``card`` now, in words; None when it is legal.
+
+    The rule broken is :func:`~blackout_env.rules_logic.illegal_action_reason`'s; the words are for the player.
+    """
     name = card_to_str(card)
     if card >= view.num_cards:  # a joker the deck lacks: its number is a bid action, not a card
         return f"you do not hold {name}"
@@ -201,16 +204,14 @@ def explain_illegal_card(view: PlayerView, card: int) -> str | None:
     if reason is None:
         return None
     playable = " ".join(card_to_str(c) for c in hand_order(view) if c in view.legal_actions)
-    if reason == "card_not_held":
-        return f"you do not hold {name}"
-    if reason == "must_follow_suit":
-        return f"you must follow suit: {SUIT_NAMES[view.led_suit]} were led and you hold {playable}"
-    if reason == "trump_not_broken":
-        return (
-            f"trump ({SUIT_NAMES[view.trump]}) may not be led until trump is broken, "
-            f"and you hold other suits: {playable}"
-        )
-    return "it is not time to play a card: bidding is not over"
+    led = None if view.led_suit is None else SUIT_NAMES[view.led_suit]
+    trump = None if view.trump is None else SUIT_NAMES[view.trump]
+    words = {
+        "card_not_held": f"you do not hold {name}",
+        "must_follow_suit": f"you must follow suit: {led} were led and you hold {playable}",
+        "trump_not_broken": f"trump ({trump}) may not be led until trump is broken, and you hold other suits: {playable}",
+    }
+    return words.get(reason, "it is not time to play a card: bidding is not over")
 
 
 def render_last_trick(trick: Sequence[tuple[int, int]], winner: int, names: Sequence[str]) -> str:
