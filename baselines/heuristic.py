@@ -56,7 +56,7 @@ from collections.abc import Sequence
 from math import comb
 
 from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.rules_logic import card_power, forbidden_bid, led_suit_of, trick_winner
+from blackout_env.rules_logic import card_power, forbidden_bid, led_suit_of, suit_led_after, trick_winner
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -157,20 +157,19 @@ def one_card_win_probability(view: PlayerView, card: int) -> float:
             chance *= max(0, size - after_beaters - j) / (size - j)
         return chance
 
-    own_suit = card // 13 if card < NUM_STANDARD_CARDS else None
     if trick:
         best, led = _winning_card(trick, trump)
         if not _beats(card, best, led, trump):
             return 0.0
-        return none_beat(led if led is not None else own_suit, None)
+        return none_beat(suit_led_after(led, card), None)
     if not before:
-        return none_beat(own_suit, None)
+        return none_beat(suit_led_after(None, card), None)
     # The leader's card is unknown: average over every card it may lead.
     total = 0.0
     for lead in pool:
-        led = lead // 13 if lead < NUM_STANDARD_CARDS else None
+        led = suit_led_after(None, lead)
         if _beats(card, lead, led, trump):
-            total += none_beat(led if led is not None else own_suit, lead)
+            total += none_beat(suit_led_after(led, card), lead)
     return total / len(pool)
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.engine import BlackoutGame, deck_order
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import playable_cards
+from blackout_env.rules_logic import playable_cards, suit_led_after
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -207,7 +207,7 @@ def playout_card(game: BlackoutGame) -> int:
         if best is not None and not _beats(c, best, led, trump):
             continue
         wins_now.append(c)
-        this_led = led if led is not None else (c // 13 if c < NUM_STANDARD_CARDS else None)
+        this_led = suit_led_after(led, c)
         if not any(_can_beat(game, s, c, this_led) for s in later):
             sure.append(c)
     if want:

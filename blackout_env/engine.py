@@ -280,7 +280,10 @@ class BlackoutGame:
 
     @property
     def forbidden_bid(self) -> int | None:
-        """The bid the hook forbids the dealer now (None when none is forbidden): see :func:`~blackout_env.rules_logic.forbidden_bid`."""
+        """The bid the hook forbids the dealer now (None when none is forbidden).
+
+        See :func:`~blackout_env.rules_logic.forbidden_bid`.
+        """
         if self.phase != "bid" or self._bids_made != self.num_players - 1:
             return None
         return forbidden_bid(self.hand_size, self._bid_total, hook=self.rules.hook)
