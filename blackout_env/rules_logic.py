@@ -184,14 +184,13 @@ def card_power(card: int, led_suit: int | None, trump: int | None) -> int:
     win (:data:`CANNOT_WIN`). Equal powers (only two jokers) go to the card
     played first.
     """
-    suit = suit_of(card)
-    if suit is None:
+    if card >= NUM_STANDARD_CARDS:
         return JOKER_POWER
-    rank = card % 13
+    suit = card // 13
     if suit == trump:
-        return TRUMP_POWER + rank
+        return TRUMP_POWER + card % 13
     if suit == led_suit:
-        return rank
+        return card % 13
     return CANNOT_WIN
 
 
