@@ -21,7 +21,8 @@ follow suit / leading      :func:`playable_cards`; ``BlackoutGame.legal_actions`
 trump                      search bot's playouts (the batched engine's bitset form is
                            differential-tested against the engine)
 the led suit               :func:`suit_led_after`, :func:`led_suit_of`; the engine, the
-                           table encoder, the heuristic, the batched ``led_after`` table
+                           table encoder, the heuristic and search bots, the batched
+                           ``led_after`` table
 trick power, trick winner  :func:`card_power`, :func:`trick_winner`; the engine, the
                            heuristic and search bots, the batched ``power`` table, the
                            ``power`` table of the policy's card features
