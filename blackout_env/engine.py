@@ -36,6 +36,7 @@ from .rules_logic import (
     suit_led_after,
     trick_winner,
     voids_shown,
+    win_shares,
 )
 from .view import PlayerView
 
@@ -458,8 +459,7 @@ class BlackoutGame:
 
     def winners(self) -> list[int]:
         """Seats with the highest total (all of them share a tie); the leaders while the game runs."""
-        best = max(self.scores)
-        return [seat for seat, total in enumerate(self.scores) if total == best]
+        return [seat for seat, share in enumerate(win_shares(self.scores)) if share > 0]
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know now: own hand and public information only."""

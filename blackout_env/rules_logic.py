@@ -33,7 +33,9 @@ voids shown by a card      :func:`voids_shown`; the engine, the table encoder, t
 illegal actions, why       :func:`illegal_action_reason`; the engine's error messages, the
                            play front-end's explanations (each in its own words)
 reward modes               :func:`seat_rewards`, :data:`REWARDS`; the AEC env, the batched
-                           engine, PPO's zero-sum credit
+                           engine, training's zero-sum credit (``returns.hand_rewards``)
+who wins the match         :func:`win_shares`; ``BlackoutGame.winners``, the "win" reward,
+                           the evaluation's match win rate
 hand score                 ``Rules.hand_score`` (with the options it reads)
 =========================  ===============================================================
 
@@ -74,6 +76,7 @@ __all__ = [
     "suit_led_after",
     "trick_winner",
     "voids_shown",
+    "win_shares",
 ]
 
 # ------------------------------------------------------------------- bidding
@@ -292,6 +295,17 @@ def illegal_action_reason(view: PlayerView, action: int) -> str | None:
 
 # ------------------------------------------------------------------- rewards
 
+def win_shares(totals: Any) -> np.ndarray:
+    """Each seat's share of the match win (last axis: seats; leading axes: games, if any).
+
+    The highest total wins; seats with equal highest totals share the win, 1
+    split equally among them; the others get 0.
+    """
+    totals = np.asarray(totals)
+    winners = totals == totals.max(axis=-1, keepdims=True)
+    return winners / winners.sum(axis=-1, keepdims=True)
+
+
 REWARDS = ("score", "zero_sum", "win")
 """The reward modes of the environments; see :func:`seat_rewards`."""
 
@@ -321,7 +335,5 @@ def seat_rewards(
     if mode == "zero_sum":
         return scores - (scores.sum(axis=-1, keepdims=True) - scores) / (scores.shape[-1] - 1)
     if mode == "win":
-        totals = np.asarray(totals)
-        winners = totals == totals.max(axis=-1, keepdims=True)
-        return winners / winners.sum(axis=-1, keepdims=True) * np.asarray(episode_over)[..., None]
+        return win_shares(totals) * np.asarray(episode_over)[..., None]
     raise ValueError(f"reward: must be one of {', '.join(map(repr, REWARDS))}; got {mode!r}")

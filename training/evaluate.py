@@ -49,6 +49,7 @@ import numpy as np
 
 from blackout_env.engine import BlackoutGame
 from blackout_env.rules import Rules
+from blackout_env.rules_logic import win_shares
 
 from .policies import Policy, load_policy
 
@@ -128,8 +129,7 @@ def _play_deal(deal: int) -> dict[str, Any]:
             seat = game.current_player
             game.step(policies[assignment[seat]].act(game.view(seat)))
         totals = [sum(s[seat] for s in game.round_scores) for seat in range(n)]
-        best = max(totals)
-        winners = [seat for seat in range(n) if totals[seat] == best]
+        shares = win_shares(totals)  # equal highest totals share the win
         for seat, name in enumerate(assignment):
             entry = record[name]
             for scores, bids, tricks in zip(game.round_scores, game.round_bids, game.round_tricks):
@@ -139,7 +139,7 @@ def _play_deal(deal: int) -> dict[str, Any]:
                 entry["score"] += scores[seat]
                 entry["hands"] += 1
             entry["match_score"] += totals[seat]
-            entry["wins"] += 1.0 / len(winners) if seat in winners else 0.0
+            entry["wins"] += float(shares[seat])
             entry["matches"] += 1
     return record
 
