@@ -60,6 +60,7 @@ the game and the action, and no game is advanced.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, NamedTuple
 
@@ -82,6 +83,47 @@ BID, PLAY = 0, 1
 NONE = -1
 """No card, no suit, no seat, no bid: the batched spelling of the engine's None."""
 JOKER_SUIT = 4  # card // 13 for both jokers, as in the engine: a "suit" no card can follow
+
+
+def bytes_per_game(rules: Rules, observations: bool = True) -> int:
+    """About how many bytes of memory one game of the batched engine takes, step temporaries included.
+
+    An upper estimate: the state arrays, the observation buffer, its copies and the
+    per-step arrays (masks, random-action scores) that grow with the number of games.
+    """
+    n, rounds, max_bid = rules.num_players, rules.num_rounds, rules.max_bid
+    max_actions = sum(n + n * size for size in rules.hand_sizes)
+    state = rounds * rules.deck_size + 4 * rounds * n + n * max_bid + max_actions + 32 * n + 64
+    per_step = 10 * rules.num_actions + 8 * n + 64  # masks (int8), action scores (float64), rewards
+    encoder = 4 * 4 * observation_size(rules) + 2 * 8 * 64 if observations else 0  # buffer + 3 copies, cells
+    return state + per_step + encoder
+
+
+def _check_memory(rules: Rules, num_envs: int, observations: bool) -> None:
+    """Refuse, with the figure, a batch that cannot fit in this machine's memory."""
+    needed = num_envs * bytes_per_game(rules, observations)
+    available = _available_memory()
+    if available is not None and needed > available:
+        raise ValueError(
+            f"num_envs: {num_envs:,} games need about {needed / 2**30:,.1f} GiB "
+            f"({bytes_per_game(rules, observations):,} bytes per game), more than the "
+            f"{available / 2**30:,.1f} GiB of memory available; use fewer games"
+        )
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available now (Linux), else the physical memory, else None (unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - platforms without sysconf
+        return None
 
 
 class BatchStep(NamedTuple):
@@ -197,10 +239,15 @@ class BatchedBlackout:
             raise ValueError(f"episode: must be one of {', '.join(EPISODES)}; got {episode!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward: must be one of {', '.join(REWARDS)}; got {reward!r}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.integer, np.floating)):
-            raise ValueError(f"reward_scale: expected a number, got {reward_scale!r}")
+        if (
+            isinstance(reward_scale, bool)
+            or not isinstance(reward_scale, (int, float, np.integer, np.floating))
+            or not np.isfinite(reward_scale)
+        ):
+            raise ValueError(f"reward_scale: expected a finite number, got {reward_scale!r}")
         if rules.deck_size > 64:  # pragma: no cover - a deck has at most 54 cards
             raise ValueError("the batched engine holds hands as 64-bit sets: at most 64 cards")
+        _check_memory(rules, int(num_envs), bool(observations))
         self.num_envs = num_envs = int(num_envs)
         self.num_players = n = rules.num_players
         self.num_cards = rules.num_cards
@@ -262,6 +309,13 @@ class BatchedBlackout:
         self._legal_cards = np.zeros(b, dtype=np.uint64)
         self._forbidden_bid = np.full(b, NONE, dtype=np.int8)
         self._started = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        # copy.deepcopy and pickle give an exact, independent copy (the encoder rebuilds its
+        # views of the observation buffer); the pool of spare observation arrays is not copied.
+        state = self.__dict__.copy()
+        state["_spare_observations"] = []
+        return state
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, decks: Any = None, rounds: Any = None) -> BatchStep:

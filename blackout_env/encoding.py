@@ -100,10 +100,7 @@ def score_scale(rules: Rules) -> int:
     The sum, over the hands of the match, of the largest ``|hand_score(bid, tricks)|``
     with ``0 <= bid, tricks <= hand size``; at least 1.
     """
-    total = 0
-    for size in rules.hand_sizes:
-        total += max(abs(rules.hand_score(bid, won)) for bid in range(size + 1) for won in range(size + 1))
-    return max(total, 1)
+    return max(rules.largest_match_total(), 1)
 
 
 def _block_specs(rules: Rules) -> list[tuple[str, tuple[int, ...], float, float, str]]:
