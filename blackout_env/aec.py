@@ -92,7 +92,6 @@ Infos (deterministic, public): for each agent `seat`, `round`, `hand_size`,
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -102,8 +101,9 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ._seeding import check_seed
 from .encoding import TableEncoder, observation_bounds
-from .engine import BlackoutGame, IllegalActionError
+from .engine import BlackoutGame, IllegalActionError, _check_deck
 from .render import render_image, render_text, seat_name
 from .rules import Rules
 from .view import PlayerView
@@ -114,6 +114,16 @@ EPISODES = ("match", "hand")
 REWARDS = ("score", "zero_sum", "win")
 ILLEGAL_ACTIONS = ("raise", "penalize")
 RESET_OPTIONS = ("decks", "deck", "round", "first_dealer")
+API_TEST_OPTION = "options"
+"""The placeholder option of PettingZoo's api_test, ignored (any other unknown option is an error)."""
+NO_BID = -1
+"""``info["bid"]`` before the seat has bid (and ``last_hand_*`` before any hand has ended)."""
+NO_LAST_HAND = {"last_hand_round": -1, "last_hand_bid": -1, "last_hand_tricks": -1, "last_hand_score": 0}
+INFO_KEYS = (
+    "seat", "round", "hand_size", "bid", "tricks_won", "score", "hand_over",
+    *NO_LAST_HAND, "illegal_action",
+)
+"""The keys of every agent's info, in order, at every step of every episode."""
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -189,7 +199,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         ):
             raise ValueError(f"render_seat: must be a seat 0..{n - 1} or None (the seat to act), got {render_seat!r}")
         self.render_seat = render_seat
+        if not isinstance(spectator, (bool, np.bool_)):
+            raise ValueError(f"spectator: expected True or False, got {spectator!r}")
         self.spectator = bool(spectator)
+        self._draw_on_step = True  # render_mode="human" draws after reset() and every step()
 
         self.possible_agents = [seat_name(seat) for seat in range(n)]
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
@@ -211,6 +224,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
 
+    # -------------------------------------------------------------- copies
+    def __getstate__(self) -> dict[str, Any]:
+        # The whole env, game included, rather than EzPickle's constructor arguments:
+        # copy.deepcopy or a pickle round trip of a started env continues the same game.
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     # ------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> spaces.Dict:
         """The observation space of an agent (the same object every call)."""
@@ -227,18 +249,19 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         Options: ``"decks"`` (deck orders, one per round, as ``BlackoutGame`` takes
         them), ``"deck"`` (the deck order of the first hand played), ``"round"`` (in
         hand episodes, the hand to play), ``"first_dealer"`` (the dealer of round 0).
-        A bad option value raises ValueError and leaves the env as it was; an
-        unknown option is ignored with a warning.
+        A bad seed, a bad option value or an unknown option raises ValueError (naming
+        it, and the known options) and leaves the env as it was. (The one option
+        ignored is ``"options"``, the placeholder that PettingZoo's ``api_test`` passes.)
         """
+        check_seed(seed, generator=False)
         options = {} if options is None else options
         if not isinstance(options, Mapping):
             raise ValueError(f"options: expected a dict, got {type(options).__name__}")
-        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        # PettingZoo's api_test calls reset(options={"options": 1}) to see that options are taken.
+        unknown = sorted(map(repr, set(options) - set(RESET_OPTIONS) - {API_TEST_OPTION}))
         if unknown:
-            # Ignored with a warning, not an error: PettingZoo's api_test passes options of its own.
-            warnings.warn(
-                f"reset: ignoring unknown option(s) {', '.join(map(repr, unknown))}; options: {', '.join(RESET_OPTIONS)}",
-                stacklevel=2,
+            raise ValueError(
+                f"reset: unknown option(s) {', '.join(unknown)}; options: {', '.join(map(repr, RESET_OPTIONS))}"
             )
         if seed is not None or self._np_random is None:
             rng, rng_seed = seeding.np_random(seed)
@@ -260,12 +283,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rewards_dirty = False
         self._done = False
         self._final_views: list[PlayerView] | None = None
-        self._last_hand: list[dict[str, int] | None] = [None] * self.rules.num_players
+        self._last_hand: list[dict[str, int]] = [dict(NO_LAST_HAND) for _ in range(self.rules.num_players)]
         self._table.reset()
         self._table.sync(game)
         self._build_infos(hand_over=False)
         self.agent_selection = self.possible_agents[game.current_player]
         self._skip_agent_selection = None
+        if self.render_mode == "human" and self._draw_on_step:
+            self.render()
 
     def _new_game(self, rng: np.random.Generator, options: Mapping[str, Any]) -> BlackoutGame:
         rules = self.rules
@@ -287,7 +312,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if "deck" in options:
             if decks is not None:
                 raise ValueError("reset: give 'deck' (the first hand's deck) or 'decks' (one per round), not both")
-            decks = {start_round: options["deck"]}
+            decks = {start_round: _check_deck(options["deck"], rules.deck_size, "reset: option 'deck'")}
         return BlackoutGame(
             rules,
             seed=int(rng.integers(2**63)),
@@ -298,7 +323,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # --------------------------------------------------------------- step
     def step(self, action: Any) -> None:
-        """The agent to act takes ``action`` (an int; None for an agent whose episode is over)."""
+        """The agent to act takes ``action`` (an int; None for an agent whose episode is over).
+
+        With ``render_mode="human"`` the table is drawn after every step that acts.
+        """
+        acts = self.game is not None and not (
+            self.terminations.get(self.agent_selection, True) or self.truncations.get(self.agent_selection, True)
+        )
+        self._step(action)
+        if acts and self.render_mode == "human" and self._draw_on_step:
+            self.render()
+
+    def _step(self, action: Any) -> None:
         game = self.game
         if game is None:
             raise RuntimeError("step() before reset(): call reset() to start an episode")
@@ -348,10 +384,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 self.agent_selection = self.possible_agents[(seat + 1) % game.num_players]
                 return
         elif action >= self.rules.num_cards:
-            self.infos[agent]["bid"] = action - self.rules.num_cards
+            self.infos[agent]["bid"] = int(action - self.rules.num_cards)
         elif not game.current_trick:  # this card completed a trick
             winner = game.last_trick_winner
-            self.infos[self.possible_agents[winner]]["tricks_won"] = game.tricks_won[winner]
+            self.infos[self.possible_agents[winner]]["tricks_won"] = int(game.tricks_won[winner])
         self.agent_selection = self.possible_agents[game.current_player]
 
     def _coerce_action(self, action: Any) -> int:
@@ -402,10 +438,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         r = len(game.round_scores) - 1
         for seat in range(game.num_players):
             self._last_hand[seat] = {
-                "round": game.start_round + r,
-                "bid": game.round_bids[r][seat],
-                "tricks": game.round_tricks[r][seat],
-                "score": game.round_scores[r][seat],
+                "last_hand_round": int(game.start_round + r),
+                "last_hand_bid": int(game.round_bids[r][seat]),
+                "last_hand_tricks": int(game.round_tricks[r][seat]),
+                "last_hand_score": int(game.round_scores[r][seat]),
             }
 
     def _build_infos(self, hand_over: bool) -> None:
@@ -417,16 +453,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             bids, tricks = game.round_bids[r], game.round_tricks[r]
         else:
             round_index, hand_size, bids, tricks = game.round_index, game.hand_size, game.bids, game.tricks_won
+        # One type per key for the whole episode (see "Infos" in the module docstring).
         self.infos = {
             agent: {
                 "seat": seat,
-                "round": round_index,
-                "hand_size": hand_size,
-                "bid": bids[seat],
-                "tricks_won": tricks[seat],
-                "score": game.scores[seat],
-                "hand_over": hand_over,
-                "last_hand": self._last_hand[seat],
+                "round": int(round_index),
+                "hand_size": int(hand_size),
+                "bid": NO_BID if bids[seat] is None else int(bids[seat]),
+                "tricks_won": int(tricks[seat]),
+                "score": int(game.scores[seat]),
+                "hand_over": bool(hand_over),
+                **self._last_hand[seat],
+                "illegal_action": False,
             }
             for seat, agent in enumerate(self.possible_agents)
             if agent in self.agents
@@ -441,8 +479,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if game is None:
             raise RuntimeError("observe() before reset(): call reset() to start an episode")
         # A bytearray filled in Python is faster than fancy indexing for the few legal actions.
+        if self._done:  # the terminal-mask convention: all ones, so masked samplers never divide by zero
+            return {"observation": self._table.obs[seat].copy(), "action_mask": np.ones(self.num_actions, dtype=np.int8)}
         mask = bytearray(self.num_actions)
-        if seat == game.current_player and not self._done:
+        if seat == game.current_player:
             for action in game.legal_actions():
                 mask[action] = 1
         return {"observation": self._table.obs[seat].copy(), "action_mask": np.frombuffer(mask, dtype=np.int8)}

@@ -67,6 +67,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._batched_encoding import BatchedEncoder
+from ._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS
 from .encoding import observation_size
 from .engine import BlackoutGame, IllegalActionError
@@ -247,6 +248,7 @@ class BatchedBlackout:
             raise ValueError(f"reward_scale: expected a finite number, got {reward_scale!r}")
         if rules.deck_size > 64:  # pragma: no cover - a deck has at most 54 cards
             raise ValueError("the batched engine holds hands as 64-bit sets: at most 64 cards")
+        check_seed(seed)
         _check_memory(rules, int(num_envs), bool(observations))
         self.num_envs = num_envs = int(num_envs)
         self.num_players = n = rules.num_players
@@ -328,6 +330,7 @@ class BatchedBlackout:
             rounds: with ``episode="hand"``, the hand each game plays first (``(num_envs,)`` ints);
                 None draws them.
         """
+        check_seed(seed, generator=False)
         fixed = None if decks is None else self._check_decks(decks)
         start = None if rounds is None else self._check_rounds(rounds)
         if seed is not None:

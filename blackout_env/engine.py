@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, parse_card
 from .rules import Rules
 from .view import PlayerView
@@ -180,6 +181,7 @@ class BlackoutGame:
         self.num_cards = rules.num_cards
         self._hook = rules.hook
         self._must_break = rules.lead_trump == "broken"
+        check_seed(seed)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if first_dealer is None:
             first_dealer = rules.first_dealer  # validated by Rules

@@ -37,6 +37,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ._seeding import check_seed
 from .aec import raw_env
 from .encoding import observation_bounds
 from .engine import IllegalActionError
@@ -114,6 +115,7 @@ class BlackoutGymEnv(gym.Env):
             render_mode=render_mode,
             spectator=spectator,
         )
+        self._aec._draw_on_step = False  # drawn here once per learner step, not at every opponent's move
         self.rules = rules = self._aec.rules
         n = rules.num_players
         if learner_seat != "random" and (
@@ -150,6 +152,7 @@ class BlackoutGymEnv(gym.Env):
     # ------------------------------------------------------------------ api
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start an episode; ``options`` as for the AEC env (fixed deals, the hand to play)."""
+        check_seed(seed, generator=False)
         super().reset(seed=seed)
         rng = self.np_random
         saved_state = rng.bit_generator.state
@@ -169,6 +172,8 @@ class BlackoutGymEnv(gym.Env):
             opponent.seed(bot_seed)
         self._over = False
         self._play_opponents()
+        if self.render_mode == "human":
+            self.render()
         return self._observation(), self._info()
 
     def step(self, action: Any):
@@ -182,6 +187,8 @@ class BlackoutGymEnv(gym.Env):
         terminated = aec.terminations[self._learner]
         if terminated:
             self._over = True
+        if self.render_mode == "human":
+            self.render()
         return self._observation(), reward, terminated, False, self._info()
 
     def action_masks(self) -> np.ndarray:
@@ -225,9 +232,7 @@ class BlackoutGymEnv(gym.Env):
         return self._aec.observe(self._learner)["observation"]
 
     def _info(self) -> dict[str, Any]:
-        info = dict(self._aec.infos.get(self._learner, {}))
-        if info.get("last_hand") is not None:
-            info["last_hand"] = dict(info["last_hand"])
+        info = dict(self._aec.infos[self._learner])  # flat: every value an int or a bool
         info["action_mask"] = self._aec.observe(self._learner)["action_mask"]
         info["learner_seat"] = self.learner_seat
         return info
