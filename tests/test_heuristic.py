@@ -107,11 +107,31 @@ def test_suggest_bid_gives_a_hint_before_the_players_turn_and_refuses_during_pla
     game = BlackoutGame(Rules(hand_sizes=[8]), seed=4)
     dealer_view = game.view(game.dealer)
     assert not dealer_view.is_my_turn
-    assert 0 <= HeuristicBot().suggest_bid(dealer_view) <= 8
+    bot = HeuristicBot()
+    values = bot.bid_values(dealer_view)
+    assert bot.suggest_bid(dealer_view) == max(range(9), key=lambda bid: (values[bid], -bid))
     for _ in range(4):
         game.step(game.legal_actions()[0])
     with pytest.raises(ValueError, match="'play' phase, not bidding"):
         HeuristicBot().suggest_bid(game.view(game.current_player))
+
+
+def test_a_dealer_whose_turn_has_not_come_is_hinted_the_best_bid_since_none_is_forbidden_yet():
+    # One card each; the dealer (seat 0) holds the ace of spades and spades are trump: it takes the trick.
+    rules = Rules(num_players=4, hand_sizes=[1])
+    hands = [[parse_card("AS")], [parse_card("3H")], [parse_card("4D")], [parse_card("5C")]]
+    game = BlackoutGame(rules, decks=[deal_deck(rules, 0, hands, turned_card=parse_card("2S"))], first_dealer=0)
+    dealer_view = game.view(0)
+    assert game.current_player == 1 and dealer_view.forbidden_bid is None
+    bot = HeuristicBot()
+    assert bot.bid_values(dealer_view)[1] == 11
+    assert bot.suggest_bid(dealer_view) == 1
+    # Once the others have bid 0, 0, 0 the hook forbids 1 on the dealer's turn: the hint follows the engine.
+    for _ in range(3):
+        game.bid(0)
+    dealer_view = game.view(0)
+    assert dealer_view.forbidden_bid == game.forbidden_bid == 1
+    assert bot.suggest_bid(dealer_view) == 0 == bot.act(dealer_view) - 52
 
 
 def test_stronger_hands_bid_more_tricks():
