@@ -106,6 +106,7 @@ from .encoding import TableEncoder, observation_bounds
 from .engine import BlackoutGame, IllegalActionError, _check_deck
 from .render import render_image, render_text, seat_name
 from .rules import Rules
+from .state import hands_vector, state_bounds
 from .view import PlayerView
 
 __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
@@ -218,6 +219,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         # One space object per agent, returned as the same object on every call.
         self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
         self.action_spaces = {agent: action_space for agent in self.possible_agents}
+        state_low, state_high = state_bounds(self.rules)
+        self.state_space = spaces.Box(low=state_low, high=state_high, dtype=np.float32)
+        """The space of :meth:`state`: every hand and the public table (see ``blackout_env.state``)."""
         self._table = TableEncoder(self.rules)
         self.game: BlackoutGame | None = None
         """The engine of the current episode (None before the first reset)."""
@@ -486,6 +490,22 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             for action in game.legal_actions():
                 mask[action] = 1
         return {"observation": self._table.obs[seat].copy(), "action_mask": np.frombuffer(mask, dtype=np.int8)}
+
+    def state(self) -> np.ndarray:
+        """The full-information state: every hand and the public table, a float32 vector.
+
+        For centralised critics, oracle inputs and search; never part of an
+        observation. Layout: ``blackout_env.state.state_layout(rules)`` (the hands
+        of every seat, then seat 0's observation of the table). At the end of a
+        one-hand episode it shows the finished hand, as the observations do.
+        """
+        if self.game is None:
+            raise RuntimeError("state() before reset(): call reset() to start an episode")
+        if self._done and self._final_views is not None:
+            hands = [view.hand for view in self._final_views]
+        else:
+            hands = self.game.hands
+        return np.concatenate([hands_vector(self.rules, hands), self._table.obs[0]])
 
     def view(self, agent: str) -> PlayerView:
         """What an agent may know now, as the bots take it (the finished hand at the end of a hand episode)."""

@@ -191,6 +191,10 @@ class BlackoutGymEnv(gym.Env):
             self.render()
         return self._observation(), reward, terminated, False, self._info()
 
+    def state(self) -> np.ndarray:
+        """The full-information state (every hand and the public table): the AEC env's ``state()``."""
+        return self._aec.state()
+
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
         if self._aec.game is None:
