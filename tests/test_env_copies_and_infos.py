@@ -188,3 +188,19 @@ def test_every_registered_id_is_in_the_registry():
     for env_id in GYM_IDS:
         assert env_id in gym.registry
     assert blackout_env.register_envs() is None  # idempotent
+
+
+def test_import_works_with_a_pettingzoo_that_has_no_registry(monkeypatch):
+    # PettingZoo < 1.27 (pinned by e.g. AgileRL) has neither pettingzoo.register nor aec_registry.
+    import importlib
+
+    import pettingzoo
+
+    from blackout_env import registration
+
+    monkeypatch.delattr(pettingzoo, "aec_registry")
+    monkeypatch.delattr(pettingzoo, "register")
+    importlib.reload(registration).register_envs()
+    e = blackout_env.env()
+    e.reset(seed=0)
+    assert e.agent_selection == "player_1"
