@@ -122,7 +122,6 @@ def test_opponents_listed_per_seat_play_their_own_seats():
 
 @pytest.mark.parametrize("name", ["random", "heuristic"])
 def test_named_opponents_come_from_baselines(name):
-    pytest.importorskip("blackout_baselines")
     environment = BlackoutGymEnv(rules="short", opponents=name)
     rewards = play(environment, seed=3)
     assert environment.game.phase == "game_over" and sum(rewards) == environment.game.scores[0]
@@ -195,7 +194,7 @@ def test_bad_arguments_are_clear_errors(kwargs, message):
 
 
 def test_maskable_ppo_trains_a_few_hundred_steps():
-    sb3_contrib = pytest.importorskip("sb3_contrib")
+    import sb3_contrib  # the dev extra installs it; imported here because it imports torch
     environment = BlackoutGymEnv(rules={"hand_sizes": [3, 2, 1]}, opponents=first_legal, episode="hand")
     model = sb3_contrib.MaskablePPO("MlpPolicy", environment, n_steps=64, batch_size=32, n_epochs=1, seed=0, verbose=0)
     model.learn(total_timesteps=256)
