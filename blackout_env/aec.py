@@ -49,9 +49,17 @@ PettingZoo's `TerminateIllegalWrapper`: the episode ends, the offender gets
 `illegal_reward` and the others 0). An action of the wrong type or outside
 the action space always raises.
 
-`render_mode`: `"ansi"` (returns the text table), `"human"` (prints it) or
-`"rgb_array"` (returns an image). The table is seen by `render_seat` (default:
-the seat to act), or by a spectator with every hand face up (`spectator=True`).
+`render_mode`: `"ansi"` (returns the text table), `"human"` (prints it, and
+is drawn by `reset()` and after every `step()` that acts, as PettingZoo and
+Gymnasium expect) or `"rgb_array"` (returns an image). The table is seen by
+`render_seat` (default: the seat to act), or by a spectator with every hand
+face up (`spectator=True`; `spectator` must be True or False).
+
+`reset(seed=None, options=None)`: `seed` an int >= 0 or None; `options`
+`{"decks": [...]}` (deck orders, one per round), `{"deck": [...]}` (the
+first hand's), `{"round": k}` (hand episodes), `{"first_dealer": seat}`. A bad
+seed, a bad value or an unknown option is a ValueError naming it (and the
+known options), and the env is left as it was.
 
 ### Observation Space
 
@@ -67,6 +75,12 @@ and in `blackout_env.encoding.observation_layout(rules)`), and an
 action of the seat to act (every bid the dealer's hook allows, every card the
 follow-suit and trump rules allow), all 0 for the other seats.
 
+Terminal-mask convention (as pgx): once the episode has ended (terminated,
+or ended by an illegal action under `"penalize"`), every agent's mask is all
+ones, so a masked sampler never divides by zero; the action taken then is
+`None` (PettingZoo's dead step) and nothing is played. The Gym env and the
+vector envs follow the same convention.
+
 ### Action Space
 
 Action `c` for `c < C` plays card `c` (`card = suit * 13 + rank`, suits
@@ -79,14 +93,50 @@ See `reward` above. With `"score"` and `"zero_sum"` rewards arrive at the
 step that completes each hand; with `"win"` at the end of the episode. The
 illegal-move penalty replaces them when `illegal_action="penalize"`.
 
-Infos (deterministic, public): for each agent `seat`, `round`, `hand_size`,
-`bid` (None before it bids), `tricks_won`, `score` (match total),
-`hand_over` (True on the step that completed a hand) and `last_hand`
-(`{"round", "bid", "tricks", "score"}` of this seat's last finished hand, or None).
+#### Infos
+
+Deterministic and public. Every agent's info has the same keys, in this order,
+with one type per key at every step of every episode (flat numbers only, so
+Gymnasium's vector envs, Tianshou and TorchRL can stack them):
+
+| key | type | value |
+|---|---|---|
+| `seat` | int | the agent's seat |
+| `round` | int | the hand's index in the match (the finished one on the step that ends the episode) |
+| `hand_size` | int | cards per player in that hand |
+| `bid` | int | the agent's bid in that hand, -1 before it bids |
+| `tricks_won` | int | tricks the agent has taken in that hand |
+| `score` | int | the agent's match total |
+| `hand_over` | bool | True on the step that completed a hand |
+| `last_hand_round` | int | the last finished hand's index, -1 before any hand has finished |
+| `last_hand_bid` | int | the agent's bid in it (-1 before any) |
+| `last_hand_tricks` | int | the tricks it took in it (-1 before any) |
+| `last_hand_score` | int | what it scored in it (0 before any) |
+| `illegal_action` | bool | True for the agent whose illegal action ended the episode (`"penalize"`) |
+
+The keys are `blackout_env.aec.INFO_KEYS`.
+
+### State
+
+`env.state()` is the full-information state, for centralised critics, oracle
+inputs and search, and `env.state_space` its `Box`: a flat float32 vector
+with every seat's hand (`n x C`, absolute seats) followed by seat 0's
+observation of the table. Layout: `blackout_env.state.state_layout(rules)`.
+It is never part of any observation.
+
+### Copies
+
+`copy.deepcopy(env)` and a pickle round trip copy a running env with its game:
+the copy continues the same episode (same observations, masks, rewards,
+infos and random stream) and is independent of the original (what search and
+MCTS need). An env that was never reset copies as one never reset.
 
 ### Version History
 
-* v0: Initial release (blackout-rl 0.1.0)
+* v0: Initial release (blackout-rl 0.1.0), with flat infos of one type per
+  key (earlier development builds had `bid` None before bidding and a
+  `last_hand` dict), all-ones masks at the end, errors for unknown reset
+  options, `state()`, and copies that continue the game.
 """
 
 from __future__ import annotations

@@ -52,6 +52,14 @@ of every game. Every deck order in use is readable in ``decks``
 ``start_round`` hold each game's first dealer and first hand, so any game can
 be replayed in the engine (``to_game``).
 
+Copies: ``copy.deepcopy`` and pickle give an exact, independent copy (same
+games, same random stream): stepped with the same actions, a copy returns
+the same ``BatchStep`` fields as the original.
+
+Memory: the constructor estimates what ``num_envs`` games need
+(:func:`bytes_per_game`) and refuses, with the figure, a batch larger than
+the memory available.
+
 Bad input (actions of the wrong shape or dtype, an illegal action in any game,
 a deck order that is not a permutation) raises a ``ValueError`` (an
 :class:`~blackout_env.engine.IllegalActionError` for illegal actions) naming

@@ -10,7 +10,20 @@ the learner's turn again or the episode is over.
   (``Box``; the same vector as the AEC env's ``"observation"``).
 - Action: ``Discrete(rules.num_actions)``, cards then bids, as in the AEC env.
 - Mask: :meth:`BlackoutGymEnv.action_masks` (for sb3-contrib's MaskablePPO)
-  and ``info["action_mask"]`` (int8).
+  and ``info["action_mask"]`` (int8). At the end of an episode the mask is all
+  ones (the terminal-mask convention of the AEC env and pgx: a masked sampler
+  never divides by zero).
+- Info: the learner's AEC info (``blackout_env.aec.INFO_KEYS``: ``seat``,
+  ``round``, ``hand_size``, ``bid`` (-1 before it bids), ``tricks_won``,
+  ``score``, ``hand_over``, ``last_hand_round``/``_bid``/``_tricks``/``_score``,
+  ``illegal_action``), then ``action_mask`` and ``learner_seat``: the same keys
+  with one type and shape at every step, so ``gym.make_vec`` (sync and async)
+  stacks them.
+- ``state()``: the full-information state of the table (every hand; see
+  ``blackout_env.state``), for centralised critics and oracle inputs.
+- ``render_mode="human"`` draws the table at ``reset()`` and after every ``step()``.
+- ``copy.deepcopy`` and pickle copy a running env with its game and opponents:
+  the copy continues the same episode, independently of the original.
 - Reward: the learner's reward of the AEC env (``"score"``, ``"zero_sum"`` or
   ``"win"``, times ``reward_scale``) collected over its action and the
   opponents' actions that follow.
