@@ -141,6 +141,7 @@ MCTS need). An env that was never reset copies as one never reset.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -286,6 +287,21 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+
+    # Never written after __init__: a deepcopy shares them (rules are frozen).
+    _SHARED_ON_COPY = frozenset({"rules", "observation_spaces", "action_spaces", "state_space"})
+
+    def __deepcopy__(self, memo: dict) -> raw_env:
+        # As pickling does, but faster for search: the engine's own clone() and shared read-only parts.
+        twin = object.__new__(type(self))
+        memo[id(self)] = twin
+        for key, value in self.__dict__.items():
+            if key == "game" and value is not None:
+                value = value.clone()
+            elif key not in self._SHARED_ON_COPY:
+                value = copy.deepcopy(value, memo)
+            twin.__dict__[key] = value
+        return twin
 
     # ------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> spaces.Dict:

@@ -259,6 +259,9 @@ class Rules:
             except RulesError as error:
                 raise RulesError(f"{error} (or \"random\")") from None
 
+    def __deepcopy__(self, memo: dict) -> Rules:
+        return self  # frozen and validated: a copy would be equal in every way
+
     # ------------------------------------------------------------------ derived
     @property
     def deck_size(self) -> int:
