@@ -211,3 +211,19 @@ def test_a_bad_deck_option_is_an_error_and_the_episode_goes_on():
         environment.reset(options={"deck": [0] * 52})
     assert environment.game is game
     environment.step(int(np.flatnonzero(environment.action_masks())[0]))
+
+
+def test_human_render_mode_draws_at_reset_and_after_every_step_once(capsys):
+    environment = BlackoutGymEnv(rules="short", opponents="random", render_mode="human")
+    _, info = environment.reset(seed=0)
+    assert capsys.readouterr().out.count("bids total") == 1
+    for _ in range(3):
+        _, _, terminated, _, info = environment.step(int(np.flatnonzero(info["action_mask"])[0]))
+        assert capsys.readouterr().out.count("bids total") == 1  # the learner's table, not every opponent's move
+        if terminated:
+            break
+
+
+def test_spectator_must_be_true_or_false():
+    with pytest.raises(ValueError, match="spectator: expected True or False, got 'yes'"):
+        BlackoutGymEnv(spectator="yes")
