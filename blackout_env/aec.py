@@ -254,7 +254,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if not isinstance(spectator, (bool, np.bool_)):
             raise ValueError(f"spectator: expected True or False, got {spectator!r}")
         self.spectator = bool(spectator)
-        self._draw_on_step = True  # render_mode="human" draws after reset() and every step()
 
         self.possible_agents = [seat_name(seat) for seat in range(n)]
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
@@ -359,7 +358,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._build_infos(hand_over=False)
         self.agent_selection = self.possible_agents[game.current_player]
         self._skip_agent_selection = None
-        if self.render_mode == "human" and self._draw_on_step:
+        if self.render_mode == "human":
             self.render()
 
     def _new_game(self, rng: np.random.Generator, options: Mapping[str, Any]) -> BlackoutGame:
@@ -401,7 +400,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self.terminations.get(self.agent_selection, True) or self.truncations.get(self.agent_selection, True)
         )
         self._step(action)
-        if acts and self.render_mode == "human" and self._draw_on_step:
+        if acts and self.render_mode == "human":
             self.render()
 
     def _step(self, action: Any) -> None:

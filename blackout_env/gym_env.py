@@ -125,10 +125,10 @@ class BlackoutGymEnv(gym.Env):
             reward_scale=reward_scale,
             illegal_action=illegal_action,
             illegal_reward=illegal_reward,
-            render_mode=render_mode,
+            # "human" is drawn here, once per learner step: the AEC env gives the text.
+            render_mode="ansi" if render_mode == "human" else render_mode,
             spectator=spectator,
         )
-        self._aec._draw_on_step = False  # drawn here once per learner step, not at every opponent's move
         self.rules = rules = self._aec.rules
         n = rules.num_players
         if learner_seat != "random" and (
@@ -216,7 +216,11 @@ class BlackoutGymEnv(gym.Env):
 
     def render(self) -> str | np.ndarray | None:
         """Draw the table as the learner sees it (see ``render_mode``)."""
-        return self._aec.render()
+        drawing = self._aec.render()
+        if self.render_mode == "human":
+            print(drawing)
+            return None
+        return drawing
 
     def close(self) -> None:
         self._aec.close()
