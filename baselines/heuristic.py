@@ -56,7 +56,7 @@ from collections.abc import Sequence
 from math import comb
 
 from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.rules_logic import card_power, forbidden_bid, led_suit_of, suit_led_after, trick_winner
+from blackout_env.rules_logic import card_power, led_suit_of, suit_led_after, trick_winner
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -413,20 +413,15 @@ class HeuristicBot(Bot):
     def suggest_bid(self, view: PlayerView) -> int:
         """The bid this bot would make for the view's player: the permitted one with the best expected score.
 
-        Works for any view in the bidding phase (a hint for front-ends); bids
-        the hook forbids are skipped, ties go to the lower bid.
+        Works for any view in the bidding phase (a hint for front-ends); the bid
+        the hook forbids is skipped once it is forbidden (``view.forbidden_bid``:
+        on the dealer's turn, when every other seat has bid); ties go to the lower bid.
         """
         if view.phase != "bid":
             raise ValueError(f"suggest_bid: the hand is in the {view.phase!r} phase, not bidding")
         values = self.bid_values(view)
-        if view.is_my_turn:
-            permitted = [a - view.num_cards for a in view.legal_actions]
-        else:
-            forbidden = None
-            if view.is_dealer:
-                others = sum(b for s, b in enumerate(view.bids) if b is not None and s != view.player)
-                forbidden = forbidden_bid(view.hand_size, others, hook=view.rules.hook)
-            permitted = [b for b in range(view.hand_size + 1) if b != forbidden]
+        forbidden = view.forbidden_bid if view.is_dealer else None
+        permitted = [b for b in range(view.hand_size + 1) if b != forbidden]
         best = permitted[0]
         for bid in permitted[1:]:
             if values[bid] > values[best] + 1e-12:

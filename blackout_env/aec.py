@@ -49,9 +49,17 @@ PettingZoo's `TerminateIllegalWrapper`: the episode ends, the offender gets
 `illegal_reward` and the others 0). An action of the wrong type or outside
 the action space always raises.
 
-`render_mode`: `"ansi"` (returns the text table), `"human"` (prints it) or
-`"rgb_array"` (returns an image). The table is seen by `render_seat` (default:
-the seat to act), or by a spectator with every hand face up (`spectator=True`).
+`render_mode`: `"ansi"` (returns the text table), `"human"` (prints it, and
+is drawn by `reset()` and after every `step()` that acts, as PettingZoo and
+Gymnasium expect) or `"rgb_array"` (returns an image). The table is seen by
+`render_seat` (default: the seat to act), or by a spectator with every hand
+face up (`spectator=True`; `spectator` must be True or False).
+
+`reset(seed=None, options=None)`: `seed` an int >= 0 or None; `options`
+`{"decks": [...]}` (deck orders, one per round), `{"deck": [...]}` (the
+first hand's), `{"round": k}` (hand episodes), `{"first_dealer": seat}`. A bad
+seed, a bad value or an unknown option is a ValueError naming it (and the
+known options), and the env is left as it was.
 
 ### Observation Space
 
@@ -67,6 +75,12 @@ and in `blackout_env.encoding.observation_layout(rules)`), and an
 action of the seat to act (every bid the dealer's hook allows, every card the
 follow-suit and trump rules allow), all 0 for the other seats.
 
+Terminal-mask convention (as pgx): once the episode has ended (terminated,
+or ended by an illegal action under `"penalize"`), every agent's mask is all
+ones, so a masked sampler never divides by zero; the action taken then is
+`None` (PettingZoo's dead step) and nothing is played. The Gym env and the
+vector envs follow the same convention.
+
 ### Action Space
 
 Action `c` for `c < C` plays card `c` (`card = suit * 13 + rank`, suits
@@ -79,20 +93,56 @@ See `reward` above. With `"score"` and `"zero_sum"` rewards arrive at the
 step that completes each hand; with `"win"` at the end of the episode. The
 illegal-move penalty replaces them when `illegal_action="penalize"`.
 
-Infos (deterministic, public): for each agent `seat`, `round`, `hand_size`,
-`bid` (None before it bids), `tricks_won`, `score` (match total),
-`hand_over` (True on the step that completed a hand) and `last_hand`
-(`{"round", "bid", "tricks", "score"}` of this seat's last finished hand, or None).
+#### Infos
+
+Deterministic and public. Every agent's info has the same keys, in this order,
+with one type per key at every step of every episode (flat numbers only, so
+Gymnasium's vector envs, Tianshou and TorchRL can stack them):
+
+| key | type | value |
+|---|---|---|
+| `seat` | int | the agent's seat |
+| `round` | int | the hand's index in the match (the finished one on the step that ends the episode) |
+| `hand_size` | int | cards per player in that hand |
+| `bid` | int | the agent's bid in that hand, -1 before it bids |
+| `tricks_won` | int | tricks the agent has taken in that hand |
+| `score` | int | the agent's match total |
+| `hand_over` | bool | True on the step that completed a hand |
+| `last_hand_round` | int | the last finished hand's index, -1 before any hand has finished |
+| `last_hand_bid` | int | the agent's bid in it (-1 before any) |
+| `last_hand_tricks` | int | the tricks it took in it (-1 before any) |
+| `last_hand_score` | int | what it scored in it (0 before any) |
+| `illegal_action` | bool | True for the agent whose illegal action ended the episode (`"penalize"`) |
+
+The keys are `blackout_env.aec.INFO_KEYS`.
+
+### State
+
+`env.state()` is the full-information state, for centralised critics, oracle
+inputs and search, and `env.state_space` its `Box`: a flat float32 vector
+with every seat's hand (`n x C`, absolute seats) followed by seat 0's
+observation of the table. Layout: `blackout_env.state.state_layout(rules)`.
+It is never part of any observation.
+
+### Copies
+
+`copy.deepcopy(env)` and a pickle round trip copy a running env with its game:
+the copy continues the same episode (same observations, masks, rewards,
+infos and random stream) and is independent of the original (what search and
+MCTS need). An env that was never reset copies as one never reset.
 
 ### Version History
 
-* v0: Initial release (blackout-rl 0.1.0)
+* v0: Initial release (blackout-rl 0.1.0), with flat infos of one type per
+  key (earlier development builds had `bid` None before bidding and a
+  `last_hand` dict), all-ones masks at the end, errors for unknown reset
+  options, `state()`, and copies that continue the game.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -102,11 +152,13 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ._seeding import check_seed
 from .encoding import TableEncoder, observation_bounds
-from .engine import BlackoutGame, IllegalActionError
+from .engine import BlackoutGame, IllegalActionError, _check_deck
 from .render import render_image, render_text, seat_name
 from .rules import Rules
 from .rules_logic import REWARDS, is_trump, seat_rewards
+from .state import hands_vector, state_bounds
 from .view import PlayerView
 
 __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
@@ -114,6 +166,16 @@ __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
 EPISODES = ("match", "hand")
 ILLEGAL_ACTIONS = ("raise", "penalize")
 RESET_OPTIONS = ("decks", "deck", "round", "first_dealer")
+API_TEST_OPTION = "options"
+"""The placeholder option of PettingZoo's api_test, ignored (any other unknown option is an error)."""
+NO_BID = -1
+"""``info["bid"]`` before the seat has bid (and ``last_hand_*`` before any hand has ended)."""
+NO_LAST_HAND = {"last_hand_round": -1, "last_hand_bid": -1, "last_hand_tricks": -1, "last_hand_score": 0}
+INFO_KEYS = (
+    "seat", "round", "hand_size", "bid", "tricks_won", "score", "hand_over",
+    *NO_LAST_HAND, "illegal_action",
+)
+"""The keys of every agent's info, in order, at every step of every episode."""
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -189,6 +251,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         ):
             raise ValueError(f"render_seat: must be a seat 0..{n - 1} or None (the seat to act), got {render_seat!r}")
         self.render_seat = render_seat
+        if not isinstance(spectator, (bool, np.bool_)):
+            raise ValueError(f"spectator: expected True or False, got {spectator!r}")
         self.spectator = bool(spectator)
 
         self.possible_agents = [seat_name(seat) for seat in range(n)]
@@ -205,11 +269,38 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         # One space object per agent, returned as the same object on every call.
         self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
         self.action_spaces = {agent: action_space for agent in self.possible_agents}
+        state_low, state_high = state_bounds(self.rules)
+        self.state_space = spaces.Box(low=state_low, high=state_high, dtype=np.float32)
+        """The space of :meth:`state`: every hand and the public table (see ``blackout_env.state``)."""
         self._table = TableEncoder(self.rules)
         self.game: BlackoutGame | None = None
         """The engine of the current episode (None before the first reset)."""
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
+
+    # -------------------------------------------------------------- copies
+    def __getstate__(self) -> dict[str, Any]:
+        # The whole env, game included, rather than EzPickle's constructor arguments:
+        # copy.deepcopy or a pickle round trip of a started env continues the same game.
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    # Never written after __init__: a deepcopy shares them (rules are frozen).
+    _SHARED_ON_COPY = frozenset({"rules", "observation_spaces", "action_spaces", "state_space"})
+
+    def __deepcopy__(self, memo: dict) -> raw_env:
+        # As pickling does, but faster for search: the engine's own clone() and shared read-only parts.
+        twin = object.__new__(type(self))
+        memo[id(self)] = twin
+        for key, value in self.__dict__.items():
+            if key == "game" and value is not None:
+                value = value.clone()
+            elif key not in self._SHARED_ON_COPY:
+                value = copy.deepcopy(value, memo)
+            twin.__dict__[key] = value
+        return twin
 
     # ------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -227,18 +318,19 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         Options: ``"decks"`` (deck orders, one per round, as ``BlackoutGame`` takes
         them), ``"deck"`` (the deck order of the first hand played), ``"round"`` (in
         hand episodes, the hand to play), ``"first_dealer"`` (the dealer of round 0).
-        A bad option value raises ValueError and leaves the env as it was; an
-        unknown option is ignored with a warning.
+        A bad seed, a bad option value or an unknown option raises ValueError (naming
+        it, and the known options) and leaves the env as it was. (The one option
+        ignored is ``"options"``, the placeholder that PettingZoo's ``api_test`` passes.)
         """
+        check_seed(seed, generator=False)
         options = {} if options is None else options
         if not isinstance(options, Mapping):
             raise ValueError(f"options: expected a dict, got {type(options).__name__}")
-        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        # PettingZoo's api_test calls reset(options={"options": 1}) to see that options are taken.
+        unknown = sorted(map(repr, set(options) - set(RESET_OPTIONS) - {API_TEST_OPTION}))
         if unknown:
-            # Ignored with a warning, not an error: PettingZoo's api_test passes options of its own.
-            warnings.warn(
-                f"reset: ignoring unknown option(s) {', '.join(map(repr, unknown))}; options: {', '.join(RESET_OPTIONS)}",
-                stacklevel=2,
+            raise ValueError(
+                f"reset: unknown option(s) {', '.join(unknown)}; options: {', '.join(map(repr, RESET_OPTIONS))}"
             )
         if seed is not None or self._np_random is None:
             rng, rng_seed = seeding.np_random(seed)
@@ -260,12 +352,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rewards_dirty = False
         self._done = False
         self._final_views: list[PlayerView] | None = None
-        self._last_hand: list[dict[str, int] | None] = [None] * self.rules.num_players
+        self._last_hand: list[dict[str, int]] = [dict(NO_LAST_HAND) for _ in range(self.rules.num_players)]
         self._table.reset()
         self._table.sync(game)
         self._build_infos(hand_over=False)
         self.agent_selection = self.possible_agents[game.current_player]
         self._skip_agent_selection = None
+        if self.render_mode == "human":
+            self.render()
 
     def _new_game(self, rng: np.random.Generator, options: Mapping[str, Any]) -> BlackoutGame:
         rules = self.rules
@@ -287,7 +381,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if "deck" in options:
             if decks is not None:
                 raise ValueError("reset: give 'deck' (the first hand's deck) or 'decks' (one per round), not both")
-            decks = {start_round: options["deck"]}
+            decks = {start_round: _check_deck(options["deck"], rules.deck_size, "reset: option 'deck'")}
         return BlackoutGame(
             rules,
             seed=int(rng.integers(2**63)),
@@ -298,7 +392,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # --------------------------------------------------------------- step
     def step(self, action: Any) -> None:
-        """The agent to act takes ``action`` (an int; None for an agent whose episode is over)."""
+        """The agent to act takes ``action`` (an int; None for an agent whose episode is over).
+
+        With ``render_mode="human"`` the table is drawn after every step that acts.
+        """
+        acts = self.game is not None and not (
+            self.terminations.get(self.agent_selection, True) or self.truncations.get(self.agent_selection, True)
+        )
+        self._step(action)
+        if acts and self.render_mode == "human":
+            self.render()
+
+    def _step(self, action: Any) -> None:
         game = self.game
         if game is None:
             raise RuntimeError("step() before reset(): call reset() to start an episode")
@@ -348,10 +453,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 self.agent_selection = self.possible_agents[(seat + 1) % game.num_players]
                 return
         elif action >= self.rules.num_cards:
-            self.infos[agent]["bid"] = action - self.rules.num_cards
+            self.infos[agent]["bid"] = int(action - self.rules.num_cards)
         elif not game.current_trick:  # this card completed a trick
             winner = game.last_trick_winner
-            self.infos[self.possible_agents[winner]]["tricks_won"] = game.tricks_won[winner]
+            self.infos[self.possible_agents[winner]]["tricks_won"] = int(game.tricks_won[winner])
         self.agent_selection = self.possible_agents[game.current_player]
 
     def _coerce_action(self, action: Any) -> int:
@@ -390,10 +495,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         r = len(game.round_scores) - 1
         for seat in range(game.num_players):
             self._last_hand[seat] = {
-                "round": game.start_round + r,
-                "bid": game.round_bids[r][seat],
-                "tricks": game.round_tricks[r][seat],
-                "score": game.round_scores[r][seat],
+                "last_hand_round": int(game.start_round + r),
+                "last_hand_bid": int(game.round_bids[r][seat]),
+                "last_hand_tricks": int(game.round_tricks[r][seat]),
+                "last_hand_score": int(game.round_scores[r][seat]),
             }
 
     def _build_infos(self, hand_over: bool) -> None:
@@ -405,16 +510,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             bids, tricks = game.round_bids[r], game.round_tricks[r]
         else:
             round_index, hand_size, bids, tricks = game.round_index, game.hand_size, game.bids, game.tricks_won
+        # One type per key for the whole episode (see "Infos" in the module docstring).
         self.infos = {
             agent: {
                 "seat": seat,
-                "round": round_index,
-                "hand_size": hand_size,
-                "bid": bids[seat],
-                "tricks_won": tricks[seat],
-                "score": game.scores[seat],
-                "hand_over": hand_over,
-                "last_hand": self._last_hand[seat],
+                "round": int(round_index),
+                "hand_size": int(hand_size),
+                "bid": NO_BID if bids[seat] is None else int(bids[seat]),
+                "tricks_won": int(tricks[seat]),
+                "score": int(game.scores[seat]),
+                "hand_over": bool(hand_over),
+                **self._last_hand[seat],
+                "illegal_action": False,
             }
             for seat, agent in enumerate(self.possible_agents)
             if agent in self.agents
@@ -429,11 +536,29 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if game is None:
             raise RuntimeError("observe() before reset(): call reset() to start an episode")
         # A bytearray filled in Python is faster than fancy indexing for the few legal actions.
+        if self._done:  # the terminal-mask convention: all ones, so masked samplers never divide by zero
+            return {"observation": self._table.obs[seat].copy(), "action_mask": np.ones(self.num_actions, dtype=np.int8)}
         mask = bytearray(self.num_actions)
-        if seat == game.current_player and not self._done:
+        if seat == game.current_player:
             for action in game.legal_actions():
                 mask[action] = 1
         return {"observation": self._table.obs[seat].copy(), "action_mask": np.frombuffer(mask, dtype=np.int8)}
+
+    def state(self) -> np.ndarray:
+        """The full-information state: every hand and the public table, a float32 vector.
+
+        For centralised critics, oracle inputs and search; never part of an
+        observation. Layout: ``blackout_env.state.state_layout(rules)`` (the hands
+        of every seat, then seat 0's observation of the table). At the end of a
+        one-hand episode it shows the finished hand, as the observations do.
+        """
+        if self.game is None:
+            raise RuntimeError("state() before reset(): call reset() to start an episode")
+        if self._done and self._final_views is not None:
+            hands = [view.hand for view in self._final_views]
+        else:
+            hands = self.game.hands
+        return np.concatenate([hands_vector(self.rules, hands), self._table.obs[0]])
 
     def view(self, agent: str) -> PlayerView:
         """What an agent may know now, as the bots take it (the finished hand at the end of a hand episode)."""

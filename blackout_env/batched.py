@@ -52,6 +52,14 @@ of every game. Every deck order in use is readable in ``decks``
 ``start_round`` hold each game's first dealer and first hand, so any game can
 be replayed in the engine (``to_game``).
 
+Copies: ``copy.deepcopy`` and pickle give an exact, independent copy (same
+games, same random stream): stepped with the same actions, a copy returns
+the same ``BatchStep`` fields as the original.
+
+Memory: the constructor estimates what ``num_envs`` games need
+(:func:`bytes_per_game`) and refuses, with the figure, a batch larger than
+the memory available.
+
 Bad input (actions of the wrong shape or dtype, an illegal action in any game,
 a deck order that is not a permutation) raises a ``ValueError`` (an
 :class:`~blackout_env.engine.IllegalActionError` for illegal actions) naming
@@ -61,12 +69,14 @@ the game and the action, and no game is advanced.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._batched_encoding import BatchedEncoder
+from ._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS, suit_of
 from .encoding import observation_size
 from .engine import BlackoutGame, IllegalActionError
@@ -82,6 +92,47 @@ BID, PLAY = 0, 1
 """Values of ``phase``: every game is bidding or playing (a finished match is reset at once)."""
 NONE = -1
 """No card, no suit, no seat, no bid: the batched spelling of the engine's None."""
+
+
+def bytes_per_game(rules: Rules, observations: bool = True) -> int:
+    """About how many bytes of memory one game of the batched engine takes, step temporaries included.
+
+    An upper estimate: the state arrays, the observation buffer, its copies and the
+    per-step arrays (masks, random-action scores) that grow with the number of games.
+    """
+    n, rounds, max_bid = rules.num_players, rules.num_rounds, rules.max_bid
+    max_actions = sum(n + n * size for size in rules.hand_sizes)
+    state = rounds * rules.deck_size + 4 * rounds * n + n * max_bid + max_actions + 32 * n + 64
+    per_step = 10 * rules.num_actions + 8 * n + 64  # masks (int8), action scores (float64), rewards
+    encoder = 4 * 4 * observation_size(rules) + 2 * 8 * 64 if observations else 0  # buffer + 3 copies, cells
+    return state + per_step + encoder
+
+
+def _check_memory(rules: Rules, num_envs: int, observations: bool) -> None:
+    """Refuse, with the figure, a batch that cannot fit in this machine's memory."""
+    needed = num_envs * bytes_per_game(rules, observations)
+    available = _available_memory()
+    if available is not None and needed > available:
+        raise ValueError(
+            f"num_envs: {num_envs:,} games need about {needed / 2**30:,.1f} GiB "
+            f"({bytes_per_game(rules, observations):,} bytes per game), more than the "
+            f"{available / 2**30:,.1f} GiB of memory available; use fewer games"
+        )
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available now (Linux), else the physical memory, else None (unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - platforms without sysconf
+        return None
 
 
 class BatchStep(NamedTuple):
@@ -218,10 +269,16 @@ class BatchedBlackout:
             raise ValueError(f"episode: must be one of {', '.join(EPISODES)}; got {episode!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward: must be one of {', '.join(REWARDS)}; got {reward!r}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.integer, np.floating)):
-            raise ValueError(f"reward_scale: expected a number, got {reward_scale!r}")
+        if (
+            isinstance(reward_scale, bool)
+            or not isinstance(reward_scale, (int, float, np.integer, np.floating))
+            or not np.isfinite(reward_scale)
+        ):
+            raise ValueError(f"reward_scale: expected a finite number, got {reward_scale!r}")
         if rules.deck_size > 64:  # pragma: no cover - a deck has at most 54 cards
             raise ValueError("the batched engine holds hands as 64-bit sets: at most 64 cards")
+        check_seed(seed)
+        _check_memory(rules, int(num_envs), bool(observations))
         self.num_envs = num_envs = int(num_envs)
         self.num_players = n = rules.num_players
         self.num_cards = rules.num_cards
@@ -284,6 +341,13 @@ class BatchedBlackout:
         self._forbidden_bid = np.full(b, NONE, dtype=np.int8)
         self._started = False
 
+    def __getstate__(self) -> dict[str, Any]:
+        # copy.deepcopy and pickle give an exact, independent copy (the encoder rebuilds its
+        # views of the observation buffer); the pool of spare observation arrays is not copied.
+        state = self.__dict__.copy()
+        state["_spare_observations"] = []
+        return state
+
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, decks: Any = None, rounds: Any = None) -> BatchStep:
         """Start a new episode in every game and return the first decision of each.
@@ -295,6 +359,7 @@ class BatchedBlackout:
             rounds: with ``episode="hand"``, the hand each game plays first (``(num_envs,)`` ints);
                 None draws them.
         """
+        check_seed(seed, generator=False)
         fixed = None if decks is None else self._check_decks(decks)
         start = None if rounds is None else self._check_rounds(rounds)
         if seed is not None:

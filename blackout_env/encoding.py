@@ -56,6 +56,7 @@ operations.
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -101,10 +102,7 @@ def score_scale(rules: Rules) -> int:
     The sum, over the hands of the match, of the largest ``|hand_score(bid, tricks)|``
     with ``0 <= bid, tricks <= hand size``; at least 1.
     """
-    total = 0
-    for size in rules.hand_sizes:
-        total += max(abs(rules.hand_score(bid, won)) for bid in range(size + 1) for won in range(size + 1))
-    return max(total, 1)
+    return max(rules.largest_match_total(), 1)
 
 
 def _block_specs(rules: Rules) -> list[tuple[str, tuple[int, ...], float, float, str]]:
@@ -369,6 +367,31 @@ class TableEncoder:
         self._must_break = rules.lead_trump == "broken"
         self._rows = rows
         self.reset()
+
+    # The tables built once by __init__ (read, never written): copies share them.
+    _SHARED_TABLES = (
+        "rules", "_o", "_play_moves", "_bid_moves", "_won_at", "_impossible_at", "_void_at", "_score_at",
+        "_seat_marks", "_no_led_suit", "_to_act_moves", "_led_from_none", "_leader_at", "_position_at",
+        "_not_yet_bid", "_rows",
+    )
+
+    def __deepcopy__(self, memo: dict) -> TableEncoder:
+        # An independent copy of the rows and the game's progress that shares the read-only
+        # tables (cheap enough for search); ``_flat`` must be a view of the copy's own rows.
+        twin = object.__new__(type(self))
+        memo[id(self)] = twin
+        for key, value in self.__dict__.items():
+            if key != "_flat":
+                twin.__dict__[key] = value if key in self._SHARED_TABLES else copy.deepcopy(value, memo)
+        twin._flat = twin.obs.reshape(-1)
+        return twin
+
+    def __getstate__(self) -> dict:
+        return {key: value for key, value in self.__dict__.items() if key != "_flat"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._flat = self.obs.reshape(-1)
 
     def reset(self) -> None:
         """Forget the game: the next :meth:`sync` reads the history from its start."""

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, parse_card, suit_of
 from .rules import Rules
 from .rules_logic import (
@@ -187,6 +188,7 @@ class BlackoutGame:
         self.num_players = n = rules.num_players
         self.num_cards = rules.num_cards
         self._must_break = rules.lead_trump == "broken"
+        check_seed(seed)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if first_dealer is None:
             first_dealer = rules.first_dealer  # validated by Rules

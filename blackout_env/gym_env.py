@@ -10,7 +10,20 @@ the learner's turn again or the episode is over.
   (``Box``; the same vector as the AEC env's ``"observation"``).
 - Action: ``Discrete(rules.num_actions)``, cards then bids, as in the AEC env.
 - Mask: :meth:`BlackoutGymEnv.action_masks` (for sb3-contrib's MaskablePPO)
-  and ``info["action_mask"]`` (int8).
+  and ``info["action_mask"]`` (int8). At the end of an episode the mask is all
+  ones (the terminal-mask convention of the AEC env and pgx: a masked sampler
+  never divides by zero).
+- Info: the learner's AEC info (``blackout_env.aec.INFO_KEYS``: ``seat``,
+  ``round``, ``hand_size``, ``bid`` (-1 before it bids), ``tricks_won``,
+  ``score``, ``hand_over``, ``last_hand_round``/``_bid``/``_tricks``/``_score``,
+  ``illegal_action``), then ``action_mask`` and ``learner_seat``: the same keys
+  with one type and shape at every step, so ``gym.make_vec`` (sync and async)
+  stacks them.
+- ``state()``: the full-information state of the table (every hand; see
+  ``blackout_env.state``), for centralised critics and oracle inputs.
+- ``render_mode="human"`` draws the table at ``reset()`` and after every ``step()``.
+- ``copy.deepcopy`` and pickle copy a running env with its game and opponents:
+  the copy continues the same episode, independently of the original.
 - Reward: the learner's reward of the AEC env (``"score"``, ``"zero_sum"`` or
   ``"win"``, times ``reward_scale``) collected over its action and the
   opponents' actions that follow.
@@ -37,6 +50,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ._seeding import check_seed
 from .aec import raw_env
 from .encoding import observation_bounds
 from .engine import IllegalActionError
@@ -111,7 +125,8 @@ class BlackoutGymEnv(gym.Env):
             reward_scale=reward_scale,
             illegal_action=illegal_action,
             illegal_reward=illegal_reward,
-            render_mode=render_mode,
+            # "human" is drawn here, once per learner step: the AEC env gives the text.
+            render_mode="ansi" if render_mode == "human" else render_mode,
             spectator=spectator,
         )
         self.rules = rules = self._aec.rules
@@ -150,6 +165,7 @@ class BlackoutGymEnv(gym.Env):
     # ------------------------------------------------------------------ api
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start an episode; ``options`` as for the AEC env (fixed deals, the hand to play)."""
+        check_seed(seed, generator=False)
         super().reset(seed=seed)
         rng = self.np_random
         saved_state = rng.bit_generator.state
@@ -169,6 +185,8 @@ class BlackoutGymEnv(gym.Env):
             opponent.seed(bot_seed)
         self._over = False
         self._play_opponents()
+        if self.render_mode == "human":
+            self.render()
         return self._observation(), self._info()
 
     def step(self, action: Any):
@@ -182,7 +200,13 @@ class BlackoutGymEnv(gym.Env):
         terminated = aec.terminations[self._learner]
         if terminated:
             self._over = True
+        if self.render_mode == "human":
+            self.render()
         return self._observation(), reward, terminated, False, self._info()
+
+    def state(self) -> np.ndarray:
+        """The full-information state (every hand and the public table): the AEC env's ``state()``."""
+        return self._aec.state()
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
@@ -192,7 +216,11 @@ class BlackoutGymEnv(gym.Env):
 
     def render(self) -> str | np.ndarray | None:
         """Draw the table as the learner sees it (see ``render_mode``)."""
-        return self._aec.render()
+        drawing = self._aec.render()
+        if self.render_mode == "human":
+            print(drawing)
+            return None
+        return drawing
 
     def close(self) -> None:
         self._aec.close()
@@ -225,9 +253,7 @@ class BlackoutGymEnv(gym.Env):
         return self._aec.observe(self._learner)["observation"]
 
     def _info(self) -> dict[str, Any]:
-        info = dict(self._aec.infos.get(self._learner, {}))
-        if info.get("last_hand") is not None:
-            info["last_hand"] = dict(info["last_hand"])
+        info = dict(self._aec.infos[self._learner])  # flat: every value an int or a bool
         info["action_mask"] = self._aec.observe(self._learner)["action_mask"]
         info["learner_seat"] = self.learner_seat
         return info

@@ -1,6 +1,8 @@
 """Registered environment ids, in the ``blackout`` namespace (run on ``import blackout_env``).
 
-PettingZoo (AEC): ``pettingzoo.make("aec", "blackout/Blackout-v0", **kwargs)``.
+PettingZoo (AEC): ``pettingzoo.make("aec", "blackout/Blackout-v0", **kwargs)``, with
+PettingZoo 1.27 or later (earlier versions have no registry: there, use
+``blackout_env.env(**kwargs)``, which works with every supported version).
 
 Gymnasium (one learner against bots; ``gym.make("blackout_env:<id>")`` works
 without importing anything first):
@@ -36,9 +38,13 @@ def register_envs() -> None:
     import gymnasium
     import pettingzoo
 
-    for env_id, kwargs in PETTINGZOO_IDS.items():
-        if env_id not in pettingzoo.aec_registry:
-            pettingzoo.register("aec", env_id, entry_point="blackout_env.aec:env", kwargs=kwargs)
+    # PettingZoo's registry (pettingzoo.register, aec_registry) arrived in 1.27; older
+    # versions, which libraries such as AgileRL pin, have nothing to register into.
+    aec_registry = getattr(pettingzoo, "aec_registry", None)
+    if aec_registry is not None and callable(getattr(pettingzoo, "register", None)):
+        for env_id, kwargs in PETTINGZOO_IDS.items():
+            if env_id not in aec_registry:
+                pettingzoo.register("aec", env_id, entry_point="blackout_env.aec:env", kwargs=kwargs)
     for env_id, kwargs in GYM_IDS.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point="blackout_env.gym_env:BlackoutGymEnv", kwargs=kwargs)

@@ -64,6 +64,13 @@ NO_CARD_TRUMP_MODES = ("none", "dealer_last")
 LEAD_TRUMP_MODES = ("any", "broken")
 # Rotating trump: hearts, diamonds, clubs, spades, then a no-trump hand.
 ROTATING_TRUMPS = (2, 1, 0, 3, None)
+DEFAULT_MAX_HAND_SIZE = 10
+"""The largest hand of a pattern when ``max_hand_size`` is not given (fewer if the deck runs out)."""
+MAX_HANDS = 127
+"""The most hands a match may have: the batched engine counts hands in int8."""
+MAX_MATCH_TOTAL = 2**31 - 1
+"""The largest absolute match total any rules may reach: the batched engine adds scores in int32."""
+SCORING_FIELDS = ("exact_bonus", "points_per_bid", "miss_points", "miss_points_per_trick", "points_per_trick")
 
 
 class RulesError(ValueError):
@@ -129,14 +136,26 @@ class Rules:
     ``max_hand_size`` (a number, or ``"full"`` = deck size // players), or as a
     named match length (``"short"`` 1-2-3-2-1, ``"standard"`` 1..5..1,
     ``"long"`` 1..7..1). It is always stored as a tuple, one size per hand.
+
+    Without ``max_hand_size`` a pattern runs from 10, or from as many cards as
+    the deck gives every player when that is fewer (``min(10, deck size //
+    players)``: 8 for 6 players, 7 for 7, jokers counted in the deck); the
+    value used is stored. A ``max_hand_size`` given explicitly that the deck
+    cannot deal is an error.
+
+    Scores must fit every engine: a match has at most ``MAX_HANDS`` (127)
+    hands, and the largest absolute match total the scoring values allow
+    (:meth:`largest_match_total`) is at most ``2**31 - 1`` (the batched engine
+    keeps scores in int32).
     """
 
     num_players: int = 4
     """Players at the table, 3..7."""
     hand_sizes: tuple[int, ...] = "down"  # type: ignore[assignment]
     """Cards per player in each hand, one entry per hand (see the class docstring)."""
-    max_hand_size: int | str = 10
-    """The largest hand of a pattern: a number, or "full" (deck size // players)."""
+    max_hand_size: int | str | None = None
+    """The largest hand of a pattern: a number, "full" (deck size // players), or None
+    (the default: min(10, deck size // players)); stored as the number used."""
     hook: bool = True
     """The dealer may not bid so that the bids total the number of tricks."""
     trump: str = "turned"
@@ -171,13 +190,18 @@ class Rules:
         full = deck_size // self.num_players
 
         maximum = self.max_hand_size
-        if maximum == "full":
+        # Kept (outside the compared fields) so replace(num_players=...) re-derives the default.
+        set_(self, "_max_given", maximum is not None)
+        if maximum is None:
+            maximum = min(DEFAULT_MAX_HAND_SIZE, full)
+            set_(self, "max_hand_size", maximum)
+        elif maximum == "full":
             maximum = full
         else:
             try:
                 maximum = _check_int("max_hand_size", maximum, 1)
             except RulesError as error:
-                raise RulesError(f'{error} (or "full" = deck size // players)') from None
+                raise RulesError(f'{error} (or "full" = deck size // players, or none for the default)') from None
             set_(self, "max_hand_size", maximum)
         spec = self.hand_sizes
         # The pattern is kept (outside the compared fields) so replace(num_players=...)
@@ -203,6 +227,8 @@ class Rules:
             raise RulesError(f"hand_sizes: expected a pattern name or a list of sizes, got {spec!r}")
         if not sizes:
             raise RulesError("hand_sizes: a match needs at least one hand")
+        if len(sizes) > MAX_HANDS:
+            raise RulesError(f"hand_sizes: a match has at most {MAX_HANDS} hands, got {len(sizes)}")
         checked = []
         for size in sizes:
             size = _check_int("hand_sizes", size, 1)
@@ -220,13 +246,24 @@ class Rules:
         _check_choice("trump", self.trump, TRUMP_MODES)
         _check_choice("no_card_trump", self.no_card_trump, NO_CARD_TRUMP_MODES)
         _check_choice("lead_trump", self.lead_trump, LEAD_TRUMP_MODES)
-        for name in ("exact_bonus", "points_per_bid", "miss_points", "miss_points_per_trick", "points_per_trick"):
-            set_(self, name, _check_int(name, getattr(self, name)))
+        for name in SCORING_FIELDS:
+            set_(self, name, _check_int(name, getattr(self, name), -MAX_MATCH_TOTAL, MAX_MATCH_TOTAL))
+        largest = self.largest_match_total()
+        if largest > MAX_MATCH_TOTAL:
+            values = ", ".join(f"{name}={getattr(self, name)}" for name in SCORING_FIELDS if getattr(self, name))
+            raise RulesError(
+                f"scoring: with {values} a match total can reach {largest:,} points over its "
+                f"{self.num_rounds} hands; the most any engine holds is {MAX_MATCH_TOTAL:,} (int32): "
+                "use smaller scoring values"
+            )
         if self.first_dealer != "random":
             try:
                 set_(self, "first_dealer", _check_int("first_dealer", self.first_dealer, 0, self.num_players - 1))
             except RulesError as error:
                 raise RulesError(f"{error} (or \"random\")") from None
+
+    def __deepcopy__(self, memo: dict) -> Rules:
+        return self  # frozen and validated: a copy would be equal in every way
 
     # ------------------------------------------------------------------ derived
     @property
@@ -253,6 +290,18 @@ class Rules:
     def num_actions(self) -> int:
         """Size of the action space: card actions then bids 0..max hand size."""
         return self.num_cards + self.max_bid + 1
+
+    def largest_match_total(self) -> int:
+        """The largest absolute match total these rules allow.
+
+        The sum, over the hands of the match, of the largest ``|hand_score(bid, tricks)|``
+        with ``0 <= bid, tricks <= hand size``.
+        """
+        largest = {
+            size: max(abs(self.hand_score(bid, won)) for bid in range(size + 1) for won in range(size + 1))
+            for size in set(self.hand_sizes)
+        }
+        return sum(largest[size] for size in self.hand_sizes)
 
     def hand_score(self, bid: int, tricks: int) -> int:
         """Points for one hand of a player who bid ``bid`` and took ``tricks``."""
@@ -288,6 +337,8 @@ class Rules:
         if "hand_sizes" not in changes and spec is not None:
             # A pattern follows the new table: "full" with 5 players is 10..1, not 13..1.
             data["hand_sizes"] = spec
+        if "max_hand_size" not in changes and not getattr(self, "_max_given", True):
+            data["max_hand_size"] = None  # the default follows the new table: 7 cards for 7 players
         data.update(changes)
         return Rules.from_dict(data)
 
@@ -305,6 +356,15 @@ class Rules:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise RulesError(f"rules file {str(path)!r} does not exist") from None
+        except IsADirectoryError:
+            raise RulesError(f"rules file {str(path)!r} is a folder, not a YAML file of rules options") from None
+        except UnicodeDecodeError as error:
+            raise RulesError(
+                f"rules file {str(path)!r} is not UTF-8 text (byte {error.start}: {error.reason}); "
+                "it should be a YAML file of rules options"
+            ) from None
+        except OSError as error:
+            raise RulesError(f"rules file {str(path)!r} cannot be read: {error.strerror or error}") from None
         except yaml.YAMLError as error:
             raise RulesError(f"rules file {str(path)!r} is not valid YAML: {error}") from None
         if data is None:

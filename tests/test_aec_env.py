@@ -84,6 +84,7 @@ def test_metadata_agents_and_cached_spaces():
     assert isinstance(e.unwrapped.game, BlackoutGame)
 
 
+@pytest.mark.skipif(not hasattr(pettingzoo, "make"), reason="PettingZoo < 1.27 has no registry")
 def test_registered_with_pettingzoo_make():
     e = pettingzoo.make("aec", "blackout/Blackout-v0", rules={"num_players": 5, "hand_sizes": [3]})
     e.reset(seed=1)
@@ -207,13 +208,10 @@ def test_infos_carry_public_facts_and_the_finished_hand():
     game = e.game
     for seat, agent in enumerate(e.possible_agents):
         info = e.infos[agent]
-        assert info["hand_over"] is True and info["round"] == 1 and info["bid"] is None
-        assert info["last_hand"] == {
-            "round": 0,
-            "bid": game.round_bids[0][seat],
-            "tricks": game.round_tricks[0][seat],
-            "score": game.round_scores[0][seat],
-        }
+        assert info["hand_over"] is True and info["round"] == 1 and info["bid"] == -1
+        assert (info["last_hand_round"], info["last_hand_bid"], info["last_hand_tricks"], info["last_hand_score"]) == (
+            0, game.round_bids[0][seat], game.round_tricks[0][seat], game.round_scores[0][seat],
+        )
     e.step(int(legal_from(e.observe(e.agent_selection))[0]))
     assert e.infos["player_0"]["hand_over"] is False
 
@@ -231,7 +229,7 @@ def test_hand_episode_ends_after_one_hand_and_shows_the_finished_hand():
     game = e.game
     assert [e.rewards[a] for a in e.possible_agents] == list(game.round_scores[0])
     obs = e.observe("player_0")
-    assert obs["action_mask"].sum() == 0
+    assert obs["action_mask"].all()  # the terminal-mask convention
     assert obs["observation"][block_slices(Rules())["phase"]].tolist() == [0, 0, 1]
     view = e.view("player_0")
     assert view.phase == "game_over" and view.hand == () and sum(view.tricks_won) == 3
@@ -352,11 +350,41 @@ def test_bad_reset_options():
         e.reset(options={"deck": list(range(52)), "decks": [list(range(52))]})
     with pytest.raises(ValueError, match="first_dealer"):
         e.reset(options={"first_dealer": 7})
-    with pytest.warns(UserWarning, match="ignoring unknown option"):
+    with pytest.raises(ValueError, match="unknown option\\(s\\) 'shuffle'; options: 'decks', 'deck', 'round', 'first_dealer'"):
         e.reset(options={"shuffle": True})
+    with pytest.raises(ValueError, match="reset: option 'deck' is not a permutation"):
+        e.reset(options={"deck": [0] * 52})
+    e.reset(seed=0, options={"options": 1})  # PettingZoo api_test's placeholder is taken
     hand = raw_env(episode="hand")
     with pytest.raises(ValueError, match="'round' must be a hand of the match, 0..9, got 10"):
         hand.reset(seed=1, options={"round": 10})
+
+
+@pytest.mark.parametrize("seed", [-5, 1.5, "1", True])
+def test_a_bad_seed_is_refused_naming_the_parameter_and_nothing_changes(seed):
+    e = raw_env()
+    e.reset(seed=1)
+    e.step(int(legal_from(e.observe(e.agent_selection))[0]))
+    before = e.game.to_json()
+    with pytest.raises(ValueError, match=f"seed: expected an int >= 0 or None, got {seed!r}"):
+        e.reset(seed=seed)
+    assert e.game.to_json() == before
+    with pytest.raises(ValueError, match="seed: expected an int >= 0, a numpy Generator or None"):
+        BlackoutGame(Rules(), seed=seed)
+
+
+def test_spectator_must_be_true_or_false():
+    with pytest.raises(ValueError, match="spectator: expected True or False, got 'yes'"):
+        raw_env(spectator="yes")
+
+
+def test_human_render_mode_draws_on_reset_and_on_every_step(capsys):
+    e = env(render_mode="human", rules="short")
+    e.reset(seed=0)
+    assert "bids total" in capsys.readouterr().out
+    for _ in range(3):
+        e.step(int(legal_from(e.observe(e.agent_selection))[0]))
+        assert "bids total" in capsys.readouterr().out
 
 
 def test_a_failed_reset_leaves_the_random_stream_as_it_was():

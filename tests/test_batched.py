@@ -11,7 +11,7 @@ import pytest
 
 from blackout_env import BlackoutGame, IllegalActionError, Rules
 from blackout_env.batched import BatchedBlackout, BatchStep
-from blackout_env.encoding import observation_size
+from blackout_env.encoding import encode, observation_size
 
 
 def random_actions(out: BatchStep, rng: np.random.Generator) -> np.ndarray:
@@ -380,3 +380,51 @@ def test_a_copy_or_pickle_of_an_engine_mid_game_steps_exactly_like_the_original(
                 out = twin.step(actions)
                 np.testing.assert_array_equal(out.observation, expected.observation)
                 np.testing.assert_array_equal(out.action_mask, expected.action_mask)
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+@pytest.mark.parametrize("copy_observations", [True, False])
+def test_a_copy_mid_episode_plays_on_exactly_like_the_original_and_independently(how, copy_observations) -> None:
+    rules = Rules(num_players=3, hand_sizes=[3, 2], jokers=1)
+    env = BatchedBlackout(rules, 8, seed=5, copy=copy_observations)
+    out = env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(7):
+        out = env.step(random_actions(out, rng))
+    twin = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
+    assert_unchanged(twin, snapshot(env))
+    twin_out = out
+    for _ in range(60):  # across hand ends, match ends and automatic resets
+        actions = random_actions(out, rng)
+        out, twin_out = env.step(actions), twin.step(actions)
+        for field in BatchStep._fields:
+            np.testing.assert_array_equal(getattr(twin_out, field), getattr(out, field), err_msg=field)
+        for game in range(env.num_envs):
+            seat = int(out.current_player[game])
+            np.testing.assert_array_equal(twin_out.observation[game], encode(twin.view(game, seat)), err_msg=str(game))
+        assert_unchanged(twin, snapshot(env))
+    # Independent: stepping the copy alone leaves the original where it was.
+    before = snapshot(env)
+    twin.step(random_actions(twin_out, rng))
+    assert_unchanged(env, before)
+
+
+@pytest.mark.parametrize("scale", [float("nan"), float("inf"), -float("inf")])
+def test_a_reward_scale_that_is_not_finite_is_refused(scale) -> None:
+    with pytest.raises(ValueError, match="reward_scale: expected a finite number"):
+        BatchedBlackout("standard", 2, reward_scale=scale)
+
+
+def test_a_batch_too_large_for_memory_is_refused_up_front_with_the_figure() -> None:
+    from blackout_env.batched import bytes_per_game
+
+    with pytest.raises(ValueError, match=r"num_envs: 2,147,483,648 games need about [\d,.]+ GiB .* bytes per game"):
+        BatchedBlackout("standard", 2**31)
+    # The estimate covers what the engine really holds per game.
+    env = BatchedBlackout("standard", 256, seed=0)
+    out = env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        out = env.step(random_actions(out, rng))
+    held = sum(v.nbytes for obj in (env, env._encoder) for v in vars(obj).values() if isinstance(v, np.ndarray))
+    assert held / env.num_envs < bytes_per_game(env.rules)

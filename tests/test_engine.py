@@ -5,6 +5,7 @@ given hands by the dealing protocol (seat left of the dealer first, one card
 at a time, then the turned card).
 """
 
+import numpy as np
 import pytest
 from game_helpers import snapshot
 
@@ -456,7 +457,6 @@ def test_no_action_is_legal_after_the_game():
 
 
 def test_numpy_integer_actions_are_accepted():
-    np = pytest.importorskip("numpy")
     game = BlackoutGame(seed=0)
     game.step(np.int64(game.legal_actions()[0]))
     assert len(game.actions) == 1 and type(game.actions[0]) is int

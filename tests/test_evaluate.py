@@ -160,7 +160,6 @@ def test_eval_command_prints_the_table_and_writes_json_and_plot(capsys, tmp_path
 
 
 def test_a_missing_or_corrupt_checkpoint_is_refused_before_playing(capsys, tmp_path):
-    pytest.importorskip("torch")
     out = tmp_path / "results"
     assert main(["eval", "--policies", f"ppo:{tmp_path / 'missing.pt'}", "heuristic", "--out", str(out), "--no-progress"]) == 2
     assert "missing.pt' does not exist" in capsys.readouterr().err

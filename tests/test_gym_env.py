@@ -122,7 +122,6 @@ def test_opponents_listed_per_seat_play_their_own_seats():
 
 @pytest.mark.parametrize("name", ["random", "heuristic"])
 def test_named_opponents_come_from_baselines(name):
-    pytest.importorskip("blackout_baselines")
     environment = BlackoutGymEnv(rules="short", opponents=name)
     rewards = play(environment, seed=3)
     assert environment.game.phase == "game_over" and sum(rewards) == environment.game.scores[0]
@@ -195,7 +194,7 @@ def test_bad_arguments_are_clear_errors(kwargs, message):
 
 
 def test_maskable_ppo_trains_a_few_hundred_steps():
-    sb3_contrib = pytest.importorskip("sb3_contrib")
+    import sb3_contrib  # the dev extra installs it; imported here because it imports torch
     environment = BlackoutGymEnv(rules={"hand_sizes": [3, 2, 1]}, opponents=first_legal, episode="hand")
     model = sb3_contrib.MaskablePPO("MlpPolicy", environment, n_steps=64, batch_size=32, n_epochs=1, seed=0, verbose=0)
     model.learn(total_timesteps=256)
@@ -212,3 +211,19 @@ def test_a_bad_deck_option_is_an_error_and_the_episode_goes_on():
         environment.reset(options={"deck": [0] * 52})
     assert environment.game is game
     environment.step(int(np.flatnonzero(environment.action_masks())[0]))
+
+
+def test_human_render_mode_draws_at_reset_and_after_every_step_once(capsys):
+    environment = BlackoutGymEnv(rules="short", opponents="random", render_mode="human")
+    _, info = environment.reset(seed=0)
+    assert capsys.readouterr().out.count("bids total") == 1
+    for _ in range(3):
+        _, _, terminated, _, info = environment.step(int(np.flatnonzero(info["action_mask"])[0]))
+        assert capsys.readouterr().out.count("bids total") == 1  # the learner's table, not every opponent's move
+        if terminated:
+            break
+
+
+def test_spectator_must_be_true_or_false():
+    with pytest.raises(ValueError, match="spectator: expected True or False, got 'yes'"):
+        BlackoutGymEnv(spectator="yes")

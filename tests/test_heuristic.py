@@ -1,5 +1,6 @@
 """The heuristic bot: exact one-card bidding, expected-score bids under the hook, winning and ducking."""
 
+from itertools import permutations
 from math import comb, prod
 
 import numpy as np
@@ -60,6 +61,54 @@ def test_first_bidder_in_a_one_card_hand_bids_exactly_by_the_win_probability(pla
                 assert expected_bid == (chance > 10 / 21)
 
 
+def enumerated_win_chance(game: BlackoutGame, seat: int, card: int) -> float:
+    """The chance that ``seat``'s ``card`` wins a one-card hand, by enumerating every deal of the unseen cards."""
+    n = game.num_players
+    unseen = [c for c in range(game.rules.deck_size) if c not in (card, game.turned_card)]
+    others = [(game.leader + i) % n for i in range(n) if (game.leader + i) % n != seat]
+    wins = total = 0
+    for cards in permutations(unseen, n - 1):
+        held = dict(zip(others, cards))
+        held[seat] = card
+        trick = [(s, held[s]) for s in ((game.leader + i) % n for i in range(n))]
+        wins += game.trick_winner(trick) == seat
+        total += 1
+    return wins / total
+
+
+@pytest.mark.parametrize(
+    ("players", "jokers", "cards"),
+    [
+        (3, 0, range(0, 52)),
+        (3, 1, range(0, 54, 2)),
+        (3, 2, range(1, 54, 2)),
+        (4, 2, (parse_card("QS"), parse_card("5D"), 53)),
+    ],
+)
+def test_one_card_bids_are_exact_at_every_bidding_position_with_and_without_jokers(players, jokers, cards):
+    rules = Rules(num_players=players, hand_sizes=[1], jokers=jokers)
+    bot = HeuristicBot()
+    turned = parse_card("2S")  # spades are trump
+    for position in range(players):
+        seat = (1 + position) % players  # dealer 0: seat 1 bids first, the dealer last
+        for card in cards:
+            if card == turned:
+                continue
+            rest = iter(c for c in range(rules.deck_size) if c not in (card, turned))
+            hands = [[card] if s == seat else [next(rest)] for s in range(players)]
+            game = BlackoutGame(rules, decks=[deal_deck(rules, 0, hands, turned_card=turned)], first_dealer=0)
+            for _ in range(position):
+                game.bid(0)
+            view = game.view(seat)
+            assert view.is_my_turn and view.position == position
+            chance = enumerated_win_chance(game, seat, card)
+            assert one_card_win_probability(view, card) == pytest.approx(chance, abs=1e-12), (position, card)
+            values = [chance * rules.hand_score(bid, 1) + (1 - chance) * rules.hand_score(bid, 0) for bid in (0, 1)]
+            permitted = [bid for bid in (0, 1) if bid != game.forbidden_bid]
+            expected_bid = max(permitted, key=lambda bid: (values[bid] - 1e-12 * bid))
+            assert bot.act(view) == rules.num_cards + expected_bid, (position, card_to_str(card), chance)
+
+
 def test_one_card_chance_of_later_seats_averages_over_the_lead():
     # No trump: the dealer's ace of spades, played last, wins exactly when the leader leads a spade.
     rules = Rules(num_players=3, hand_sizes=[1], trump="none")
@@ -107,11 +156,31 @@ def test_suggest_bid_gives_a_hint_before_the_players_turn_and_refuses_during_pla
     game = BlackoutGame(Rules(hand_sizes=[8]), seed=4)
     dealer_view = game.view(game.dealer)
     assert not dealer_view.is_my_turn
-    assert 0 <= HeuristicBot().suggest_bid(dealer_view) <= 8
+    bot = HeuristicBot()
+    values = bot.bid_values(dealer_view)
+    assert bot.suggest_bid(dealer_view) == max(range(9), key=lambda bid: (values[bid], -bid))
     for _ in range(4):
         game.step(game.legal_actions()[0])
     with pytest.raises(ValueError, match="'play' phase, not bidding"):
         HeuristicBot().suggest_bid(game.view(game.current_player))
+
+
+def test_a_dealer_whose_turn_has_not_come_is_hinted_the_best_bid_since_none_is_forbidden_yet():
+    # One card each; the dealer (seat 0) holds the ace of spades and spades are trump: it takes the trick.
+    rules = Rules(num_players=4, hand_sizes=[1])
+    hands = [[parse_card("AS")], [parse_card("3H")], [parse_card("4D")], [parse_card("5C")]]
+    game = BlackoutGame(rules, decks=[deal_deck(rules, 0, hands, turned_card=parse_card("2S"))], first_dealer=0)
+    dealer_view = game.view(0)
+    assert game.current_player == 1 and dealer_view.forbidden_bid is None
+    bot = HeuristicBot()
+    assert bot.bid_values(dealer_view)[1] == 11
+    assert bot.suggest_bid(dealer_view) == 1
+    # Once the others have bid 0, 0, 0 the hook forbids 1 on the dealer's turn: the hint follows the engine.
+    for _ in range(3):
+        game.bid(0)
+    dealer_view = game.view(0)
+    assert dealer_view.forbidden_bid == game.forbidden_bid == 1
+    assert bot.suggest_bid(dealer_view) == 0 == bot.act(dealer_view) - 52
 
 
 def test_stronger_hands_bid_more_tricks():

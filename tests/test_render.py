@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -43,6 +45,38 @@ def test_text_table_shows_only_the_viewers_hand_unless_spectating():
     assert card_to_str(other) not in text.split("hand of player_2: ")[1]
     spectator = render_text(game.view(2), hands=game.hands)
     assert all(f"hand of player_{seat}" in spectator for seat in range(4))
+
+
+def card_names_in(text: str) -> set[int]:
+    """Every card named anywhere in a text, as a separate word (2C, 10H, JK1...)."""
+    names = {card_to_str(card): card for card in range(54)}
+    return {names[word] for word in re.findall(r"[A-Za-z0-9]+", text) if word in names}
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(hand_sizes=[5, 3, 1]),
+        Rules(num_players=3, hand_sizes=[4, 2], jokers=2),
+        Rules(num_players=4, hand_sizes=[13], no_card_trump="dealer_last"),
+    ],
+)
+def test_no_card_hidden_from_the_viewer_appears_anywhere_in_its_table(rules):
+    game = BlackoutGame(rules, seed=5)
+    rng = np.random.default_rng(0)
+    checked = 0
+    while not game.is_over:
+        for seat in range(game.num_players):
+            view = game.view(seat)
+            shown = {c for cards in view.shown_cards for c in cards}
+            hidden = {c for other in range(game.num_players) if other != seat for c in game.hands[other]} - shown
+            named = card_names_in(render_text(view))
+            assert not named & hidden, (seat, sorted(map(card_to_str, named & hidden)))
+            assert set(view.hand) <= named  # the viewer's own hand is drawn
+            checked += 1
+        legal = game.legal_actions()
+        game.step(legal[int(rng.integers(len(legal)))])
+    assert checked > 50
 
 
 def test_human_mode_prints_the_table(capsys):

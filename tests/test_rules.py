@@ -71,7 +71,11 @@ def test_derived_sizes_of_the_action_space():
 @pytest.mark.parametrize(
     "options, field, words",
     [
-        ({"num_players": 6}, "max_hand_size", "6 players x 10 cards = 60 > 52 cards in the deck; use at most 8"),
+        (
+            {"num_players": 6, "max_hand_size": 10},
+            "max_hand_size",
+            "6 players x 10 cards = 60 > 52 cards in the deck; use at most 8",
+        ),
         ({"num_players": 6, "hand_sizes": [10]}, "hand_sizes", "6 players x 10 cards = 60 > 52"),
         ({"hand_sizes": [3, 0]}, "hand_sizes", "must be >= 1, got 0"),
         ({"num_players": 8}, "num_players", "must be in 3..7, got 8"),
@@ -91,6 +95,10 @@ def test_derived_sizes_of_the_action_space():
         ({"points_per_trick": True}, "points_per_trick", "an integer"),
         ({"first_dealer": 4}, "first_dealer", '0..3, got 4 (or "random")'),
         ({"first_dealer": "left"}, "first_dealer", '"random"'),
+        ({"exact_bonus": 2**31}, "exact_bonus", "-2147483647..2147483647, got 2147483648"),
+        ({"miss_points": -(2**40)}, "miss_points", "-2147483647..2147483647"),
+        ({"exact_bonus": 2**30}, "scoring", "exact_bonus=1073741824, points_per_bid=1 a match total can reach"),
+        ({"hand_sizes": [1] * 128}, "hand_sizes", "at most 127 hands, got 128"),
     ],
 )
 def test_impossible_rules_are_rejected_naming_the_field(options, field, words):
@@ -99,6 +107,36 @@ def test_impossible_rules_are_rejected_naming_the_field(options, field, words):
     message = str(info.value)
     assert message.startswith(field + ":"), message
     assert words in message
+
+
+@pytest.mark.parametrize(("players", "jokers", "largest"), [(3, 0, 10), (5, 0, 10), (6, 0, 8), (7, 0, 7), (6, 2, 9)])
+def test_the_default_largest_hand_is_ten_or_what_the_deck_allows(players, jokers, largest):
+    rules = Rules(num_players=players, jokers=jokers)
+    assert rules.max_hand_size == largest
+    assert rules.hand_sizes == tuple(range(largest, 0, -1))
+    assert Rules.preset("standard").replace(num_players=players, jokers=jokers).hand_sizes == rules.hand_sizes
+
+
+def test_the_largest_match_total_bounds_every_score_and_fits_int32():
+    rules = Rules(miss_points=-10, miss_points_per_trick=-2, points_per_trick=1)
+    assert rules.largest_match_total() == sum(
+        max(abs(rules.hand_score(bid, won)) for bid in range(size + 1) for won in range(size + 1))
+        for size in rules.hand_sizes
+    )
+    # The largest scoring values allowed still fit the batched engine's int32 totals.
+    edge = Rules(hand_sizes=[1], points_per_bid=0, exact_bonus=2**31 - 1)
+    assert edge.largest_match_total() == 2**31 - 1
+
+
+def test_a_rules_path_that_is_a_folder_or_not_text_names_the_file(tmp_path):
+    with pytest.raises(RulesError, match=f"rules file '{tmp_path}' is a folder"):
+        Rules.from_yaml(tmp_path)
+    with pytest.raises(RulesError, match="is a folder"):
+        Rules.resolve(str(tmp_path) + "/")
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00num_players: 4")
+    with pytest.raises(RulesError, match=f"rules file '{binary}' is not UTF-8 text"):
+        Rules.resolve(str(binary))
 
 
 def test_rules_error_is_a_value_error():
@@ -218,8 +256,10 @@ def test_replace_keeps_a_pattern_for_another_table():
     assert full.replace(num_players=7).hand_sizes == tuple(range(7, 0, -1))
     assert Rules().replace(max_hand_size=5).hand_sizes == (5, 4, 3, 2, 1)
     assert Rules(hand_sizes=[2, 3]).replace(num_players=7).hand_sizes == (2, 3)
+    assert Rules().replace(num_players=6).hand_sizes == tuple(range(8, 0, -1))
+    assert Rules(num_players=7).replace(num_players=4).hand_sizes == tuple(range(10, 0, -1))
     with pytest.raises(RulesError, match="max_hand_size: 6 players x 10 cards"):
-        Rules().replace(num_players=6)
+        Rules(max_hand_size=10).replace(num_players=6)
     with pytest.raises(RulesError, match="unknown rules option 'players'"):
         Rules().replace(players=5)
 
