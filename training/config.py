@@ -36,6 +36,7 @@ __all__ = [
     "ModelConfig",
     "OpponentsConfig",
     "PPOConfig",
+    "RLlibConfig",
     "RunConfig",
     "TrainConfig",
     "load_config",
@@ -193,15 +194,38 @@ class EvalConfig:
 
 
 @dataclass
+class RLlibConfig:
+    """Ray RLlib (``algo: rllib_ppo``, see docs/rllib.md): where it runs and how it samples."""
+
+    address: str | None = None
+    """An existing Ray cluster to join ("HOST:PORT", as ``ray start --head`` prints; "auto": the one started
+    on this machine), or null: start Ray on this machine for the run. ``blackout train --ray-address`` sets it."""
+    num_cpus: int = 2
+    """CPUs of the Ray instance started on this machine (with ``address: null``)."""
+    num_env_runners: int = 1
+    """RLlib env runners (sampling processes); 0 samples in the driver. Each runs ``env.num_envs`` games."""
+    env: str = "batched"
+    """"batched": each runner steps a batched engine of ``env.num_envs`` games, every (game, seat) an agent;
+    "aec": RLlib's PettingZooEnv over the plain AEC env, one decision per step (slow, for comparison)."""
+
+
+ALGOS = ("ppo", "rllib_ppo")
+
+
+@dataclass
 class TrainConfig:
     """Everything a ``blackout train`` run needs; the sections of the YAML file."""
 
+    algo: str = "ppo"
+    """"ppo": the native PPO trainer (``blackout_training.ppo``); "rllib_ppo": PPO on Ray RLlib
+    (``blackout_training.rllib_backend``, the ``rllib`` section; docs/rllib.md)."""
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    rllib: RLlibConfig = field(default_factory=RLlibConfig)
 
     def validate(self) -> None:
         """Check every value the types alone do not: ranges, finite numbers, known modes, a safe run name.
@@ -281,6 +305,16 @@ class TrainConfig:
                  "at least 1 (eval.every_updates=0 turns periodic evaluation off)")
         _require("eval.final_deals", evaluation.final_deals, evaluation.final_deals >= 0, ">= 0 (0 = skip)")
         _require("eval.hands", evaluation.hands, evaluation.hands == "match", "'match' (the only mode)")
+        # rllib
+        _require("algo", self.algo, self.algo in ALGOS, f"one of {', '.join(ALGOS)}")
+        rllib = self.rllib
+        _require("rllib.num_cpus", rllib.num_cpus, rllib.num_cpus >= 1, "positive")
+        _require("rllib.num_env_runners", rllib.num_env_runners, rllib.num_env_runners >= 0,
+                 ">= 0 (0 = sample in the driver)")
+        _require("rllib.env", rllib.env, rllib.env in ("batched", "aec"), "'batched' or 'aec'")
+        if rllib.address is not None:
+            _require("rllib.address", rllib.address, bool(rllib.address.strip()),
+                     "HOST:PORT of a Ray cluster, 'auto', or null to start Ray here")
 
 
 def _require(key: str, value: Any, ok: bool, requirement: str) -> None:

@@ -21,6 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the run in the run folder from its checkpoint")
     parser.add_argument("--force", action="store_true", help="delete a run already in the run folder and start over")
     parser.add_argument("--device", default=None, help="auto (CUDA when present), cpu or cuda (overrides run.device)")
+    parser.add_argument(
+        "--ray-address", default=None, metavar="HOST:PORT",
+        help="algo rllib_ppo: join this Ray cluster instead of starting Ray here (overrides rllib.address)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,8 +32,17 @@ def run(args: argparse.Namespace) -> int:
     if args.device is not None:
         overrides.append(f"run.device={args.device}")
     config = load_config(args.config, overrides)
+    if args.ray_address is not None:  # (not a --set override: YAML would read some HOST:PORT as a number)
+        if config.algo != "rllib_ppo":
+            raise ValueError(f"--ray-address: only for algo rllib_ppo (this config's algo is {config.algo!r})")
+        config.rllib.address = args.ray_address
+        config.validate()
 
-    from ..ppo import train  # imports torch: only once the config is known to be good
+    # (imports torch, or Ray: only once the config is known to be good)
+    if config.algo == "rllib_ppo":
+        from ..rllib_backend import train
+    else:
+        from ..ppo import train
 
     result = train(config, resume=args.resume, force=args.force)
     print(f"run folder: {result.run_dir}")

@@ -1,0 +1,318 @@
+"""``algo: rllib_ppo``: PPO self-play on Ray RLlib, with the native trainer's run folder, logs and evaluation.
+
+``blackout train --config configs/train/rllib.yaml`` runs this instead of
+:mod:`blackout_training.ppo`. What is the same: the config file and ``--set``
+overrides, the run folder ``run.out_dir/run.name`` (``config.yaml``,
+``metrics.csv``, ``eval.csv``, ``learning_curve.png``, ``final_eval.json``,
+``checkpoint.pt``), the network (``model``), the PPO settings (``ppo``) and the
+duplicate-deal evaluation against a baseline bot (``eval``). What RLlib adds:
+the sampling runs in ``rllib.num_env_runners`` Ray processes, on this machine
+(Ray is started for the run) or on a cluster (``--ray-address``), and the run
+folder also holds RLlib's own checkpoint (``rllib_checkpoint/``).
+
+Every seat of every game maps to one shared RLModule
+(:class:`blackout_training.rllib_module.BlackoutRLModule`, the native network with
+action masking): self-play. Each runner steps a
+:class:`blackout_training.rllib_env.BatchedMultiAgentEnv` of ``env.num_envs`` games
+(or, with ``rllib.env: aec``, RLlib's PettingZooEnv over the plain AEC env).
+
+The PPO settings map onto RLlib's: one update trains on ``env.num_envs x
+ppo.rollout_steps`` decisions (0: one whole match of every game, as the native
+trainer), in ``ppo.num_minibatches`` minibatches for ``ppo.update_epochs`` epochs;
+``lr`` (annealed linearly to 2% of it over ``ppo.total_steps`` with
+``anneal_lr``), ``gamma``, ``gae_lambda``, ``clip_coef``, ``ent_coef``,
+``vf_coef`` and ``max_grad_norm`` carry over; RLlib always normalises advantages
+(over the whole batch, not per minibatch), has no KL early stop (``target_kl``
+must be null) and no ``clip_vloss``. Not supported here yet: ``opponents.mode:
+pool`` (a league), ``--resume`` and ``model.init_checkpoint``; they are refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from blackout_env import Rules
+
+from .config import ConfigError, TrainConfig, config_to_dict
+
+__all__ = ["INSTALL_HINT", "connect_ray", "import_rllib", "train"]
+
+INSTALL_HINT = 'pip install "blackout-rl[rllib]"  (Ray RLlib 2.60; or: pip install "ray[rllib]==2.60.0")'
+CONNECT_TIMEOUT_S = 5.0
+
+
+def import_rllib() -> Any:
+    """The ``ray`` module, with RLlib importable; a one-line ConfigError with the install command otherwise."""
+    try:
+        import ray
+        import ray.rllib  # noqa: F401
+    except ImportError as error:
+        raise ConfigError(f"algo rllib_ppo needs Ray RLlib, which is not installed ({error}): {INSTALL_HINT}") from None
+    return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Fail within seconds when nothing answers at HOST:PORT (``ray.init`` would retry for minutes)."""
+    target = address.split("://", 1)[-1]
+    host, sep, port = target.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigError(f"--ray-address {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379, as ray start --head prints) or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as error:
+        reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
+        raise ConfigError(
+            f"--ray-address {address!r}: no Ray cluster answers there ({reason} after at most {CONNECT_TIMEOUT_S:.0f} s); "
+            "start one with `ray start --head` on the head node, or leave the address out to run Ray here"
+        ) from None
+
+
+def connect_ray(address: str | None, num_cpus: int) -> bool:
+    """Join the Ray cluster at ``address`` or start Ray here; True when this call started (and owns) it.
+
+    A Ray already initialised in this process (e.g. by a notebook or a test) is used as it is.
+    """
+    ray = import_rllib()
+    if ray.is_initialized():
+        return False
+    if address is not None:
+        if address != "auto":
+            _check_reachable(address)
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as error:
+            raise ConfigError(f"--ray-address {address!r}: cannot join the Ray cluster: {error}") from None
+        return True
+    ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    return True
+
+
+def _check_supported(config: TrainConfig, resume: bool) -> None:
+    refused = {
+        "--resume": resume,
+        "opponents.mode: pool (a league; use self_play)": config.opponents.mode != "self_play",
+        "model.init_checkpoint": bool(config.model.init_checkpoint),
+        "ppo.target_kl (RLlib has no KL early stop; set it to null)": config.ppo.target_kl is not None,
+        "ppo.clip_vloss": config.ppo.clip_vloss,
+        "env.reward other than score and zero_sum": config.env.reward not in ("score", "zero_sum"),
+    }
+    for what, used in refused.items():
+        if used:
+            raise ConfigError(f"algo rllib_ppo does not support {what} yet")
+
+
+def decisions_per_update(config: TrainConfig, rules: Rules) -> int:
+    """Decisions per PPO update: ``env.num_envs x ppo.rollout_steps`` (0: one whole match of every game)."""
+    steps = config.ppo.rollout_steps or sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
+    return config.env.num_envs * steps
+
+
+def build_algorithm_config(config: TrainConfig, rules: Rules) -> Any:
+    """The RLlib ``PPOConfig`` of a training config (see the module docstring for the mapping)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from .rllib_env import BatchedMultiAgentEnv, make_aec_env
+    from .rllib_module import MODULE_ID, BlackoutRLModule, module_config
+
+    ppo, model = config.ppo, config.model
+    batch = decisions_per_update(config, rules)
+    rules_data = rules.to_dict()
+    if config.rllib.env == "batched":
+        env: Any = BatchedMultiAgentEnv
+        env_config = {"rules": rules_data, "num_games": config.env.num_envs, "reward": config.env.reward,
+                      "reward_scale": config.env.reward_scale, "seed": config.run.seed}
+        decisions_per_env_step = config.env.num_envs
+    else:
+        from ray.tune.registry import register_env
+
+        register_env("blackout_aec", make_aec_env)
+        env, env_config = "blackout_aec", {"rules": rules_data, "reward": config.env.reward}
+        decisions_per_env_step = 1
+    lr: Any = ppo.lr
+    if ppo.anneal_lr:  # RLlib schedules by env steps sampled
+        lr = [[0, ppo.lr], [max(1, ppo.total_steps // decisions_per_env_step), ppo.lr * 0.02]]
+    spec = RLModuleSpec(module_class=BlackoutRLModule,
+                        model_config=module_config(rules, model.hidden_sizes, model.arch, model.card_width))
+    return (
+        PPOConfig()
+        .environment(env, env_config=env_config, disable_env_checking=True)  # its checker steps unmasked actions
+        .framework("torch")
+        .env_runners(num_env_runners=config.rllib.num_env_runners, num_cpus_per_env_runner=1)
+        .learners(num_learners=0)
+        .multi_agent(policies={MODULE_ID}, policy_mapping_fn=lambda agent_id, episode, **kwargs: MODULE_ID,
+                     count_steps_by="agent_steps")
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE_ID: spec}))
+        .training(
+            train_batch_size_per_learner=batch, minibatch_size=max(1, batch // ppo.num_minibatches),
+            num_epochs=ppo.update_epochs, lr=lr, gamma=ppo.gamma, lambda_=ppo.gae_lambda,
+            clip_param=ppo.clip_coef, vf_clip_param=float("inf"), entropy_coeff=ppo.ent_coef,
+            vf_loss_coeff=ppo.vf_coef, grad_clip=ppo.max_grad_norm, grad_clip_by="global_norm",
+            use_kl_loss=False,
+        )
+        .debugging(seed=config.run.seed)
+    )
+
+
+def _learner_network(algo: Any) -> Any:
+    """The shared module's network with the learner's current weights (a CPU copy)."""
+    from .rllib_module import MODULE_ID
+
+    module = algo.get_module(MODULE_ID)  # the local runner's copy: structure
+    net = copy.deepcopy(module.net).cpu()
+    state = algo.learner_group.get_state(components=f"learner/rl_module/{MODULE_ID}")
+    weights = state["learner"]["rl_module"][MODULE_ID]
+    import torch
+
+    net.load_state_dict({key[len("net."):]: torch.as_tensor(value) for key, value in weights.items()})
+    return net.eval()
+
+
+def train(
+    config: TrainConfig,
+    resume: bool = False,
+    force: bool = False,
+    log: Any = print,
+) -> Any:
+    """Run one RLlib PPO training run as configured; returns a :class:`blackout_training.ppo.TrainResult`."""
+    from .ppo import (
+        CHECKPOINT_NAME,
+        EVAL_FIELDS,
+        METRIC_FIELDS,
+        CsvLog,
+        TrainResult,
+        _write_config,
+        evaluate_against,
+        plot_learning_curve,
+        prepare_run_folder,
+    )
+
+    ray = import_rllib()
+    _check_supported(config, resume)
+    rules = Rules.resolve(config.env.rules)
+    if config.run.device.startswith("cuda"):
+        raise ConfigError("algo rllib_ppo: run.device cuda is not wired yet; use auto or cpu (the learner runs on the CPU)")
+    started_ray = connect_ray(config.rllib.address, config.rllib.num_cpus)
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+
+        from .policy_net import PolicyBot, save_checkpoint
+        from .rllib_module import MODULE_ID, RLLIB_CHECKPOINT_DIR
+
+        algo_config = build_algorithm_config(config, rules)
+        run_dir, _ = prepare_run_folder(config, False, force)
+        _write_config(run_dir, config)
+        import torch
+
+        torch.set_num_threads(config.run.threads)
+        algo = algo_config.build_algo()
+        metrics_log = CsvLog(run_dir / "metrics.csv", METRIC_FIELDS, None)
+        eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, None)
+        writer = SummaryWriter(str(run_dir / "tensorboard"))
+        checkpoint_path = run_dir / CHECKPOINT_NAME
+        eval_opponent = config.eval.opponent
+        time_limit_s = config.run.time_limit_minutes * 60.0
+        update, global_step, steps_per_s = 0, 0, 0.0
+        started = time.perf_counter()
+        progress = None
+        if config.run.progress_bar:
+            from tqdm import tqdm
+
+            progress = tqdm(total=config.ppo.total_steps, unit="step", dynamic_ncols=True, desc="train (rllib)")
+        last_eval = "-"
+
+        def save() -> None:
+            algo.save_to_path(str((run_dir / RLLIB_CHECKPOINT_DIR).resolve()))
+            save_checkpoint(checkpoint_path, _learner_network(algo), rules, extra={
+                "update": update, "global_step": global_step, "elapsed_s": time.perf_counter() - started,
+                "config": config_to_dict(config), "algo": "rllib_ppo",
+            })
+
+        def run_eval(deals: int, seed: int, final: bool = False) -> dict[str, Any]:
+            nonlocal last_eval
+            bot = PolicyBot(_learner_network(algo), rules, name="ppo", greedy=True)
+            result = evaluate_against(bot, eval_opponent, rules, deals, seed)
+            row = {"update": update, "global_step": global_step, "final": int(final), "opponent": eval_opponent,
+                   **result}
+            eval_log.append({k: row[k] for k in EVAL_FIELDS})
+            for key in ("agent_score", "opponent_score", "difference", "agent_bid_made_rate"):
+                writer.add_scalar(f"eval/{key}", result[key], global_step)
+            last_eval = f"{result['difference']:+.2f}±{result['difference_ci']:.2f}"
+            plot_learning_curve(eval_log.rows, run_dir / "learning_curve.png", eval_opponent)
+            return result
+
+        while global_step < config.ppo.total_steps and not (
+            time_limit_s > 0 and time.perf_counter() - started >= time_limit_s
+        ):
+            update += 1
+            iteration_start = time.perf_counter()
+            result = algo.train()
+            iteration_time = time.perf_counter() - iteration_start
+            runners, learner = result.get("env_runners", {}), result.get("learners", {}).get(MODULE_ID, {})
+            decisions = int(runners.get("num_module_steps_sampled", {}).get(MODULE_ID, 0))
+            global_step += decisions
+            steps_per_s = decisions / max(iteration_time, 1e-9)
+            sample_time = result.get("timers", {}).get("env_runner_sampling_timer")  # (RLlib's smoothed timer)
+            hand_score: Any = ""
+            returns = runners.get("module_episode_returns_mean", {})
+            if config.rllib.env == "batched" and config.env.reward == "score" and isinstance(returns, dict) \
+                    and MODULE_ID in returns and config.env.reward_scale:
+                seats = config.env.num_envs * rules.num_players  # one episode: one hand of every seat of every game
+                hand_score = round(float(returns[MODULE_ID]) / seats / config.env.reward_scale, 4)
+            row = {
+                "update": update,
+                "global_step": global_step,
+                "elapsed_s": round(time.perf_counter() - started, 2),
+                "steps_per_s": round(steps_per_s, 1),
+                "rollout_steps_per_s": round(decisions / sample_time, 1) if sample_time else "",
+                "lr": learner.get("default_optimizer_learning_rate", ""),
+                "policy_loss": _rounded(learner.get("policy_loss")),
+                "value_loss": _rounded(learner.get("vf_loss_unclipped", learner.get("vf_loss"))),
+                "entropy": _rounded(learner.get("entropy")),
+                "approx_kl": _rounded(learner.get("mean_kl_loss"), 6),
+                "clip_fraction": "",
+                "explained_variance": _rounded(learner.get("vf_explained_var"), 4),
+                "hands": "",
+                "hand_score": hand_score,
+                "bid_made_rate": "",
+            }
+            metrics_log.append(row)
+            for key in METRIC_FIELDS[3:]:
+                if row[key] != "":
+                    writer.add_scalar(f"train/{key}", float(row[key]), global_step)
+            if config.eval.every_updates and update % config.eval.every_updates == 0 and config.eval.deals:
+                run_eval(config.eval.deals, seed=config.run.seed + update)
+            if update % config.run.checkpoint_every_updates == 0:
+                save()
+            if progress is not None:
+                progress.update(min(global_step, config.ppo.total_steps) - progress.n)
+                progress.set_postfix_str(f"{steps_per_s:,.0f} steps/s, eval {last_eval}", refresh=False)
+
+        if progress is not None:
+            progress.close()
+        save()
+        final_eval = None
+        if config.eval.final_deals:
+            log(f"final evaluation: {config.eval.final_deals} duplicate deals against {eval_opponent}")
+            final_eval = run_eval(config.eval.final_deals, seed=10_000_019 + config.run.seed, final=True)
+            temp = run_dir / ".final_eval.json.tmp"
+            temp.write_text(json.dumps({"opponent": eval_opponent, **final_eval}, indent=2), encoding="utf-8")
+            os.replace(temp, run_dir / "final_eval.json")
+        writer.close()
+        algo.stop()
+        return TrainResult(Path(run_dir), checkpoint_path, global_step, update, steps_per_s, final_eval)
+    finally:
+        if started_ray:
+            ray.shutdown()
+
+
+def _rounded(value: Any, digits: int = 5) -> Any:
+    return "" if value is None else round(float(value), digits)

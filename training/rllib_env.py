@@ -1,0 +1,141 @@
+"""Blackout as RLlib multi-agent environments: the batched engine inside one env, and the plain AEC env.
+
+:class:`BatchedMultiAgentEnv` puts a whole :class:`~blackout_env.batched.BatchedBlackout`
+inside one RLlib ``MultiAgentEnv``: every (game, seat) is an agent, named
+``g{game}_s{seat}``, so one ``step`` advances every game by one decision (hundreds of
+decisions per call instead of one). In each step the agents to act are the seat to
+act of every game; its observation is the AEC env's ``{"observation", "action_mask"}``
+dict, bit for bit, so one RLModule serves both envs.
+
+One RLlib episode is one hand of every game. All games start their matches
+together and every match deals the same hand sizes in the same order, so the
+games stay in step: every game ends its hand in the same ``step``. That step
+pays each seat its hand score (times ``reward_scale``; ``"zero_sum"`` subtracts
+the mean of the other seats') and ends the episode for every agent; RLlib
+credits the reward to each seat's latest decision (it holds the reward of an
+agent that has no new observation until that agent's episode ends). This is
+the native trainer's crediting (``blackout_training.ppo``): a decision's reward is
+the hand score its seat receives before its next decision, and the hand's end
+cuts the seat's stream. The next ``reset()`` continues every match with its
+next hand (the batched engine has already dealt it), and a finished match
+starts a new one inside the engine.
+
+:func:`make_aec_env` is the plain path for comparison: RLlib's ``PettingZooEnv`` over
+``blackout_env.env()``, one decision per ``step``.
+
+Ray RLlib is optional (``pip install "blackout-rl[rllib]"``); this module imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from blackout_env import Rules
+from blackout_env.batched import BatchedBlackout
+from blackout_env.encoding import observation_bounds
+
+__all__ = ["BatchedMultiAgentEnv", "agent_name", "make_aec_env", "observation_space"]
+
+
+def agent_name(game: int, seat: int) -> str:
+    """The agent id of ``seat`` in game ``game``: ``g{game}_s{seat}``."""
+    return f"g{game}_s{seat}"
+
+
+def observation_space(rules: Rules) -> spaces.Dict:
+    """One seat's observation space: the AEC env's ``{"observation", "action_mask"}``."""
+    low, high = observation_bounds(rules)
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(low=low.copy(), high=high.copy(), dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(rules.num_actions,), dtype=np.int8),
+        }
+    )
+
+
+class BatchedMultiAgentEnv(MultiAgentEnv):
+    """``num_games`` Blackout matches of a batched engine as one RLlib multi-agent env.
+
+    ``config`` (RLlib's ``env_config``) keys: ``rules`` (a preset name, a YAML path or a
+    rules mapping; default "standard"), ``num_games`` (default 256), ``reward``
+    ("score" or "zero_sum"), ``reward_scale`` (default 0.1, as the native trainer) and
+    ``seed`` (the deals; each RLlib env runner adds its ``worker_index`` so runners deal
+    different cards).
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        worker_index = getattr(config, "worker_index", 0)  # an RLlib EnvContext knows its runner
+        config = dict(config or {})
+        unknown = set(config) - {"rules", "num_games", "reward", "reward_scale", "seed"}
+        if unknown:
+            raise ValueError(f"BatchedMultiAgentEnv: unknown config key(s) {sorted(unknown)}; "
+                             "known: rules, num_games, reward, reward_scale, seed")
+        self.rules = Rules.resolve(config.get("rules", "standard"))
+        reward = config.get("reward", "score")
+        if reward not in ("score", "zero_sum"):
+            raise ValueError(f"reward: must be 'score' or 'zero_sum' (paid when each hand ends), got {reward!r}")
+        seed = config.get("seed")
+        self._seed = None if seed is None else int(seed) + 1_000_003 * int(worker_index)
+        self.engine = BatchedBlackout(
+            self.rules, config.get("num_games", 256), episode="match", reward=reward,
+            reward_scale=float(config.get("reward_scale", 0.1)),
+        )
+        self.num_games, n = self.engine.num_envs, self.rules.num_players
+        self._names = np.array([[agent_name(g, s) for s in range(n)] for g in range(self.num_games)], dtype=object)
+        self._all_names = list(self._names.ravel())
+        self._games = np.arange(self.num_games)
+        self.possible_agents = list(self._all_names)
+        self.agents = list(self._all_names)
+        space, action_space = observation_space(self.rules), spaces.Discrete(self.rules.num_actions)
+        self.observation_spaces = dict.fromkeys(self._all_names, space)
+        self.action_spaces = dict.fromkeys(self._all_names, action_space)
+        self._pending = None  # the engine's latest BatchStep, when it opens a hand not yet handed out
+        self._acting: list[str] = []
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        """The first decisions of the next hand of every game (fresh matches on the first call or with a seed)."""
+        if self._pending is None or seed is not None:
+            self._pending = self.engine.reset(seed=self._seed if seed is None else seed)
+        step, self._pending = self._pending, None
+        return self._observe(step), {}
+
+    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        """One action of every game's seat to act; a hand's end pays every seat and ends the episode."""
+        try:
+            actions = np.fromiter((action_dict[name] for name in self._acting), dtype=np.int64, count=self.num_games)
+        except KeyError as error:
+            raise ValueError(f"no action for agent {error.args[0]!r}, whose turn it is") from None
+        step = self.engine.step(actions)
+        rewards = dict.fromkeys(self._acting, 0.0)
+        hand_over = self.engine.hand_over
+        if hand_over.all():
+            rewards = dict(zip(self._all_names, step.rewards.ravel().tolist()))
+            self._pending, self._acting = step, []
+            return {}, rewards, {"__all__": True}, {"__all__": False}, {}
+        if hand_over.any():  # pragma: no cover - the games are in step by construction
+            raise RuntimeError("the games' hands fell out of step; every game must start its match together")
+        observations = self._observe(step)
+        rewards.update(dict.fromkeys(self._acting, 0.0))
+        return observations, rewards, {"__all__": False}, {"__all__": False}, {}
+
+    def _observe(self, step: Any) -> dict[str, dict[str, np.ndarray]]:
+        self._acting = self._names[self._games, step.current_player].tolist()
+        return {
+            name: {"observation": obs, "action_mask": mask}
+            for name, obs, mask in zip(self._acting, step.observation, step.action_mask)
+        }
+
+
+def make_aec_env(config: Mapping[str, Any] | None = None) -> MultiAgentEnv:
+    """RLlib's ``PettingZooEnv`` over ``blackout_env.env(**config)`` (one decision per step), for comparison."""
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+
+    import blackout_env
+
+    return PettingZooEnv(blackout_env.env(**dict(config or {})))
