@@ -14,6 +14,8 @@ Specs
   that read as numbers become numbers.
 - ``ppo``: the checkpoint shipped with the package; ``ppo:PATH``: a trained
   checkpoint (``blackout_training``, needs torch).
+- ``rllib:PATH``: a policy trained on Ray RLlib (``blackout train`` with
+  ``algo: rllib_ppo``): its run folder or RLlib checkpoint (needs the ``rllib`` extra).
 
 Seeds. ``load_policy(spec, seed=s)`` seeds the policy with ``s``; a ``seed``
 option in the spec (``random:seed=3``) wins over ``s``. Evaluation, play and
@@ -180,6 +182,9 @@ LOADERS: dict[str, Loader] = {
     "search": BotLoader("search"),
     # "ppo": the checkpoint shipped in training/checkpoints; "ppo:PATH": a trained checkpoint.
     "ppo": LazyLoader("blackout_training.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
+    # "rllib:PATH": an RLlib checkpoint of `blackout train` with algo rllib_ppo (docs/rllib.md; needs Ray RLlib).
+    "rllib": LazyLoader("blackout_training.rllib_backend:load_rllib_policy", hint=TRAIN_EXTRA_HINT,
+                        path_argument=True),
 }
 """Spec name -> loader(argument, rules, seed). The one place where policy names are defined."""
 

@@ -41,7 +41,7 @@ from blackout_env import Rules
 
 from .config import ConfigError, TrainConfig, config_to_dict
 
-__all__ = ["INSTALL_HINT", "connect_ray", "import_rllib", "train"]
+__all__ = ["INSTALL_HINT", "connect_ray", "import_rllib", "load_rllib_policy", "train"]
 
 INSTALL_HINT = 'pip install "blackout-rl[rllib]"  (Ray RLlib 2.60; or: pip install "ray[rllib]==2.60.0")'
 CONNECT_TIMEOUT_S = 5.0
@@ -55,6 +55,14 @@ def import_rllib() -> Any:
     except ImportError as error:
         raise ConfigError(f"algo rllib_ppo needs Ray RLlib, which is not installed ({error}): {INSTALL_HINT}") from None
     return ray
+
+
+def load_rllib_policy(argument: str | None, rules: Rules | None, seed: int | None) -> Any:
+    """The policy spec "rllib:PATH" (``blackout_training.policies``): the install hint when Ray is missing."""
+    import_rllib()
+    from .rllib_module import load_rllib_policy as load
+
+    return load(argument, rules, seed)
 
 
 def _check_reachable(address: str) -> None:

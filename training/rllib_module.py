@@ -18,6 +18,7 @@ Interop: :func:`load_rllib_module` reads the module back from an RLlib checkpoin
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -112,12 +113,20 @@ def load_rllib_module(path: str | os.PathLike[str], rules: Rules | str | None = 
     module_dir = find_module_dir(path)
     from ray.rllib.core.rl_module.rl_module import RLModule
 
+    # (RLlib warns about a deprecation inside its own code at every module construction)
+    quiet = [logging.getLogger(name) for name in ("ray.rllib", "ray._common.deprecation")]
+    levels = [logger.level for logger in quiet]
+    for logger in quiet:
+        logger.setLevel(logging.ERROR)
     try:
         module = RLModule.from_checkpoint(str(module_dir.resolve()))
     except Exception as error:  # RLlib raises many types for a damaged checkpoint
         raise CheckpointError(
             f"RLlib checkpoint {str(path)!r} cannot be read: {type(error).__name__}: {error}"
         ) from None
+    finally:
+        for logger, level in zip(quiet, levels):
+            logger.setLevel(level)
     if not isinstance(module, BlackoutRLModule):
         raise CheckpointError(f"RLlib checkpoint {str(path)!r} holds a {type(module).__name__}, not a Blackout policy")
     saved = module.model_config

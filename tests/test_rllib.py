@@ -1,0 +1,190 @@
+"""The Ray RLlib backend: the batched multi-agent env, the masked RLModule, a one-update run, interop, bad input.
+
+Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); skipped without it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib")
+
+import torch  # noqa: E402
+from blackout_training.cli import main  # noqa: E402
+from blackout_training.config import ConfigError  # noqa: E402
+from blackout_training.policies import load_policy  # noqa: E402
+from blackout_training.rllib_backend import connect_ray  # noqa: E402
+from blackout_training.rllib_env import BatchedMultiAgentEnv, agent_name  # noqa: E402
+from blackout_training.rllib_module import MODULE_ID, BlackoutRLModule, module_config  # noqa: E402
+from ray.rllib.core.columns import Columns  # noqa: E402
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
+from ray.rllib.env.multi_agent_episode import MultiAgentEpisode  # noqa: E402
+
+from blackout_env import Rules  # noqa: E402
+
+TINY = str(Path(__file__).resolve().parents[1] / "configs" / "train" / "tiny.yaml")
+
+
+def _random_legal(observations: dict, rng: np.random.Generator) -> dict:
+    return {name: int(rng.choice(np.flatnonzero(obs["action_mask"]))) for name, obs in observations.items()}
+
+
+# ------------------------------------------------------------------ the env
+def test_one_step_of_the_batched_env_is_one_decision_of_every_game():
+    env = BatchedMultiAgentEnv({"rules": "short", "num_games": 8, "seed": 3})
+    observations, _ = env.reset()
+    assert len(observations) == 8
+    assert {name.split("_")[0] for name in observations} == {f"g{game}" for game in range(8)}
+    for name, obs in observations.items():
+        game, seat = (int(part[1:]) for part in name.split("_"))
+        assert seat == env.engine.current_player[game]
+        assert obs["observation"].shape == env.observation_spaces[name]["observation"].shape
+        assert env.observation_spaces[name].contains(obs)
+
+
+def test_each_seat_gets_its_hand_score_at_its_last_decision_of_the_hand_and_the_hand_ends_the_episode():
+    """The native trainer's crediting: a hand's score reaches each seat's latest decision; the hand cuts the stream."""
+    rules = Rules.resolve("short")
+    env = BatchedMultiAgentEnv({"rules": "short", "num_games": 6, "seed": 5, "reward_scale": 0.1})
+    rng = np.random.default_rng(0)
+    observations, infos = env.reset()
+    for hand in range(3):  # hands of 1, 2 and 3 cards
+        hand_size = rules.hand_sizes[hand]
+        episode = MultiAgentEpisode(observation_space=env.observation_spaces, action_space=env.action_spaces)
+        episode.add_env_reset(observations=observations, infos=infos)
+        terminated = False
+        while not terminated:
+            actions = _random_legal(observations, rng)
+            observations, rewards, terminateds, truncateds, infos = env.step(actions)
+            terminated = terminateds["__all__"]
+            episode.add_env_step(observations, actions, rewards, infos=infos, terminateds=terminateds,
+                                 truncateds=truncateds)
+        assert episode.is_terminated
+        scores = env.engine.round_scores[:, hand, :]
+        for game in range(6):
+            for seat in range(rules.num_players):
+                agent = episode.agent_episodes[agent_name(game, seat)]
+                rewards_of_seat = agent.get_rewards()
+                assert len(rewards_of_seat) == 1 + hand_size  # one bid and one card per trick
+                assert rewards_of_seat[-1] == pytest.approx(0.1 * scores[game, seat])
+                assert not np.any(rewards_of_seat[:-1])
+        observations, infos = env.reset()  # the next hand of every match
+
+
+def test_masked_actions_are_never_illegal():
+    rules = Rules.resolve("short")
+    env = BatchedMultiAgentEnv({"rules": "short", "num_games": 12, "seed": 1})
+    module = RLModuleSpec(
+        module_class=BlackoutRLModule, observation_space=env.observation_spaces[agent_name(0, 0)],
+        action_space=env.action_spaces[agent_name(0, 0)], model_config=module_config(rules, [16], "cards", 4),
+    ).build()
+    torch.manual_seed(0)
+    observations, _ = env.reset()
+    decisions = 0
+    for _ in range(sum(rules.num_players * (1 + size) for size in rules.hand_sizes) + 5):  # a match and more
+        if not observations:
+            observations, _ = env.reset()
+        names = list(observations)
+        batch = {Columns.OBS: {key: torch.as_tensor(np.stack([observations[n][key] for n in names]))
+                               for key in ("observation", "action_mask")}}
+        logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
+        actions = torch.distributions.Categorical(logits=logits).sample().numpy()
+        masks = batch[Columns.OBS]["action_mask"].numpy()
+        assert masks[np.arange(len(names)), actions].all()
+        decisions += len(names)
+        observations, *_ = env.step(dict(zip(names, actions.tolist())))  # the engine raises on an illegal one
+    assert decisions > 12 * 56
+
+
+# ------------------------------------------------------------------ a run
+@pytest.fixture(scope="module")
+def rllib_run(tmp_path_factory):
+    """One RLlib PPO update of the tiny config, through ``blackout train``."""
+    out = tmp_path_factory.mktemp("rllib_runs")
+    code = main([
+        "train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={out}",
+        "--set", "ppo.total_steps=100", "--set", "rllib.num_env_runners=0", "--set", "eval.final_deals=2",
+    ])
+    assert code == 0
+    return out / "tiny"
+
+
+def test_a_one_update_run_writes_the_native_run_folder(rllib_run):
+    for name in ("config.yaml", "metrics.csv", "eval.csv", "final_eval.json", "checkpoint.pt", "learning_curve.png"):
+        assert (rllib_run / name).is_file(), name
+    assert (rllib_run / "rllib_checkpoint").is_dir()
+    rows = (rllib_run / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 2  # the header and one update
+    update, global_step = rows[1].split(",")[:2]
+    assert update == "1" and int(global_step) >= 16 * 16  # env.num_envs x ppo.rollout_steps decisions
+
+
+def test_the_rllib_checkpoint_and_its_native_export_play_the_same_policy(rllib_run):
+    rules = Rules.resolve("short")
+    rllib_bot = load_policy(f"rllib:{rllib_run}", rules=rules)
+    native_bot = load_policy(f"ppo:{rllib_run / 'checkpoint.pt'}", rules=rules)
+    env = BatchedMultiAgentEnv({"rules": "short", "num_games": 32, "seed": 9})
+    observations, _ = env.reset()
+    obs = np.stack([o["observation"] for o in observations.values()])
+    mask = np.stack([o["action_mask"] for o in observations.values()])
+    assert np.array_equal(rllib_bot.act_batch(obs, mask), native_bot.act_batch(obs, mask))
+    for name in (rllib_run, rllib_run / "rllib_checkpoint"):  # the run folder or RLlib's own checkpoint folder
+        assert load_policy(f"rllib:{name}", rules=rules).name == f"rllib:{name}"
+
+
+def test_blackout_eval_and_play_accept_an_rllib_checkpoint(rllib_run, tmp_path, capsys):
+    spec = f"rllib:{rllib_run}"
+    assert main(["eval", "--policies", spec, "heuristic", "--rules", "short", "--deals", "2", "--no-progress",
+                 "--no-plot"]) == 0
+    assert spec in capsys.readouterr().out
+    assert main(["play", "--rules", "short", "--humans", "0", "--bots", spec, "--seed", "1",
+                 "--save", str(tmp_path / "game.json")]) == 0
+    assert "wins" in capsys.readouterr().out.lower()
+
+
+# ------------------------------------------------------------------ bad input
+def test_an_rllib_checkpoint_from_other_rules_is_refused_naming_the_difference(rllib_run):
+    with pytest.raises(ValueError, match=r"other rules \(hand_sizes: checkpoint \[1, 2, 3, 2, 1\]"):
+        load_policy(f"rllib:{rllib_run}", rules="standard")
+
+
+def test_a_folder_that_is_no_rllib_checkpoint_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="not an RLlib checkpoint"):
+        load_policy(f"rllib:{tmp_path}")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_policy(f"rllib:{tmp_path / 'missing'}")
+    with pytest.raises(ValueError, match="needs a checkpoint"):
+        load_policy("rllib")
+
+
+def test_an_unreachable_ray_address_fails_within_seconds_before_any_run_folder(tmp_path, capsys):
+    start = time.perf_counter()
+    code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
+                 "--ray-address", "127.0.0.1:9"])
+    assert code == 2
+    assert time.perf_counter() - start < 15
+    assert "no Ray cluster answers there" in capsys.readouterr().err
+    assert not (tmp_path / "tiny").exists()
+    with pytest.raises(ConfigError, match="expected HOST:PORT"):
+        connect_ray("no-port-here", 1)
+
+
+def test_unsupported_settings_are_refused_by_name(tmp_path, capsys):
+    code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
+                 "--set", "opponents.mode=pool"])
+    assert code == 2
+    assert "does not support opponents.mode: pool" in capsys.readouterr().err
+    assert not (tmp_path / "tiny").exists()
+
+
+def test_the_shared_module_is_the_only_module(rllib_run):
+    import yaml
+
+    saved = yaml.safe_load((rllib_run / "config.yaml").read_text())
+    assert saved["algo"] == "rllib_ppo"
+    module_dir = rllib_run / "rllib_checkpoint" / "learner_group" / "learner" / "rl_module"
+    assert [p.name for p in module_dir.iterdir() if p.is_dir()] == [MODULE_ID]

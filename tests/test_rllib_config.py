@@ -1,0 +1,54 @@
+"""The RLlib backend's config and its messages when Ray is missing: no Ray needed to run these."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from blackout_training.cli import main
+from blackout_training.config import ConfigError, config_from_dict, load_config
+from blackout_training.policies import load_policy
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "train"
+
+
+def test_the_algo_defaults_to_the_native_ppo_and_the_rllib_config_selects_rllib():
+    assert config_from_dict({}).algo == "ppo"
+    config = load_config(CONFIGS / "rllib.yaml")
+    assert config.algo == "rllib_ppo"
+    assert config.rllib.address is None and config.rllib.env == "batched"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"algo": "sac"}, "algo: must be one of ppo, rllib_ppo, got 'sac'"),
+        ({"rllib": {"env": "vector"}}, "rllib.env: must be 'batched' or 'aec'"),
+        ({"rllib": {"num_env_runners": -1}}, "rllib.num_env_runners: must be >= 0"),
+        ({"rllib": {"num_cpus": 0}}, "rllib.num_cpus: must be positive"),
+        ({"rllib": {"address": " "}}, "rllib.address: give HOST:PORT"),
+        ({"rllib": {"runners": 2}}, "unknown config key 'rllib.runners'"),
+    ],
+)
+def test_bad_rllib_settings_are_clear_errors(data, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        config_from_dict(data)
+
+
+def test_ray_address_is_only_for_the_rllib_backend(capsys):
+    assert main(["train", "--config", str(CONFIGS / "tiny.yaml"), "--ray-address", "127.0.0.1:6379"]) == 2
+    assert "--ray-address: only for algo rllib_ppo" in capsys.readouterr().err
+
+
+def test_without_ray_train_and_the_rllib_policy_give_a_one_line_install_hint(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError, as when it is not installed
+    code = main(["train", "--config", str(CONFIGS / "tiny.yaml"), "--set", "algo=rllib_ppo",
+                 "--set", f"run.out_dir={tmp_path}"])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert 'pip install "blackout-rl[rllib]"' in err
+    assert not (tmp_path / "tiny").exists()
+    with pytest.raises(ValueError, match=r"needs Ray RLlib, which is not installed"):
+        load_policy(f"rllib:{tmp_path}")
