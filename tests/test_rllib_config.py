@@ -52,3 +52,8 @@ def test_without_ray_train_and_the_rllib_policy_give_a_one_line_install_hint(mon
     assert not (tmp_path / "tiny").exists()
     with pytest.raises(ValueError, match=r"needs Ray RLlib, which is not installed"):
         load_policy(f"rllib:{tmp_path}")
+
+
+def test_the_rllib_benchmark_checks_its_options_before_starting_ray(capsys):
+    assert main(["bench", "rllib", "--runners", "0"]) == 2
+    assert "--runners: each count must be at least 1" in capsys.readouterr().err

@@ -77,7 +77,7 @@ def _check_reachable(address: str) -> None:
     except OSError as error:
         reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
         raise ConfigError(
-            f"--ray-address {address!r}: no Ray cluster answers there ({reason} after at most {CONNECT_TIMEOUT_S:.0f} s); "
+            f"--ray-address {address!r}: no Ray cluster answers there ({reason}; waited at most {CONNECT_TIMEOUT_S:.0f} s); "
             "start one with `ray start --head` on the head node, or leave the address out to run Ray here"
         ) from None
 
@@ -93,10 +93,21 @@ def connect_ray(address: str | None, num_cpus: int) -> bool:
     if address is not None:
         if address != "auto":
             _check_reachable(address)
+        # Something that answers at the port but is no Ray (or refuses our token) makes ray.init retry for
+        # 20 s; 5 tries are plenty for a live cluster (an operator's own setting is kept).
+        wait_key = "RAY_gcs_server_port_wait_time_s"
+        saved_wait = os.environ.get(wait_key)
+        os.environ.setdefault(wait_key, "5")
         try:
             ray.init(address=address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as error:
-            raise ConfigError(f"--ray-address {address!r}: cannot join the Ray cluster: {error}") from None
+            hint = ("" if os.environ.get("RAY_AUTH_MODE") else
+                    "; if the cluster uses token authentication (the default of `ray start` from Ray 2.59 on), set "
+                    "RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN to the token `ray get-auth-token` prints on the head node")
+            raise ConfigError(f"--ray-address {address!r}: cannot join the Ray cluster: {error}{hint}") from None
+        finally:
+            if saved_wait is None:
+                os.environ.pop(wait_key, None)
         return True
     ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
     return True
