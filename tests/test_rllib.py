@@ -189,3 +189,24 @@ def test_the_shared_module_is_the_only_module(rllib_run):
     assert saved["algo"] == "rllib_ppo"
     module_dir = rllib_run / "rllib_checkpoint" / "learner_group" / "learner" / "rl_module"
     assert [p.name for p in module_dir.iterdir() if p.is_dir()] == [MODULE_ID]
+
+
+def test_the_ppo_settings_map_onto_rllibs():
+    from blackout_training.config import load_config
+    from blackout_training.rllib_backend import build_algorithm_config
+
+    config = load_config(TINY, ["algo=rllib_ppo", "ppo.rollout_steps=0", "ppo.anneal_lr=false"])
+    rules = Rules.resolve(config.env.rules)
+    algo_config = build_algorithm_config(config, rules)
+    match = sum(rules.num_players * (1 + size) for size in rules.hand_sizes)  # decisions of one match
+    assert algo_config.train_batch_size_per_learner == config.env.num_envs * match
+    assert algo_config.minibatch_size == config.env.num_envs * match // config.ppo.num_minibatches
+    assert algo_config.num_epochs == config.ppo.update_epochs
+    assert (algo_config.lr, algo_config.gamma, algo_config.lambda_) == (config.ppo.lr, config.ppo.gamma,
+                                                                        config.ppo.gae_lambda)
+    assert (algo_config.clip_param, algo_config.entropy_coeff) == (config.ppo.clip_coef, config.ppo.ent_coef)
+    assert algo_config.count_steps_by == "agent_steps" and not algo_config.use_kl_loss
+    assert algo_config.policy_mapping_fn("g3_s1", None) == MODULE_ID
+    annealed = build_algorithm_config(load_config(TINY, ["algo=rllib_ppo"]), rules)
+    steps = config.ppo.total_steps // config.env.num_envs  # RLlib schedules by env steps: one per game decision
+    assert annealed.lr == [[0, config.ppo.lr], [steps, config.ppo.lr * 0.02]]
