@@ -27,7 +27,7 @@ def test_the_algo_defaults_to_the_native_ppo_and_the_rllib_config_selects_rllib(
         ({"rllib": {"env": "vector"}}, "rllib.env: must be 'batched' or 'aec'"),
         ({"rllib": {"num_env_runners": -1}}, "rllib.num_env_runners: must be >= 0"),
         ({"rllib": {"num_cpus": 0}}, "rllib.num_cpus: must be positive"),
-        ({"rllib": {"address": " "}}, "rllib.address: give HOST:PORT"),
+        ({"rllib": {"address": " "}}, "rllib.address: must be HOST:PORT"),
         ({"rllib": {"runners": 2}}, "unknown config key 'rllib.runners'"),
     ],
 )

@@ -202,23 +202,27 @@ def train(
     log: Any = print,
 ) -> Any:
     """Run one RLlib PPO training run as configured; returns a :class:`blackout_training.ppo.TrainResult`."""
-    from .ppo import (
-        CHECKPOINT_NAME,
-        EVAL_FIELDS,
-        METRIC_FIELDS,
-        CsvLog,
-        TrainResult,
-        _write_config,
-        evaluate_against,
-        plot_learning_curve,
-        prepare_run_folder,
-    )
+    from blackout_env.policies import load_policy
 
+    from .evaluate import evaluate_against
+    from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
+    from .ppo import TrainResult
+    from .run_folder import CHECKPOINT_NAME, check_run_folder
+
+    # --- every check, before Ray starts and before anything is written
     ray = import_rllib()
     _check_supported(config, resume)
-    rules = Rules.resolve(config.env.rules)
+    try:
+        rules = Rules.resolve(config.env.rules)
+    except ValueError as error:
+        raise ConfigError(f"env.rules: {error}") from None
     if config.run.device.startswith("cuda"):
         raise ConfigError("algo rllib_ppo: run.device cuda is not wired yet; use auto or cpu (the learner runs on the CPU)")
+    try:
+        load_policy(config.eval.opponent, rules)
+    except ValueError as error:
+        raise ConfigError(f"eval.opponent: {error}") from None
+    folder = check_run_folder(config, False, force)
     started_ray = connect_ray(config.rllib.address, config.rllib.num_cpus)
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -227,8 +231,8 @@ def train(
         from .rllib_module import MODULE_ID, RLLIB_CHECKPOINT_DIR
 
         algo_config = build_algorithm_config(config, rules)
-        run_dir, _ = prepare_run_folder(config, False, force)
-        _write_config(run_dir, config)
+        folder.create(config)
+        run_dir = folder.path
         import torch
 
         torch.set_num_threads(config.run.threads)
