@@ -17,6 +17,7 @@ import torch  # noqa: E402
 from blackout_training.cli import main  # noqa: E402
 from blackout_training.config import ConfigError  # noqa: E402
 from blackout_training.policies import load_policy  # noqa: E402
+from blackout_training.returns import hand_rewards, seat_returns  # noqa: E402
 from blackout_training.rllib_backend import connect_ray  # noqa: E402
 from blackout_training.rllib_env import BatchedMultiAgentEnv, agent_name  # noqa: E402
 from blackout_training.rllib_module import MODULE_ID, BlackoutRLModule, module_config  # noqa: E402
@@ -47,31 +48,40 @@ def test_one_step_of_the_batched_env_is_one_decision_of_every_game():
 
 
 def test_each_seat_gets_its_hand_score_at_its_last_decision_of_the_hand_and_the_hand_ends_the_episode():
-    """The native trainer's crediting: a hand's score reaches each seat's latest decision; the hand cuts the stream."""
+    """The native trainer's crediting (``blackout_training.returns.seat_returns``), decision by decision."""
     rules = Rules.resolve("short")
-    env = BatchedMultiAgentEnv({"rules": "short", "num_games": 6, "seed": 5, "reward_scale": 0.1})
+    n_games, n_players = 6, rules.num_players
+    env = BatchedMultiAgentEnv({"rules": "short", "num_games": n_games, "seed": 5, "reward_scale": 0.1})
     rng = np.random.default_rng(0)
     observations, infos = env.reset()
     for hand in range(3):  # hands of 1, 2 and 3 cards
-        hand_size = rules.hand_sizes[hand]
         episode = MultiAgentEpisode(observation_space=env.observation_spaces, action_space=env.action_spaces)
         episode.add_env_reset(observations=observations, infos=infos)
-        terminated = False
+        players, terminated = [], False
         while not terminated:
+            seats = {int(name.split("_s")[0][1:]): int(name.split("_s")[1]) for name in observations}
+            players.append([seats[game] for game in range(n_games)])
             actions = _random_legal(observations, rng)
             observations, rewards, terminateds, truncateds, infos = env.step(actions)
             terminated = terminateds["__all__"]
             episode.add_env_step(observations, actions, rewards, infos=infos, terminateds=terminateds,
                                  truncateds=truncateds)
-        assert episode.is_terminated
+        assert episode.is_terminated and not observations  # the hand's end ends every agent's episode
+        T = len(players)
+        hand_over = np.zeros((T, n_games), dtype=bool)
+        hand_over[-1] = True
         scores = env.engine.round_scores[:, hand, :]
-        for game in range(6):
-            for seat in range(rules.num_players):
-                agent = episode.agent_episodes[agent_name(game, seat)]
-                rewards_of_seat = agent.get_rewards()
-                assert len(rewards_of_seat) == 1 + hand_size  # one bid and one card per trick
-                assert rewards_of_seat[-1] == pytest.approx(0.1 * scores[game, seat])
-                assert not np.any(rewards_of_seat[:-1])
+        step_rewards = np.zeros((T, n_games, n_players), dtype=np.float32)
+        step_rewards[-1] = hand_rewards(scores, "score", 0.1)
+        native = seat_returns(np.array(players), np.ones((T, n_games), dtype=bool), hand_over, step_rewards,
+                              np.zeros((T, n_games), dtype=np.float32), 1.0, 1.0).rewards
+        for game in range(n_games):
+            for seat in range(n_players):
+                steps = [t for t in range(T) if players[t][game] == seat]
+                credited = episode.agent_episodes[agent_name(game, seat)].get_rewards()
+                assert len(credited) == len(steps) == 1 + rules.hand_sizes[hand]  # a bid and a card per trick
+                np.testing.assert_allclose(credited, native[steps, game], rtol=1e-6)
+                assert credited[-1] == pytest.approx(0.1 * scores[game, seat])
         observations, infos = env.reset()  # the next hand of every match
 
 
@@ -210,3 +220,12 @@ def test_the_ppo_settings_map_onto_rllibs():
     annealed = build_algorithm_config(load_config(TINY, ["algo=rllib_ppo"]), rules)
     steps = config.ppo.total_steps // config.env.num_envs  # RLlib schedules by env steps: one per game decision
     assert annealed.lr == [[0, config.ppo.lr], [steps, config.ppo.lr * 0.02]]
+
+
+def test_a_folder_holding_something_else_is_refused_before_ray_starts(tmp_path, capsys):
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "notes.txt").write_text("mine")
+    code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}"])
+    assert code == 2
+    assert "is not empty and holds no run" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "tiny").iterdir()] == ["notes.txt"]

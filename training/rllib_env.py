@@ -14,7 +14,7 @@ pays each seat its hand score (times ``reward_scale``; ``"zero_sum"`` subtracts
 the mean of the other seats') and ends the episode for every agent; RLlib
 credits the reward to each seat's latest decision (it holds the reward of an
 agent that has no new observation until that agent's episode ends). This is
-the native trainer's crediting (``blackout_training.ppo``): a decision's reward is
+the native trainer's crediting (``blackout_training.returns``): a decision's reward is
 the hand score its seat receives before its next decision, and the hand's end
 cuts the seat's stream. The next ``reset()`` continues every match with its
 next hand (the batched engine has already dealt it), and a finished match
