@@ -28,7 +28,7 @@ argument.
 ``` python
 blackout_env.env(rules=None, episode="match", reward="score", reward_scale=1.0,
                  illegal_action="raise", illegal_reward=-1.0, render_mode=None,
-                 render_seat=None, spectator=False)
+                 render_seat=None, spectator=False, observation="rules")
 ```
 
 `rules`: a `Rules`, a preset name (`"standard"`, `"trump-must-break"`, ...), a
@@ -49,6 +49,10 @@ PettingZoo's `TerminateIllegalWrapper`: the episode ends, the offender gets
 `illegal_reward` and the others 0). An action of the wrong type or outside
 the action space always raises.
 
+`observation`: `"rules"` (the rules-sized vector of `blackout_env.encoding`)
+or `"universal"` (one fixed size for every rule set, with the rules in force;
+`blackout_env.universal`). The action space is the rules' own either way.
+
 `render_mode`: `"ansi"` (returns the text table), `"human"` (prints it, and
 is drawn by `reset()` and after every `step()` that acts, as PettingZoo and
 Gymnasium expect) or `"rgb_array"` (returns an image). The table is seen by
@@ -68,6 +72,8 @@ float32 vector of `blackout_env.encoding` (seat-relative: the observing
 player first, then clockwise; the block layout is in that module's docstring
 and in `blackout_env.encoding.observation_layout(rules)`), and an
 `"action_mask"` element. It is built from what that player may know only.
+With `observation="universal"` the vector is the universal one instead
+(`blackout_env.universal.universal_size()` = 1523 floats for every rule set).
 
 #### Legal Actions Mask
 
@@ -159,6 +165,7 @@ from .render import render_image, render_text, seat_name
 from .rules import Rules
 from .rules_logic import REWARDS, is_trump, seat_rewards
 from .state import hands_vector, state_bounds
+from .universal import observation_kind, universal_bounds, universal_observation
 from .view import PlayerView
 
 __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
@@ -222,6 +229,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         render_mode: str | None = None,
         render_seat: int | None = None,
         spectator: bool = False,
+        observation: str = "rules",
     ) -> None:
         EzPickle.__init__(
             self,
@@ -234,6 +242,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             render_mode=render_mode,
             render_seat=render_seat,
             spectator=spectator,
+            observation=observation,
         )
         super().__init__()
         self.rules = Rules.resolve(rules)
@@ -242,6 +251,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.reward_scale = _number("reward_scale", reward_scale)
         self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.illegal_reward = _number("illegal_reward", illegal_reward)
+        self.observation_kind = observation_kind(observation)
         if render_mode is not None:
             _choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
         self.render_mode = render_mode
@@ -258,7 +268,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.possible_agents = [seat_name(seat) for seat in range(n)]
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self.num_actions = self.rules.num_actions
-        low, high = observation_bounds(self.rules)
+        low, high = universal_bounds() if self.observation_kind == "universal" else observation_bounds(self.rules)
         observation_space = spaces.Dict(
             {
                 "observation": spaces.Box(low=low.copy(), high=high.copy(), dtype=np.float32),
@@ -536,13 +546,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if game is None:
             raise RuntimeError("observe() before reset(): call reset() to start an episode")
         # A bytearray filled in Python is faster than fancy indexing for the few legal actions.
+        vector = self._table.obs[seat]
+        vector = universal_observation(vector, self.rules) if self.observation_kind == "universal" else vector.copy()
         if self._done:  # the terminal-mask convention: all ones, so masked samplers never divide by zero
-            return {"observation": self._table.obs[seat].copy(), "action_mask": np.ones(self.num_actions, dtype=np.int8)}
+            return {"observation": vector, "action_mask": np.ones(self.num_actions, dtype=np.int8)}
         mask = bytearray(self.num_actions)
         if seat == game.current_player:
             for action in game.legal_actions():
                 mask[action] = 1
-        return {"observation": self._table.obs[seat].copy(), "action_mask": np.frombuffer(mask, dtype=np.int8)}
+        return {"observation": vector, "action_mask": np.frombuffer(mask, dtype=np.int8)}
 
     def state(self) -> np.ndarray:
         """The full-information state: every hand and the public table, a float32 vector.

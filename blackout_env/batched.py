@@ -22,7 +22,9 @@ action_mask, rewards, done)``:
 - ``current_player`` int8 ``(num_envs,)``: the seat to act in each game.
 - ``observation`` float32 ``(num_envs, observation_size(rules))``: the acting
   seat's observation, bit for bit :func:`blackout_env.encoding.encode` of its
-  view; ``None`` when built with ``observations=False`` (fast rollouts).
+  view (``universal_size()`` wide and bit for bit
+  :func:`blackout_env.universal.universal_observation` of it with
+  ``observation="universal"``); ``None`` when built with ``observations=False``.
 - ``action_mask`` int8 ``(num_envs, rules.num_actions)``: the acting seat's legal actions.
 - ``rewards`` float32 ``(num_envs, num_players)``: what each seat earned by this step.
 - ``done`` bool ``(num_envs,)``: an episode ended in this step.
@@ -82,6 +84,7 @@ from .encoding import observation_size
 from .engine import BlackoutGame, IllegalActionError
 from .rules import Rules
 from .rules_logic import REWARDS, card_power, forbidden_bid, is_trump, seat_rewards, suit_led_after, voids_shown
+from .universal import observation_kind, universal_observation, universal_size
 from .view import PlayerView
 
 __all__ = ["BatchedBlackout", "BatchStep", "EPISODES", "REWARDS"]
@@ -236,6 +239,8 @@ class BatchedBlackout:
             that the next step overwrites (copy it to keep it). Masks, rewards
             and the rest are always fresh arrays.
         seed: seeds the generator that shuffles the decks (and draws random first dealers).
+        observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every
+            rule set, :mod:`blackout_env.universal`); the actions and masks are the rules' own either way.
 
     The state of every game is public, one row per game (seats absolute, NONE = -1):
     ``round_index``, ``first_dealer``, ``dealer``, ``hand_size``, ``phase`` (BID 0 / PLAY 1),
@@ -261,6 +266,7 @@ class BatchedBlackout:
         observations: bool = True,
         copy: bool = True,
         seed: int | np.random.Generator | None = None,
+        observation: str = "rules",
     ) -> None:
         self.rules = rules = Rules.resolve(rules)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -292,8 +298,12 @@ class BatchedBlackout:
         self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._games = np.arange(num_envs)
         self._seat_base = self._games * n  # flat index of (game, seat 0) in the per-seat arrays
-        self.observation_size = observation_size(rules)
+        self.observation = observation_kind(observation)
+        self.observation_size = universal_size() if self.observation == "universal" else observation_size(rules)
         self._encoder = BatchedEncoder(rules, num_envs, self._t) if self.observations else None
+        # The universal vectors are scattered from the rules-sized ones (the same function as the envs').
+        self._universal = np.zeros((num_envs, universal_size()), np.float32) if self.observation == "universal" else None
+        self._universal_filled = False
         self._spare_observations: list[np.ndarray] = []
 
         rounds, deck_size, max_bid = rules.num_rounds, rules.deck_size, rules.max_bid
@@ -739,7 +749,18 @@ class BatchedBlackout:
         self._compute_legal()
         observation = None
         if self._encoder is not None:
-            if self.copy:
+            if self._universal is not None:
+                # The universal vectors are scattered from the rules-sized ones (the envs' function). An
+                # array handed out before may have been written to: only the engine's own buffer is reused.
+                rules_sized = self._encoder.encode(self)
+                if self.copy:
+                    observation = universal_observation(rules_sized, self.rules, out=self._free_observation())
+                else:
+                    observation = universal_observation(rules_sized, self.rules, out=self._universal,
+                                                        reuse=self._universal_filled).view()
+                    self._universal_filled = True
+                    observation.flags.writeable = False
+            elif self.copy:
                 observation = self._encoder.encode(self, self._free_observation())
             else:
                 # The buffer is the encoder's own (rewritten by every step): hand it out read-only.

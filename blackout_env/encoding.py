@@ -47,6 +47,11 @@ The action mask (``action_mask(view)``) is int8 of size ``rules.num_actions``
 with 1 exactly at the view's legal actions (all 0 when it is not the
 observer's turn).
 
+The universal observation (``observation="universal"`` in every environment;
+:mod:`blackout_env.universal`) is built from this one: the same blocks sized for
+7 seats, 54 cards and hands up to 18, with the absent seats' rows 0, then the
+seats present and a rules block. It has one size for every rule set.
+
 ``encode(view)`` is the reference. The environments use :class:`TableEncoder`,
 which keeps every seat's vector current from the game's public events (one
 precomputed write per bid or card) and equals ``encode(game.view(seat))``
@@ -105,10 +110,8 @@ def score_scale(rules: Rules) -> int:
     return max(rules.largest_match_total(), 1)
 
 
-def _block_specs(rules: Rules) -> list[tuple[str, tuple[int, ...], float, float, str]]:
-    n = rules.num_players
-    c = rules.num_cards
-    b = rules.max_bid
+def _block_specs(n: int, c: int, b: int) -> list[tuple[str, tuple[int, ...], float, float, str]]:
+    """The blocks for ``n`` seats, ``c`` card columns and hands up to ``b`` (also sizes the universal layout)."""
     return [
         ("hand", (c,), 0.0, 1.0, "1 where the observer holds card c"),
         ("trump", (5,), 0.0, 1.0, "one-hot: clubs, diamonds, hearts, spades, no trump"),
@@ -139,7 +142,7 @@ def _block_specs(rules: Rules) -> list[tuple[str, tuple[int, ...], float, float,
 def _layout(rules: Rules) -> tuple[Block, ...]:
     blocks = []
     offset = 0
-    for name, shape, low, high, description in _block_specs(rules):
+    for name, shape, low, high, description in _block_specs(rules.num_players, rules.num_cards, rules.max_bid):
         size = int(np.prod(shape))
         blocks.append(Block(name, offset, size, low, high, shape, description))
         offset += size

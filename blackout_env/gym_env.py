@@ -7,7 +7,8 @@ drawn per episode); after each of its actions the opponents play until it is
 the learner's turn again or the episode is over.
 
 - Observation: the learner's flat float32 vector from ``blackout_env.encoding``
-  (``Box``; the same vector as the AEC env's ``"observation"``).
+  (``Box``; the same vector as the AEC env's ``"observation"``), or with
+  ``observation="universal"`` the universal vector of ``blackout_env.universal``.
 - Action: ``Discrete(rules.num_actions)``, cards then bids, as in the AEC env.
 - Mask: :meth:`BlackoutGymEnv.action_masks` (for sb3-contrib's MaskablePPO)
   and ``info["action_mask"]`` (int8). At the end of an episode the mask is all
@@ -56,6 +57,7 @@ from .encoding import observation_bounds
 from .engine import IllegalActionError
 from .policies import as_policy, policy_names
 from .rules import Rules
+from .universal import universal_bounds
 from .view import PlayerView
 
 __all__ = ["BlackoutGymEnv", "OPPONENT_NAMES"]
@@ -99,6 +101,7 @@ class BlackoutGymEnv(gym.Env):
         learner_seat: the learner's seat, or ``"random"`` to draw it at every reset.
         episode, reward, reward_scale, illegal_action, illegal_reward: as for the AEC env
             (``illegal_action`` defaults to ``"penalize"`` here).
+        observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every rule set).
         render_mode: ``"ansi"``, ``"human"`` or ``"rgb_array"``; the table is seen by
             the learner, or by a spectator with ``spectator=True``.
     """
@@ -117,6 +120,7 @@ class BlackoutGymEnv(gym.Env):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
         spectator: bool = False,
+        observation: str = "rules",
     ) -> None:
         self._aec = raw_env(
             rules=rules,
@@ -128,6 +132,7 @@ class BlackoutGymEnv(gym.Env):
             # "human" is drawn here, once per learner step: the AEC env gives the text.
             render_mode="ansi" if render_mode == "human" else render_mode,
             spectator=spectator,
+            observation=observation,
         )
         self.rules = rules = self._aec.rules
         n = rules.num_players
@@ -145,7 +150,7 @@ class BlackoutGymEnv(gym.Env):
         # One object per seat, so two seats of one named bot keep separate random streams.
         self._opponents = [_Seat(spec, rules) for spec in specs]
         self.render_mode = render_mode
-        low, high = observation_bounds(rules)
+        low, high = (universal_bounds() if self._aec.observation_kind == "universal" else observation_bounds(rules))
         self.observation_space = spaces.Box(low=low.copy(), high=high.copy(), dtype=np.float32)
         self.action_space = spaces.Discrete(rules.num_actions)
         self.learner_seat: int = 0 if learner_seat == "random" else int(learner_seat)

@@ -5,7 +5,9 @@ The same deck orders and the same actions go through :class:`BlackoutGame`
 first dealer) and through :class:`BatchedBlackout`; after every step the acting
 seat, the mask, the observation (bit for bit, against ``encoding.encode`` of the
 engine's view), every seat's view, the trick winners, the hand scores, the
-rewards and the totals must agree, across automatic resets.
+rewards and the totals must agree, across automatic resets. With
+``observation="universal"`` the batched observation must equal
+``universal_observation`` of the engine's rules-sized vector, bit for bit.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from rule_strategies import any_rules
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.batched import BatchedBlackout
 from blackout_env.encoding import encode
+from blackout_env.universal import universal_observation, universal_size
 
 NUM_GAMES = 4
 
@@ -55,7 +58,11 @@ def _assert_same(env: BatchedBlackout, out, engines: list[BlackoutGame], where: 
         legal = np.zeros(env.num_actions, dtype=np.int8)
         legal[game.legal_actions()] = 1
         np.testing.assert_array_equal(out.action_mask[g], legal, err_msg=here)
-        np.testing.assert_array_equal(out.observation[g], encode(game.view(seat)), err_msg=here)
+        expected = encode(game.view(seat))
+        if env.observation == "universal":
+            expected = universal_observation(expected, env.rules)
+            assert out.observation.shape[1] == universal_size(), here
+        np.testing.assert_array_equal(out.observation[g], expected, err_msg=here)
         for player in range(game.num_players):
             assert env.view(g, player) == game.view(player), f"{here}, view of seat {player}"
             hand_bits = sum(1 << card for card in game.hands[player])
@@ -64,9 +71,11 @@ def _assert_same(env: BatchedBlackout, out, engines: list[BlackoutGame], where: 
         assert env.scores[g].tolist() == game.scores, here
 
 
-def play_lockstep(rules: Rules, *, episode: str, reward: str, seed: int, resets: int = 1) -> int:
+def play_lockstep(
+    rules: Rules, *, episode: str, reward: str, seed: int, resets: int = 1, observation: str = "rules"
+) -> int:
     """Random legal play in both engines until every game has been reset ``resets`` times; returns steps."""
-    env = BatchedBlackout(rules, NUM_GAMES, episode=episode, reward=reward, seed=seed)
+    env = BatchedBlackout(rules, NUM_GAMES, episode=episode, reward=reward, seed=seed, observation=observation)
     out = env.reset()
     engines = [_engine_game(env, g) for g in range(NUM_GAMES)]
     _assert_same(env, out, engines, "after reset")
@@ -135,6 +144,23 @@ def test_episodes_and_rewards_follow_the_engine(episode: str, reward: str) -> No
 )
 def test_random_rules_play_like_the_engine(rules: Rules, episode: str, reward: str, seed: int) -> None:
     play_lockstep(rules, episode=episode, reward=reward, seed=seed)
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_every_preset_gives_the_engines_universal_observation(preset: str) -> None:
+    play_lockstep(Rules.preset(preset), episode="match", reward="score", seed=2, observation="universal")
+
+
+@pytest.mark.parametrize("episode", ["match", "hand"])
+def test_universal_observation_follows_the_engine_across_hand_episodes(episode: str) -> None:
+    play_lockstep(Rules.preset("short").replace(num_players=7), episode=episode, reward="score", seed=3,
+                  resets=2, observation="universal")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=any_rules(max_size=4), episode=st.sampled_from(["match", "hand"]), seed=st.integers(0, 2**16))
+def test_random_rules_give_the_engines_universal_observation(rules: Rules, episode: str, seed: int) -> None:
+    play_lockstep(rules, episode=episode, reward="score", seed=seed, observation="universal")
 
 
 def test_fixed_decks_deal_exactly_the_engine_hands() -> None:
