@@ -28,6 +28,12 @@ Features of card ``c`` (columns of :meth:`CardFeatures.__call__`'s output):
 12..  for each other seat, clockwise: it has shown a void in ``c``'s suit
 ====  ===========================================================================
 
+With the universal observation (``CardFeatures(rules, observation="universal")``,
+:mod:`blackout_env.universal`) the same features are read from the universal
+blocks: 54 cards and 6 other seats (an absent seat shows no void), and whether
+the jokers exist is read from the observation's ``jokers`` block, so one
+network serves every table.
+
 "Would win" compares :func:`blackout_env.rules_logic.card_power` (the rules'
 trick power, read from a table built by that function) with the best power in
 the trick, so a card of equal power, i.e. a second joker, does not win.
@@ -41,6 +47,7 @@ from torch import nn
 from blackout_env import Rules, encoding
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.rules_logic import card_power
+from blackout_env.universal import MAX_PLAYERS, UNIVERSAL_CARDS, observation_kind, universal_layout
 
 __all__ = ["CardFeatures"]
 
@@ -48,19 +55,26 @@ __all__ = ["CardFeatures"]
 class CardFeatures(nn.Module):
     """Maps observations (batch, observation_size) to per-card features (batch, num_cards, num_features)."""
 
-    def __init__(self, rules: Rules) -> None:
+    def __init__(self, rules: Rules | None, observation: str = "rules") -> None:
         super().__init__()
-        self.num_players = rules.num_players
-        self.num_cards = rules.num_cards  # card actions: 52, or 54 with jokers
+        self.universal = observation_kind(observation) == "universal"
+        if self.universal:  # every table: the largest one; the jokers' existence is read per observation
+            self.num_players, self.num_cards, deck_size = MAX_PLAYERS, UNIVERSAL_CARDS, UNIVERSAL_CARDS
+            layout = universal_layout()
+        else:
+            self.num_players = rules.num_players
+            self.num_cards = rules.num_cards  # card actions: 52, or 54 with jokers
+            deck_size = rules.deck_size
+            layout = encoding.observation_layout(rules)
         self.num_features = 12 + (self.num_players - 1)
-        self.blocks = {block.name: (block.offset, block.size) for block in encoding.observation_layout(rules)}
+        self.blocks = {block.name: (block.offset, block.size) for block in layout}
         cards = torch.arange(self.num_cards)
         standard = cards < NUM_STANDARD_CARDS
         suit = torch.where(standard, cards // 13, torch.full_like(cards, 4))
         rank = torch.where(standard, cards % 13, torch.full_like(cards, 13))
         self.register_buffer("suit", suit, persistent=False)
         # With one joker the card actions still run to 53, but card 53 does not exist: never unseen.
-        self.register_buffer("exists", (cards < rules.deck_size).float(), persistent=False)
+        self.register_buffer("exists", (cards < deck_size).float(), persistent=False)
         self.register_buffer("rank_feature", torch.where(standard, rank / 12.0, torch.ones(self.num_cards)),
                              persistent=False)
         # power[trump column, led column, card]: the trick power of every card, with the columns of the
@@ -95,7 +109,12 @@ class CardFeatures(nn.Module):
         turned = self.block(obs, "turned_card", c)
         trick = self.block(obs, "current_trick", n, c)
         in_trick = trick.sum(dim=1)
-        unseen = (self.exists - hand - played - turned).clamp(0.0, 1.0)
+        exists = self.exists
+        if self.universal:  # jokers one-hot (0, 1, 2): joker 52 exists with 1 or 2, joker 53 with 2
+            jokers = self.block(obs, "jokers", 3)
+            exists = torch.cat([exists[:NUM_STANDARD_CARDS].expand(obs.shape[0], -1),
+                                1.0 - jokers[:, :1], jokers[:, 2:]], dim=1)
+        unseen = (exists - hand - played - turned).clamp(0.0, 1.0)
 
         trump_suits = self.block(obs, "trump", 5)[:, :4]
         led_suits = self.block(obs, "led_suit", 5)[:, :4]

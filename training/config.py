@@ -29,6 +29,10 @@ from typing import Any, Union
 
 import yaml
 
+from blackout_env import Rules
+
+from .tables import check_table
+
 __all__ = [
     "ConfigError",
     "EnvConfig",
@@ -88,6 +92,17 @@ class EnvConfig:
     """Rewards are multiplied by this (> 0) before they reach PPO (10 + bid -> about 1)."""
     backend: str = "auto"
     """"batched" (the numpy batched engine), "engine" (Python games, slow, exact) or "auto" (batched if present)."""
+    observation: str = "rules"
+    """"rules" (the rules-sized observation: a network for this table only) or "universal" (one size for every
+    rule set, with the rules in it: a network that plays every table; ``blackout_env.universal``)."""
+    tables: list[str] = field(default_factory=list)
+    """Train over a distribution of tables (``blackout_training.tables``; needs observation "universal"): each
+    entry a preset name or rules YAML file, "preset" (a preset per match, at 3..7 players where it fits) or
+    "random" (a random valid rule set per match). Empty: ``rules`` only. ``rules`` stays the run's reference
+    (checkpoint metadata, default evaluation)."""
+    table_groups: int = 8
+    """With ``tables``: the games are split into this many batched engines, each playing one table at a time
+    (group i draws from entry i mod len(tables)); ``num_envs`` must be a multiple of it."""
 
 
 @dataclass
@@ -191,6 +206,9 @@ class EvalConfig:
     """Duplicate deals for the final evaluation (0 = skip)."""
     hands: str = "match"
     """"match": whole matches under the run's rules."""
+    rules: list[str] = field(default_factory=list)
+    """Evaluate on each of these rules (preset names or YAML files), one learning curve each; empty: the run's
+    ``env.rules``. Rules other than ``env.rules`` need ``env.observation: universal``."""
 
 
 @dataclass
@@ -315,6 +333,33 @@ class TrainConfig:
         if rllib.address is not None:
             _require("rllib.address", rllib.address, bool(rllib.address.strip()),
                      "HOST:PORT of a Ray cluster, 'auto', or null to start Ray here")
+        # one table or many
+        _require("env.observation", env.observation, env.observation in ("rules", "universal"), "'rules' or 'universal'")
+        if env.tables:
+            if env.observation != "universal":
+                raise ConfigError("env.tables: a network for several tables needs env.observation: universal")
+            if self.ppo.rollout_steps <= 0:
+                raise ConfigError("ppo.rollout_steps: with env.tables the matches differ in length; give a number of steps")
+            _require("env.table_groups", env.table_groups, env.table_groups > 0 and env.num_envs % env.table_groups == 0,
+                     f"positive and divide env.num_envs ({env.num_envs})")
+            for table in env.tables:
+                try:
+                    check_table(table)
+                except ValueError as error:
+                    raise ConfigError(f"env.tables: {error}") from None
+        for rules in evaluation.rules:
+            try:
+                Rules.resolve(rules)
+            except ValueError as error:
+                raise ConfigError(f"eval.rules: {error}") from None
+            if rules != env.rules and env.observation != "universal":
+                raise ConfigError(
+                    f"eval.rules: {rules!r} differs from env.rules ({env.rules!r}); a network that plays "
+                    "other tables needs env.observation: universal"
+                )
+        if self.algo != "ppo" and (env.tables or env.observation != "rules"):
+            raise ConfigError(f"env.observation / env.tables: the universal observation trains with algo: ppo only, "
+                              f"not {self.algo}")
 
 
 def _require(key: str, value: Any, ok: bool, requirement: str) -> None:

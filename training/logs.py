@@ -24,7 +24,7 @@ METRIC_FIELDS = [
     "approx_kl", "clip_fraction", "explained_variance", "hands", "hand_score", "bid_made_rate",
 ]  # fmt: skip
 EVAL_FIELDS = [
-    "update", "global_step", "final", "opponent", "deals", "agent_score", "agent_ci", "opponent_score",
+    "update", "global_step", "final", "rules", "opponent", "deals", "agent_score", "agent_ci", "opponent_score",
     "difference", "difference_ci", "agent_bid_made_rate",
 ]  # fmt: skip
 
@@ -51,27 +51,34 @@ class CsvLog:
 
 
 def plot_learning_curve(rows: list[dict[str, str]], path: Path, opponent: str) -> None:
-    """Score per hand of the agent and of the opponent bots over training, with 95% intervals."""
+    """Score per hand of the agent and of the opponent bots over training, with 95% intervals (per rules)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    periodic = [r for r in rows if r.get("final") != "1"]
-    final = [r for r in rows if r.get("final") == "1"]
-
     def column(selected: list[dict[str, str]], key: str) -> np.ndarray:
         return np.array([float(r[key]) for r in selected])
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    steps, agent, agent_ci = column(periodic, "global_step"), column(periodic, "agent_score"), column(periodic, "agent_ci")
-    ax.plot(steps, agent, marker="o", label="PPO agent")
-    ax.fill_between(steps, agent - agent_ci, agent + agent_ci, alpha=0.2)
-    ax.plot(steps, column(periodic, "opponent_score"), marker="s", label=f"{opponent} (the other seats)")
-    if final:
-        ax.errorbar(column(final, "global_step"), column(final, "agent_score"), yerr=column(final, "agent_ci"),
-                    fmt="*", markersize=12, color="C0", label="PPO agent, final evaluation")
-        ax.plot(column(final, "global_step"), column(final, "opponent_score"), "*", markersize=12, color="C1")
+    tables = list(dict.fromkeys(r.get("rules", "") for r in rows))  # one curve per evaluated rules
+    for k, table in enumerate(tables):
+        mine = [r for r in rows if r.get("rules", "") == table]
+        periodic = [r for r in mine if r.get("final") != "1"]
+        final = [r for r in mine if r.get("final") == "1"]
+        where = f" ({table})" if len(tables) > 1 else ""
+        agent_color, opponent_color = (f"C{k}", f"C{k}") if len(tables) > 1 else ("C0", "C1")
+        steps, agent = column(periodic, "global_step"), column(periodic, "agent_score")
+        agent_ci = column(periodic, "agent_ci")
+        ax.plot(steps, agent, marker="o", color=agent_color, label=f"PPO agent{where}")
+        ax.fill_between(steps, agent - agent_ci, agent + agent_ci, alpha=0.2, color=agent_color)
+        ax.plot(steps, column(periodic, "opponent_score"), marker="s", linestyle="--" if where else "-",
+                color=opponent_color, label=f"{opponent} (the other seats){where}")
+        if final:
+            ax.errorbar(column(final, "global_step"), column(final, "agent_score"), yerr=column(final, "agent_ci"),
+                        fmt="*", markersize=12, color=agent_color, label=f"PPO agent, final evaluation{where}")
+            ax.plot(column(final, "global_step"), column(final, "opponent_score"), "*", markersize=12,
+                    color=opponent_color)
     ax.set_xlabel("training decisions")
     ax.set_ylabel("score per hand (duplicate deals)")
     ax.set_title(f"Learning curve: 1 agent vs {opponent} bots")

@@ -21,6 +21,7 @@ import torch
 
 from .config import OpponentsConfig
 from .policy_net import ActorCritic
+from .tables import universal_bot_action
 from .vec_env import VecEnv
 
 __all__ = ["OpponentPool"]
@@ -35,6 +36,9 @@ class OpponentPool:
         bots: the loaded ``opponents.bots`` policies (``act(view)``).
         new_model: makes an empty network like the learner's (for snapshots).
         rng: the trainer's generator (every draw comes from it, so a resumed run continues the stream).
+        table_players: with a table distribution, the seats at each game's table (games -> counts): the
+            learner's seats are drawn among those.
+        universal: the learner acts in the universal action space: the bots' actions are translated to it.
     """
 
     def __init__(
@@ -45,7 +49,10 @@ class OpponentPool:
         bots: Sequence[Any],
         new_model: Callable[[], ActorCritic],
         rng: np.random.Generator,
+        table_players: Callable[[np.ndarray], np.ndarray] | None = None,
+        universal: bool = False,
     ) -> None:
+        self.table_players, self.universal = table_players, universal
         self.config, self.num_players, self.bots, self.new_model, self.rng = config, num_players, list(bots), new_model, rng
         self.snapshots: list[dict[str, torch.Tensor]] = []
         """Past snapshots' weights (saved in checkpoints), oldest first."""
@@ -91,6 +98,8 @@ class OpponentPool:
         # k learner seats per game, k drawn from learner_seats: the seats with the k smallest random keys
         counts = np.asarray(config.learner_seats)[rng.integers(len(config.learner_seats), size=len(games))]
         keys = rng.random((len(games), self.num_players))
+        if self.table_players is not None:  # a seat that is not at the table is never the learner's
+            keys[np.arange(self.num_players) >= self.table_players(games)[:, None]] = 2.0
         ranks = keys.argsort(axis=1).argsort(axis=1)
         self.learner_at[games] = ranks < counts[:, None]
 
@@ -117,7 +126,8 @@ class OpponentPool:
         first_bot = len(self.snapshots)
         bot_rows = np.flatnonzero(~learner & (self.opponent_id >= first_bot))
         if len(bot_rows):  # baseline policies act one game at a time, from the seat's view
+            act = universal_bot_action if self.universal else (lambda bot, view: bot.act(view))
             bot_actions = [
-                self.bots[self.opponent_id[i] - first_bot].act(env.view(int(i), int(players[i]))) for i in bot_rows
+                act(self.bots[self.opponent_id[i] - first_bot], env.view(int(i), int(players[i]))) for i in bot_rows
             ]
             action[torch.from_numpy(bot_rows).to(device)] = torch.tensor(bot_actions, device=device)

@@ -17,6 +17,12 @@ A checkpoint is one ``torch.save`` file holding the weights, the network's
 shape, the rules it was trained for and the observation layout it reads;
 :func:`load_checkpoint` refuses a file whose layout or rules differ from the
 ones asked for, rather than letting a network read a vector it does not know.
+
+A network built with ``observation="universal"`` reads the universal
+observation (:mod:`blackout_env.universal`) and acts in the universal action
+space (card ``c`` is ``c``, bid ``k`` is ``54 + k``): one network for every
+table. Its checkpoint plays any rules; :class:`PolicyBot` translates each
+view's observation, mask and action.
 """
 
 from __future__ import annotations
@@ -33,6 +39,17 @@ from torch import nn
 from torch.distributions import Categorical
 
 from blackout_env import PlayerView, Rules, encoding
+from blackout_env.universal import (
+    MAX_HAND,
+    UNIVERSAL_CARDS,
+    UNIVERSAL_NUM_ACTIONS,
+    observation_kind,
+    rules_actions,
+    universal_action_mask,
+    universal_layout,
+    universal_observation,
+    universal_size,
+)
 
 __all__ = [
     "ActorCritic",
@@ -100,8 +117,9 @@ class ActorCritic(nn.Module):
         num_actions: the rules' action space (cards then bids).
         hidden_sizes: widths of the trunk's hidden layers (ReLU).
         arch: "mlp" or "cards".
-        rules: the rules (needed by "cards", which reads the observation's blocks).
+        rules: the rules (needed by "cards" with the rules-sized observation, which reads its blocks).
         card_width: width of the card embedding ("cards").
+        observation: "rules" (the rules-sized observation and actions) or "universal" (every table).
     """
 
     def __init__(
@@ -112,8 +130,10 @@ class ActorCritic(nn.Module):
         arch: str = "mlp",
         rules: Rules | None = None,
         card_width: int = 32,
+        observation: str = "rules",
     ) -> None:
         super().__init__()
+        self.observation = observation_kind(observation)
         if arch not in ARCHITECTURES:
             raise ValueError(f"arch: must be one of {', '.join(ARCHITECTURES)}, got {arch!r}")
         self.observation_size = int(observation_size)
@@ -123,13 +143,16 @@ class ActorCritic(nn.Module):
         self.card_width = int(card_width)
         width_in = self.observation_size
         if arch == "cards":
-            if rules is None:
+            if rules is None and self.observation == "rules":
                 raise ValueError("arch 'cards' needs the rules (it reads the observation's blocks)")
             from .card_features import CardFeatures
 
-            self.card_features = CardFeatures(rules)
-            self.num_cards = rules.num_cards
-            self.max_hand = min(rules.max_bid, rules.num_cards)
+            self.card_features = CardFeatures(rules, self.observation)
+            if self.observation == "universal":
+                self.num_cards, self.max_hand = UNIVERSAL_CARDS, MAX_HAND
+            else:
+                self.num_cards = rules.num_cards
+                self.max_hand = min(rules.max_bid, rules.num_cards)
             w = self.card_width
             self.card_net = nn.Sequential(
                 layer_init(nn.Linear(self.card_features.num_features, w)), nn.ReLU(),
@@ -229,18 +252,29 @@ class ActorCritic(nn.Module):
         spec: dict[str, Any] = {"hidden_sizes": list(self.hidden_sizes), "arch": self.arch}
         if self.arch == "cards":  # (an "mlp" network has no card embedding)
             spec["card_width"] = self.card_width
+        if self.observation == "universal":
+            spec["observation"] = self.observation
         return spec
 
 
-def make_model(rules: Rules, hidden_sizes: Sequence[int] = (256, 256), arch: str = "mlp", card_width: int = 32) -> ActorCritic:
-    """A fresh network for the rules' observation and actions."""
+def make_model(
+    rules: Rules,
+    hidden_sizes: Sequence[int] = (256, 256),
+    arch: str = "mlp",
+    card_width: int = 32,
+    observation: str = "rules",
+) -> ActorCritic:
+    """A fresh network for the rules' observation and actions (or the universal ones, for every table)."""
+    if observation_kind(observation) == "universal":
+        return ActorCritic(universal_size(), UNIVERSAL_NUM_ACTIONS, hidden_sizes, arch, rules, card_width, observation)
     return ActorCritic(encoding.observation_size(rules), rules.num_actions, hidden_sizes, arch, rules, card_width)
 
 
 # ---------------------------------------------------------------- checkpoints
-def _layout_key(rules: Rules) -> list[list[Any]]:
+def _layout_key(rules: Rules, observation: str = "rules") -> list[list[Any]]:
     # Name, offset and size of every block: two layouts with equal keys read a vector identically.
-    return [[str(block.name), int(block.offset), int(block.size)] for block in encoding.observation_layout(rules)]
+    layout = universal_layout() if observation == "universal" else encoding.observation_layout(rules)
+    return [[str(block.name), int(block.offset), int(block.size)] for block in layout]
 
 
 def save_checkpoint(
@@ -265,7 +299,8 @@ def save_checkpoint(
         "hidden_sizes": list(model.hidden_sizes),
         "arch": model.arch,
         "card_width": model.card_width,
-        "observation_layout": _layout_key(rules),
+        "observation": model.observation,
+        "observation_layout": _layout_key(rules, model.observation),
         "rules": rules.to_dict(),
         "extra": dict(extra or {}),
     }
@@ -341,14 +376,20 @@ def load_checkpoint(
         trained_rules = Rules.from_dict(payload["rules"])
     except (KeyError, ValueError) as error:
         raise CheckpointError(f"checkpoint {str(path)!r} holds no valid rules: {error}") from None
-    if rules is not None:
+    observation = payload.get("observation", "rules")
+    if observation not in ("rules", "universal"):
+        raise CheckpointError(f"checkpoint {str(path)!r} reads an unknown observation {observation!r}")
+    universal = observation == "universal"
+    if rules is not None and not universal:  # a universal network plays every table
         asked = Rules.resolve(rules)
         differences = _rules_differences(payload["rules"], asked)
         if differences:
             raise CheckpointError(
-                f"checkpoint {str(path)!r} was trained for other rules ({'; '.join(differences)})"
+                f"checkpoint {str(path)!r} was trained for other rules ({'; '.join(differences)}); "
+                "it reads the rules-sized observation of its own table. A policy for every table reads "
+                'observation="universal": train one with configs/train/generalist.yaml'
             )
-    expected_layout = _layout_key(trained_rules)
+    expected_layout = _layout_key(trained_rules, observation)
     saved_layout = payload.get("observation_layout")
     if saved_layout != expected_layout:
         saved_names = [block[0] for block in saved_layout or []]
@@ -356,17 +397,20 @@ def load_checkpoint(
         raise CheckpointError(
             f"checkpoint {str(path)!r} reads another observation layout than blackout_env.encoding produces "
             f"(checkpoint: {len(saved_names)} blocks, size {payload.get('observation_size')}; "
-            f"encoder: {len(expected_names)} blocks, size {encoding.observation_size(trained_rules)}); "
+            f"encoder: {len(expected_names)} blocks, size "
+            f"{universal_size() if universal else encoding.observation_size(trained_rules)}); "
             "retrain it with this version"
         )
-    if payload.get("num_actions") != trained_rules.num_actions:
+    wanted_actions = UNIVERSAL_NUM_ACTIONS if universal else trained_rules.num_actions
+    if payload.get("num_actions") != wanted_actions:
         raise CheckpointError(
-            f"checkpoint {str(path)!r} has {payload.get('num_actions')} actions; its rules have {trained_rules.num_actions}"
+            f"checkpoint {str(path)!r} has {payload.get('num_actions')} actions; its observation needs {wanted_actions}"
         )
     try:
         model = ActorCritic(
             payload["observation_size"], payload["num_actions"], payload["hidden_sizes"],
             arch=payload.get("arch", "mlp"), rules=trained_rules, card_width=payload.get("card_width", 32),
+            observation=observation,
         )
         state = {_renamed(key): value for key, value in payload["model_state"].items()}
         model.load_state_dict(state)
@@ -380,9 +424,13 @@ def load_checkpoint(
 class PolicyBot:
     """A trained network as a bot: ``act(view)`` encodes the view and picks an action.
 
+    A universal network (``model.observation == "universal"``) plays the rules of
+    each view it is given: its observation and mask are translated to the
+    universal ones and its action back to the rules' action.
+
     Args:
         model: the network.
-        rules: the rules it plays (views must be of these rules).
+        rules: the rules it plays (views must be of these rules, unless the network is universal).
         name: the bot's name in tables.
         greedy: pick the most probable legal action (default) or sample from the policy.
         seed: seeds sampling (only used when ``greedy`` is false).
@@ -404,7 +452,8 @@ class PolicyBot:
         self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Actions for a batch of observations and int8 masks, shape (batch,)."""
+        """Actions for a batch of observations and int8 masks, shape (batch,), in the network's own spaces
+        (universal observations, masks and actions for a universal network)."""
         with torch.inference_mode():
             obs_t = torch.as_tensor(np.asarray(obs, dtype=np.float32))
             mask_t = torch.as_tensor(np.asarray(mask) != 0)
@@ -420,9 +469,13 @@ class PolicyBot:
         """The action for one player's view (always one of ``view.legal_actions``)."""
         if not view.legal_actions:
             raise ValueError(f"{self.name}: player {view.player} has no legal action now (phase {view.phase})")
-        mask = np.zeros((1, self.rules.num_actions), dtype=np.int8)
+        rules = view.rules if self.model.observation == "universal" else self.rules
+        mask = np.zeros((1, rules.num_actions), dtype=np.int8)
         mask[0, list(view.legal_actions)] = 1
         obs = encoding.encode(view)[None, :]
+        if self.model.observation == "universal":
+            obs, mask = universal_observation(obs, rules), universal_action_mask(mask, rules)
+            return int(rules_actions(self.act_batch(obs, mask), rules)[0])
         return int(self.act_batch(obs, mask)[0])
 
 
@@ -440,7 +493,8 @@ def load_policy_bot(
     path = SHIPPED_CHECKPOINT if path is None else Path(path)
     model, trained_rules, _ = load_checkpoint(path, rules)
     label = name or ("ppo" if path == SHIPPED_CHECKPOINT else f"ppo:{path}")
-    return PolicyBot(model, trained_rules, name=label, greedy=greedy, seed=seed)
+    plays = Rules.resolve(rules) if rules is not None and model.observation == "universal" else trained_rules
+    return PolicyBot(model, plays, name=label, greedy=greedy, seed=seed)
 
 
 def load_ppo_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:

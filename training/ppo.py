@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from blackout_env import Rules, encoding
+from blackout_env import Rules
 
 from .config import ConfigError, TrainConfig, config_to_dict
 from .evaluate import evaluate_against
@@ -49,6 +49,7 @@ from .policies import load_policy
 from .policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
 from .returns import hand_rewards, seat_returns
 from .run_folder import RunFolderError, check_run_folder
+from .tables import TablesVecEnv
 from .vec_env import VecEnv, make_vec_env
 
 __all__ = ["RunFolderError", "TrainResult", "resolve_device", "train"]
@@ -103,9 +104,10 @@ def train(
         rules = Rules.resolve(config.env.rules)
     except ValueError as error:
         raise ConfigError(f"env.rules: {error}") from None
-    if max(config.opponents.learner_seats) >= rules.num_players:
+    fewest_players = 3 if config.env.tables else rules.num_players  # a table distribution may seat 3
+    if max(config.opponents.learner_seats) >= fewest_players:
         raise ConfigError(
-            f"opponents.learner_seats: each count must be 1..{rules.num_players - 1} with {rules.num_players} "
+            f"opponents.learner_seats: each count must be 1..{fewest_players - 1} with {fewest_players} "
             f"players (the learner leaves at least one seat to its opponents), got {config.opponents.learner_seats}"
         )
     device = resolve_device(config.run.device)
@@ -115,12 +117,13 @@ def train(
     bots = [_load_named("opponents.bots", spec, rules, config.run.seed + j) for j, spec in enumerate(opp_cfg.bots)]
 
     def new_model() -> ActorCritic:
-        return make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width).to(device)
+        return make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width,
+                          config.env.observation).to(device)
 
     start = None  # a fine-tuning start: missing, corrupt, or another network fails here
     if model_cfg.init_checkpoint:
         start, _, _ = load_checkpoint(model_cfg.init_checkpoint, rules)
-        wanted = make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width).spec()
+        wanted = new_model().spec()
         if start.spec() != wanted:
             raise ConfigError(
                 f"model.init_checkpoint: {model_cfg.init_checkpoint!r} is a network {start.spec()}, "
@@ -129,13 +132,21 @@ def train(
     folder = check_run_folder(config, resume, force)
     run_dir, resuming, checkpoint_path = folder.path, folder.resuming, folder.checkpoint
     resumed = load_checkpoint(checkpoint_path, rules) if resuming else None  # a corrupt one fails here
-    env = vec_env if vec_env is not None else make_vec_env(rules, config.env.num_envs, config.env.backend)
+    if vec_env is not None:
+        env = vec_env
+    elif config.env.tables:  # one universal network over many tables (blackout_training.tables)
+        env = TablesVecEnv(config.env.tables, config.env.num_envs, config.env.table_groups, rules)
+    else:
+        env = make_vec_env(rules, config.env.num_envs, config.env.backend, config.env.observation)
 
     # --- the run folder: written from here on
     folder.create(config)
     if folder.resume_without_checkpoint:
         log(f"resuming {run_dir}: no checkpoint yet (the run stopped before its first one); starting from update 0")
-    n_envs, n_players = env.num_envs, rules.num_players
+    n_envs = env.num_envs
+    n_players = TablesVecEnv.num_players if config.env.tables else rules.num_players  # per-seat columns
+    # The seats at each game's table (fewer than n_players in a table distribution's smaller tables).
+    table_players = (lambda games: env.players[games]) if config.env.tables else None
     # 0: one whole match per rollout (the bids and plays of every hand), so each update sees every hand size
     T = ppo.rollout_steps or sum(n_players * (1 + size) for size in rules.hand_sizes)
 
@@ -147,8 +158,8 @@ def train(
     rng = np.random.default_rng(config.run.seed)
 
     # --- the network and its optimiser
-    obs_size, num_actions = encoding.observation_size(rules), rules.num_actions
     agent = new_model()
+    obs_size, num_actions = agent.observation_size, agent.num_actions
     optimizer = torch.optim.Adam(agent.parameters(), lr=ppo.lr, eps=1e-5)
     update, global_step, elapsed_before = 0, 0, 0.0
     if start is not None and not resuming:
@@ -169,7 +180,8 @@ def train(
 
     # --- the games: fresh deals on every (re)start, seeded by the run seed and the update reached
     batch = env.reset(seed=int(rng.integers(2**31)))
-    opponents = OpponentPool(opp_cfg, n_envs, n_players, bots, new_model, rng)
+    opponents = OpponentPool(opp_cfg, n_envs, n_players, bots, new_model, rng, table_players,
+                             universal=config.env.observation == "universal")
 
     # --- rollout storage: one slot per (step, game); `recorded` marks the learner's decisions
     obs_buf = torch.zeros((T, n_envs, obs_size), device=device)
@@ -180,6 +192,7 @@ def train(
     player_buf = np.zeros((T, n_envs), dtype=np.int64)  # the seat that acted
     hand_over_buf = np.zeros((T, n_envs), dtype=bool)  # the game's hand ended with this step
     hand_score_buf = np.zeros((T, n_envs, n_players), dtype=np.float32)  # ... and each seat's score for it
+    players_buf = np.full((T, n_envs), n_players, dtype=np.int64)  # ... and the seats at its table
     recorded = np.zeros((T, n_envs), dtype=bool)
     # The "cards" network's per-card inputs depend on the observation only: computed once when acting, kept for
     # the update's epochs (about 40 MB for the default run).
@@ -227,19 +240,25 @@ def train(
             },
         )
 
-    def run_eval(deals: int, seed: int) -> dict[str, Any]:
-        bot = PolicyBot(copy.deepcopy(agent).cpu(), rules, name="ppo", greedy=True)
-        return evaluate_against(bot, eval_opponent, rules, deals, seed)
+    eval_rules = config.eval.rules or [config.env.rules]
 
-    def record_eval(result: dict[str, Any], final: bool = False) -> None:
+    def run_eval(deals: int, seed: int) -> dict[str, dict[str, Any]]:
+        """One evaluation per rules of ``eval.rules`` (a universal network plays each)."""
+        bot = PolicyBot(copy.deepcopy(agent).cpu(), rules, name="ppo", greedy=True)
+        return {name: evaluate_against(bot, eval_opponent, Rules.resolve(name), deals, seed) for name in eval_rules}
+
+    def record_eval(results: dict[str, dict[str, Any]], final: bool = False) -> None:
         nonlocal last_eval
-        row = {"update": update, "global_step": global_step, "final": int(final), "opponent": eval_opponent, **result}
-        eval_log.append({k: row[k] for k in EVAL_FIELDS})
-        writer.add_scalar("eval/agent_score_per_hand", result["agent_score"], global_step)
-        writer.add_scalar("eval/opponent_score_per_hand", result["opponent_score"], global_step)
-        writer.add_scalar("eval/difference", result["difference"], global_step)
-        writer.add_scalar("eval/agent_bid_made_rate", result["agent_bid_made_rate"], global_step)
-        last_eval = f"{result['difference']:+.2f}±{result['difference_ci']:.2f}"
+        for name, result in results.items():
+            row = {"update": update, "global_step": global_step, "final": int(final), "rules": name,
+                   "opponent": eval_opponent, **result}
+            eval_log.append({k: row[k] for k in EVAL_FIELDS})
+            tag = "eval" if len(results) == 1 else f"eval/{name}"
+            writer.add_scalar(f"{tag}/agent_score_per_hand", result["agent_score"], global_step)
+            writer.add_scalar(f"{tag}/opponent_score_per_hand", result["opponent_score"], global_step)
+            writer.add_scalar(f"{tag}/difference", result["difference"], global_step)
+            writer.add_scalar(f"{tag}/agent_bid_made_rate", result["agent_bid_made_rate"], global_step)
+        last_eval = " ".join(f"{r['difference']:+.2f}±{r['difference_ci']:.2f}" for r in results.values())
         plot_learning_curve(eval_log.rows, run_dir / "learning_curve.png", eval_opponent)
 
     while global_step < ppo.total_steps and not (time_limit_s > 0 and elapsed() >= time_limit_s):
@@ -272,6 +291,8 @@ def train(
             player_buf[t] = batch.current_player
             decisions += int(learner.sum())
 
+            if table_players is not None:  # (a step that ends a match may seat the game at a new table)
+                players_buf[t] = table_players(games)
             batch = env.step(action.cpu().numpy())
             hand_over_buf[t] = batch.hand_over
             if batch.hand_over.any():
@@ -289,7 +310,7 @@ def train(
         # ----------------------------------------------- per-seat rewards and GAE
         # Each hand's reward goes to each seat's last decision of the hand; decisions still open at the
         # rollout's end bootstrap through their value but are not trained on (blackout_training.returns).
-        rewards = hand_rewards(hand_score_buf, config.env.reward, config.env.reward_scale)
+        rewards = hand_rewards(hand_score_buf, config.env.reward, config.env.reward_scale, players_buf)
         targets = seat_returns(player_buf, recorded, hand_over_buf, rewards, value_buf, ppo.gamma, ppo.gae_lambda)
         advantages, returns, trainable = targets.advantages, targets.returns, targets.trainable
 
@@ -385,8 +406,11 @@ def train(
     final_eval = None
     if config.eval.final_deals:
         log(f"final evaluation: {config.eval.final_deals} duplicate deals against {eval_opponent}")
-        final_eval = run_eval(config.eval.final_deals, seed=10_000_019 + config.run.seed)
-        record_eval(final_eval, final=True)
+        per_rules = run_eval(config.eval.final_deals, seed=10_000_019 + config.run.seed)
+        record_eval(per_rules, final=True)
+        final_eval = dict(per_rules[eval_rules[0]])  # the first rules' result; every rules' under "per_rules"
+        if len(eval_rules) > 1:
+            final_eval["per_rules"] = per_rules
         temp = run_dir / ".final_eval.json.tmp"
         temp.write_text(json.dumps({"opponent": eval_opponent, **final_eval}, indent=2), encoding="utf-8")
         os.replace(temp, run_dir / "final_eval.json")

@@ -57,14 +57,26 @@ class SeatReturns(NamedTuple):
     """int64: the step of the same seat's next recorded decision in the same hand, or -1."""
 
 
-def hand_rewards(hand_scores: np.ndarray, reward: str = "score", scale: float = 1.0) -> np.ndarray:
+def hand_rewards(
+    hand_scores: np.ndarray, reward: str = "score", scale: float = 1.0, players: np.ndarray | None = None
+) -> np.ndarray:
     """Rewards of hands from their scores (``[..., seat]``): the env's ``"score"`` or ``"zero_sum"`` mode, scaled.
 
-    ``"zero_sum"``: each seat's score minus the mean of the other seats' scores.
+    ``"zero_sum"``: each seat's score minus the mean of the other seats' scores. ``players`` (the shape of
+    ``hand_scores`` without the seat axis) gives the seats at each hand's table when the seat axis is
+    padded beyond them (a table distribution; the padding seats score 0); default: every column is a seat.
     """
     if reward not in ("score", "zero_sum"):
         raise ValueError(f"reward: must be 'score' or 'zero_sum', got {reward!r}")
-    return seat_rewards(reward, hand_scores) * scale  # the env's own reward function
+    if players is None:
+        return seat_rewards(reward, hand_scores) * scale  # the env's own reward function
+    # A padded seat axis: each table's own seats, table size by table size (padding seats get 0).
+    players = np.asarray(players)
+    rewards = np.zeros(hand_scores.shape, dtype=np.result_type(hand_scores.dtype, np.float32))
+    for count in np.unique(players):
+        at = players == count
+        rewards[at, :count] = seat_rewards(reward, hand_scores[at, :count])
+    return rewards * scale
 
 
 def seat_returns(

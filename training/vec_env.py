@@ -14,6 +14,10 @@ Two adapters give it:
 * :class:`EngineVecEnv` over plain :class:`~blackout_env.BlackoutGame` objects and the
   encoder, one game at a time in Python: slow, but the reference that the
   batched path must agree with, and the fallback when no batched engine exists.
+
+With ``observation="universal"`` both adapters show universal observations and
+masks and take universal actions (:mod:`blackout_env.universal`), so one
+network can be trained on several tables (``blackout_training.tables``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from blackout_env import BlackoutGame, PlayerView, Rules, encoding
+from blackout_env.universal import observation_kind, rules_actions, universal_action_mask, universal_observation
 
 __all__ = ["BatchedVecEnv", "EngineVecEnv", "GameBatch", "VecEnv", "make_vec_env"]
 
@@ -64,9 +69,10 @@ class VecEnv(Protocol):
 class EngineVecEnv:
     """``num_envs`` engine games in Python lists; exact, simple, slow (a few thousand steps/s)."""
 
-    def __init__(self, rules: Rules, num_envs: int) -> None:
+    def __init__(self, rules: Rules, num_envs: int, observation: str = "rules") -> None:
         self.rules = rules
         self.num_envs = num_envs
+        self.observation = observation_kind(observation)
         self.games: list[BlackoutGame] = []
         self._rng = np.random.default_rng(0)
 
@@ -85,6 +91,8 @@ class EngineVecEnv:
         hand_scores = np.zeros((self.num_envs, n), dtype=np.float32)
         hand_over = np.zeros(self.num_envs, dtype=bool)
         bid_made = np.zeros((self.num_envs, n), dtype=bool)
+        if self.observation == "universal":
+            actions = rules_actions(actions, self.rules)
         for i, game in enumerate(self.games):
             hands_done = len(game.round_scores)
             game.step(int(actions[i]))
@@ -102,10 +110,14 @@ class EngineVecEnv:
 
     def _observe(self, hand_scores: np.ndarray, hand_over: np.ndarray, bid_made: np.ndarray) -> GameBatch:
         views = [game.view(game.current_player) for game in self.games]
+        obs = np.stack([encoding.encode(v) for v in views])
+        mask = np.stack([encoding.action_mask(v) for v in views])
+        if self.observation == "universal":
+            obs, mask = universal_observation(obs, self.rules), universal_action_mask(mask, self.rules)
         return GameBatch(
             current_player=np.array([v.player for v in views], dtype=np.int64),
-            observation=np.stack([encoding.encode(v) for v in views]),
-            action_mask=np.stack([encoding.action_mask(v) for v in views]),
+            observation=obs,
+            action_mask=mask,
             rewards=hand_scores,
             hand_over=hand_over,
             bid_made=bid_made,
@@ -121,39 +133,46 @@ class BatchedVecEnv:
     ``last_hand_bids`` and ``last_hand_tricks`` tell which hands ended and how.
     """
 
-    def __init__(self, rules: Rules, num_envs: int) -> None:
+    def __init__(self, rules: Rules, num_envs: int, observation: str = "rules", seed: int | None = None) -> None:
         from blackout_env.batched import BatchedBlackout
 
         self.rules = rules
         self.num_envs = num_envs
-        self.engine = BatchedBlackout(rules, num_envs, episode="match", reward="score")
+        self.observation = observation_kind(observation)
+        self.engine = BatchedBlackout(rules, num_envs, episode="match", reward="score", observation=observation,
+                                      seed=seed)
 
     def reset(self, seed: int, decks: np.ndarray | None = None) -> GameBatch:
         """New matches; ``decks`` (games x rounds x deck size) fixes the first match's deals."""
         step = self.engine.reset(seed=seed, decks=decks)
         zeros = np.zeros((self.num_envs, self.rules.num_players), dtype=np.float32)
-        return GameBatch(step.current_player.astype(np.int64), step.observation, step.action_mask, zeros,
+        return GameBatch(step.current_player.astype(np.int64), step.observation, self._mask(step.action_mask), zeros,
                          self.engine.hand_over.copy(), zeros.astype(bool))
 
     def step(self, actions: np.ndarray) -> GameBatch:
+        if self.observation == "universal":
+            actions = rules_actions(actions, self.rules)
         step = self.engine.step(actions)
         hand_over = self.engine.hand_over.copy()
         made = hand_over[:, None] & (self.engine.last_hand_bids == self.engine.last_hand_tricks)
-        return GameBatch(step.current_player.astype(np.int64), step.observation, step.action_mask, step.rewards,
-                         hand_over, made)
+        return GameBatch(step.current_player.astype(np.int64), step.observation, self._mask(step.action_mask),
+                         step.rewards, hand_over, made)
+
+    def _mask(self, mask: np.ndarray) -> np.ndarray:
+        return universal_action_mask(mask, self.rules) if self.observation == "universal" else mask
 
     def view(self, game: int, player: int) -> PlayerView:
         """What ``player`` may know in game ``game`` (for baseline-bot opponents)."""
         return self.engine.view(game, player)
 
 
-def make_vec_env(rules: Rules, num_envs: int, backend: str = "auto") -> VecEnv:
+def make_vec_env(rules: Rules, num_envs: int, backend: str = "auto", observation: str = "rules") -> VecEnv:
     """The fastest available adapter ("auto"), or the one named ("batched", "engine")."""
     if backend == "engine":
-        return EngineVecEnv(rules, num_envs)
+        return EngineVecEnv(rules, num_envs, observation)
     try:
-        return BatchedVecEnv(rules, num_envs)
+        return BatchedVecEnv(rules, num_envs, observation)
     except ImportError:
         if backend == "batched":
             raise ValueError("env.backend: 'batched' asked, but blackout_env.batched cannot be imported") from None
-        return EngineVecEnv(rules, num_envs)
+        return EngineVecEnv(rules, num_envs, observation)

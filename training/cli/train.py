@@ -53,4 +53,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"final evaluation vs {config.eval.opponent}: agent {e['agent_score']:.2f} per hand, "
               f"opponents {e['opponent_score']:.2f}, difference {e['difference']:+.2f} ± {e['difference_ci']:.2f} "
               f"(95%), bid made {e['agent_bid_made_rate']:.1%}")
+        for name, r in e.get("per_rules", {}).items():
+            print(f"  {name}: difference {r['difference']:+.2f} ± {r['difference_ci']:.2f}")
     return 0
