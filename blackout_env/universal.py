@@ -168,7 +168,12 @@ class _ColumnMap:
             dst = to.offset + row * to_width + column
             (scaled_src if block.name in RESCALED else copy_src).append(src)
             (scaled_dst if block.name in RESCALED else copy_dst).append(dst)
-        self.copy_src, self.copy_dst = np.concatenate(copy_src), np.concatenate(copy_dst)
+        copy_src, copy_dst = np.concatenate(copy_src), np.concatenate(copy_dst)
+        # The copies as contiguous runs (a slice copy is cheaper than fancy indexing), and the columns
+        # nothing is copied to, as runs to clear.
+        self.copy_runs = _runs(copy_dst, copy_src)
+        untouched = np.setdiff1d(np.arange(universal_size()), copy_dst)
+        self.zero_runs = [(start, length) for start, _, length in _runs(untouched, untouched)]
         self.scaled_src, self.scaled_dst = np.concatenate(scaled_src), np.concatenate(scaled_dst)
         self.max_bid = rules.max_bid
         layout = {block.name: block for block in observation_layout(rules)}
@@ -210,17 +215,29 @@ class _ColumnMap:
         self.per_hand_values = per_hand.astype(np.float32)
 
 
+def _runs(dst: np.ndarray, src: np.ndarray) -> list[tuple[int, int, int]]:
+    """``(dst start, src start, length)`` of the runs where both index arrays count up by one."""
+    breaks = np.flatnonzero((np.diff(dst) != 1) | (np.diff(src) != 1)) + 1
+    starts, ends = np.r_[0, breaks], np.r_[breaks, len(dst)]
+    return [(int(dst[a]), int(src[a]), int(b - a)) for a, b in zip(starts, ends)]
+
+
 @lru_cache(maxsize=256)
 def _column_map(rules: Rules) -> _ColumnMap:
     return _ColumnMap(rules)
 
 
-def universal_observation(observation: np.ndarray, rules: Rules, out: np.ndarray | None = None) -> np.ndarray:
+def universal_observation(
+    observation: np.ndarray, rules: Rules, out: np.ndarray | None = None, reuse: bool = False
+) -> np.ndarray:
     """The universal observation of rules-sized observations (one vector, or a batch with one per row).
 
     ``observation`` is float32 ``(observation_size(rules),)`` or ``(batch, observation_size(rules))``
     as :func:`blackout_env.encoding.encode` and the batched engine make them; ``out`` (float32, the
-    universal shape) is overwritten and returned when given, else a new array is.
+    universal shape) is overwritten and returned when given, else a new array is. ``reuse=True``
+    promises that ``out`` holds an earlier result for the same rules and nothing else wrote to it:
+    its columns that are always 0 under these rules are then not cleared again (a buffer reused at
+    every step, as the batched engine does).
     """
     columns = _column_map(rules)
     observation = np.asarray(observation)
@@ -233,13 +250,17 @@ def universal_observation(observation: np.ndarray, rules: Rules, out: np.ndarray
         )
     shape = (batch.shape[0], universal_size())
     if out is None:
-        result = np.zeros(shape, dtype=np.float32)
+        result = np.empty(shape, dtype=np.float32)
+        reuse = False
     else:
         result = out[None, :] if single else out
         if result.dtype != np.float32 or result.shape != shape:
             raise ValueError(f"universal_observation: out must be float32 of shape {shape}, got {out.dtype} {out.shape}")
-        result.fill(0.0)
-    result[:, columns.copy_dst] = batch[:, columns.copy_src]
+    if not reuse:
+        for start, length in columns.zero_runs:
+            result[:, start : start + length] = 0.0
+    for start, source, length in columns.copy_runs:
+        result[:, start : start + length] = batch[:, source : source + length]
     # count / max_bid -> count / MAX_HAND: the counts are small integers, recovered exactly.
     counts = np.rint(batch[:, columns.scaled_src].astype(np.float64) * columns.max_bid)
     result[:, columns.scaled_dst] = counts / MAX_HAND
