@@ -317,3 +317,11 @@ def test_a_bad_table_distribution_is_refused_naming_the_key(overrides, message):
 def test_evaluating_other_rules_needs_the_universal_observation():
     with pytest.raises(ConfigError, match="eval.rules: 'short' differs from env.rules"):
         load_config(ROOT / "configs" / "train" / "tiny.yaml", ["eval.rules=[short]", "env.rules=standard"])
+
+
+def test_pool_mode_seats_bots_at_their_own_table_in_a_table_distribution(tmp_path):
+    config = load_config(GENERALIST, tiny(tmp_path, "env.table_groups=4", "opponents.mode=pool",
+                                          "opponents.bot_fraction=1.0", "opponents.latest_fraction=0.0",
+                                          "opponents.bots=[random]", "run.name=pool"))
+    result = train(config, log=lambda *_: None)
+    assert result.global_step > 0
