@@ -325,3 +325,18 @@ def test_pool_mode_seats_bots_at_their_own_table_in_a_table_distribution(tmp_pat
                                           "opponents.bots=[random]", "run.name=pool"))
     result = train(config, log=lambda *_: None)
     assert result.global_step > 0
+
+
+@pytest.mark.parametrize("copy", [True, False])
+def test_the_batched_universal_observation_is_right_after_the_caller_scribbled_on_an_earlier_one(copy: bool):
+    env = BatchedBlackout("short", 3, seed=0, observation="universal", copy=copy)
+    out = env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        if copy:
+            out.observation[:] = 7.0  # the caller owns a copied observation and may write into it
+        out = env.step(env.random_actions(rng))
+        for game in range(3):
+            seat = int(out.current_player[game])
+            expected = universal_observation(encoding.encode(env.view(game, seat)), env.rules)
+            np.testing.assert_array_equal(out.observation[game], expected)
