@@ -340,3 +340,14 @@ def test_the_batched_universal_observation_is_right_after_the_caller_scribbled_o
             seat = int(out.current_player[game])
             expected = universal_observation(encoding.encode(env.view(game, seat)), env.rules)
             np.testing.assert_array_equal(out.observation[game], expected)
+
+
+def test_zero_sum_rewards_of_a_padded_table_count_only_its_own_seats():
+    from blackout_training.returns import hand_rewards
+
+    scores = np.zeros((1, 2, MAX_PLAYERS), dtype=np.float32)
+    scores[0, 0, :3] = [10, 0, 12]  # a 3-player table: the mean of the other two seats
+    scores[0, 1, :4] = [11, 0, 0, 13]  # a 4-player table: the mean of the other three
+    rewards = hand_rewards(scores, "zero_sum", 1.0, players=np.array([[3, 4]]))
+    np.testing.assert_allclose(rewards[0, 0, :3], [10 - 6, 0 - 11, 12 - 5])
+    np.testing.assert_allclose(rewards[0, 1, :4], [11 - 13 / 3, 0 - 8, 0 - 8, 13 - 11 / 3])
