@@ -313,8 +313,13 @@ class BlackoutGame:
 
         Raises IllegalActionError (state unchanged) when the action is not legal now.
         """
-        action = self._coerce_action(action)
-        if action not in self._compute_legal():
+        # This runs at every decision: the common case (an int, legal actions cached) costs no call.
+        if action.__class__ is not int:
+            action = self._coerce_action(action)
+        legal = self._legal
+        if legal is None:
+            legal = self._compute_legal()
+        if action not in legal:
             raise IllegalActionError(self._explain_illegal(action))
         self.actions.append(action)
         self._legal = None
@@ -349,8 +354,6 @@ class BlackoutGame:
         self.step(int(card))
 
     def _coerce_action(self, action: Any) -> int:
-        if action.__class__ is int:
-            return action
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
                 return int(action)
@@ -376,18 +379,18 @@ class BlackoutGame:
         player = self.current_player
         trick = self.current_trick
         self.hands[player].remove(card)
-        self.voids[player].update(
-            voids_shown(
-                card,
-                self.led_suit,
-                self.trump,
-                leads=not trick,
-                trump_broken=self.trump_broken,
-                must_break=self._must_break,
-            )
+        shown = voids_shown(
+            card,
+            self.led_suit,
+            self.trump,
+            leads=not trick,
+            trump_broken=self.trump_broken,
+            must_break=self._must_break,
         )
+        if shown:  # most cards show nothing
+            self.voids[player] |= shown
         self.led_suit = suit_led_after(self.led_suit, card)
-        if is_trump(card, self.trump):
+        if not self.trump_broken and is_trump(card, self.trump):
             self.trump_broken = True
         trick.append((player, card))
         self.played[player].append(card)
