@@ -378,10 +378,11 @@ class BlackoutGame:
     def _apply_play(self, card: int) -> None:
         player = self.current_player
         trick = self.current_trick
+        led_suit = self.led_suit
         self.hands[player].remove(card)
         shown = voids_shown(
             card,
-            self.led_suit,
+            led_suit,
             self.trump,
             leads=not trick,
             trump_broken=self.trump_broken,
@@ -389,7 +390,9 @@ class BlackoutGame:
         )
         if shown:  # most cards show nothing
             self.voids[player] |= shown
-        self.led_suit = suit_led_after(self.led_suit, card)
+        # Calls only while they can change something: a named led suit stays, broken trump stays broken.
+        if led_suit is None:
+            self.led_suit = suit_led_after(led_suit, card)
         if not self.trump_broken and is_trump(card, self.trump):
             self.trump_broken = True
         trick.append((player, card))
