@@ -269,8 +269,11 @@ class BlackoutGame:
                     must_break=self._must_break,
                 )
             elif self.phase == "bid":
+                bids = list(range(self.num_cards, self.num_cards + self.hand_size + 1))  # bids 0..hand size
                 forbidden = self.forbidden_bid
-                self._legal = [self.num_cards + k for k in range(self.hand_size + 1) if k != forbidden]
+                if forbidden is not None:
+                    bids.remove(self.num_cards + forbidden)
+                self._legal = bids
             else:
                 self._legal = []
         return self._legal[:]  # a copy: the cached list checks the next step
@@ -467,7 +470,7 @@ class BlackoutGame:
 
     def winners(self) -> list[int]:
         """Seats with the highest total (all of them share a tie); the leaders while the game runs."""
-        return [seat for seat, share in enumerate(win_shares(self.scores)) if share > 0]
+        return [seat for seat, share in enumerate(win_shares(self.scores).tolist()) if share > 0]
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know now: own hand and public information only."""

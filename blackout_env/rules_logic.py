@@ -208,13 +208,10 @@ def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None) -> int:
     The card of highest :func:`card_power` wins, with the led suit named by
     :func:`led_suit_of`; of equal powers (two jokers) the first played wins.
     """
-    powers = _card_powers(led_suit_of(card for _, card in trick), trump)
-    winner, first_card = trick[0]
-    highest = powers[first_card]
-    for seat, card in trick:
-        if powers[card] > highest:  # strictly: of equal powers the first played wins
-            winner, highest = seat, powers[card]
-    return winner
+    seats, cards = zip(*trick)
+    powers = _card_powers(led_suit_of(cards), trump)
+    strongest = max(cards, key=powers.__getitem__)  # max(): the first of equal powers
+    return seats[cards.index(strongest)]
 
 
 @cache
