@@ -185,6 +185,9 @@ INFO_KEYS = (
 """The keys of every agent's info, in order, at every step of every episode."""
 
 
+_INT8 = np.dtype(np.int8)  # frombuffer() takes a dtype object faster than the type np.int8
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The Blackout AEC environment wrapped with PettingZoo's OrderEnforcingWrapper.
 
@@ -406,11 +409,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
         With ``render_mode="human"`` the table is drawn after every step that acts.
         """
+        if self.render_mode != "human":
+            self._step(action)
+            return
         acts = self.game is not None and not (
             self.terminations.get(self.agent_selection, True) or self.truncations.get(self.agent_selection, True)
         )
         self._step(action)
-        if acts and self.render_mode == "human":
+        if acts:
             self.render()
 
     def _step(self, action: Any) -> None:
@@ -462,8 +468,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 self.terminations = dict.fromkeys(self.agents, True)
                 self.agent_selection = self.possible_agents[(seat + 1) % game.num_players]
                 return
-        elif action >= self.rules.num_cards:
-            self.infos[agent]["bid"] = int(action - self.rules.num_cards)
+        elif action >= game.num_cards:
+            self.infos[agent]["bid"] = action - game.num_cards
         elif not game.current_trick:  # this card completed a trick
             winner = game.last_trick_winner
             self.infos[self.possible_agents[winner]]["tricks_won"] = int(game.tricks_won[winner])
@@ -552,9 +558,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             return {"observation": vector, "action_mask": np.ones(self.num_actions, dtype=np.int8)}
         mask = bytearray(self.num_actions)
         if seat == game.current_player:
-            for action in game.legal_actions():
+            for action in game._compute_legal():  # the engine's cached list, read without a copy
                 mask[action] = 1
-        return {"observation": vector, "action_mask": np.frombuffer(mask, dtype=np.int8)}
+        return {"observation": vector, "action_mask": np.frombuffer(mask, _INT8)}
 
     def state(self) -> np.ndarray:
         """The full-information state: every hand and the public table, a float32 vector.

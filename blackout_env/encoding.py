@@ -439,7 +439,7 @@ class TableEncoder:
             elif kind == "game_over":
                 self._game_over()
         self._cursor = cursor
-        if not self._stopped:
+        if not self._stopped and game.current_player != self._to_act:
             self._set_to_act(game.current_player)
         return hand_ended
 
@@ -508,10 +508,11 @@ class TableEncoder:
             card, self._led, self._trump, leads=self._trick_len == 0, trump_broken=self._broken, must_break=self._must_break
         ):
             flat[self._void_at[seat] + suit] = 1.0
-        led = suit_led_after(self._led, card)
-        if led != self._led:
-            self._set_led(led)
-        if is_trump(card, self._trump) and not self._broken:
+        if self._led is None:  # a named led suit stays for the trick
+            led = suit_led_after(None, card)
+            if led is not None:
+                self._set_led(led)
+        if not self._broken and is_trump(card, self._trump):
             self._broken = True
             self.obs[:, self._o.trump_broken] = 1.0
         self._trick_len += 1

@@ -269,8 +269,11 @@ class BlackoutGame:
                     must_break=self._must_break,
                 )
             elif self.phase == "bid":
+                bids = list(range(self.num_cards, self.num_cards + self.hand_size + 1))  # bids 0..hand size
                 forbidden = self.forbidden_bid
-                self._legal = [self.num_cards + k for k in range(self.hand_size + 1) if k != forbidden]
+                if forbidden is not None:
+                    bids.remove(self.num_cards + forbidden)
+                self._legal = bids
             else:
                 self._legal = []
         return self._legal[:]  # a copy: the cached list checks the next step
@@ -313,8 +316,13 @@ class BlackoutGame:
 
         Raises IllegalActionError (state unchanged) when the action is not legal now.
         """
-        action = self._coerce_action(action)
-        if action not in self._compute_legal():
+        # This runs at every decision: the common case (an int, legal actions cached) costs no call.
+        if action.__class__ is not int:
+            action = self._coerce_action(action)
+        legal = self._legal
+        if legal is None:
+            legal = self._compute_legal()
+        if action not in legal:
             raise IllegalActionError(self._explain_illegal(action))
         self.actions.append(action)
         self._legal = None
@@ -349,8 +357,6 @@ class BlackoutGame:
         self.step(int(card))
 
     def _coerce_action(self, action: Any) -> int:
-        if action.__class__ is int:
-            return action
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
                 return int(action)
@@ -375,19 +381,22 @@ class BlackoutGame:
     def _apply_play(self, card: int) -> None:
         player = self.current_player
         trick = self.current_trick
+        led_suit = self.led_suit
         self.hands[player].remove(card)
-        self.voids[player].update(
-            voids_shown(
-                card,
-                self.led_suit,
-                self.trump,
-                leads=not trick,
-                trump_broken=self.trump_broken,
-                must_break=self._must_break,
-            )
+        shown = voids_shown(
+            card,
+            led_suit,
+            self.trump,
+            leads=not trick,
+            trump_broken=self.trump_broken,
+            must_break=self._must_break,
         )
-        self.led_suit = suit_led_after(self.led_suit, card)
-        if is_trump(card, self.trump):
+        if shown:  # most cards show nothing
+            self.voids[player] |= shown
+        # Calls only while they can change something: a named led suit stays, broken trump stays broken.
+        if led_suit is None:
+            self.led_suit = suit_led_after(led_suit, card)
+        if not self.trump_broken and is_trump(card, self.trump):
             self.trump_broken = True
         trick.append((player, card))
         self.played[player].append(card)
@@ -461,7 +470,7 @@ class BlackoutGame:
 
     def winners(self) -> list[int]:
         """Seats with the highest total (all of them share a tie); the leaders while the game runs."""
-        return [seat for seat, share in enumerate(win_shares(self.scores)) if share > 0]
+        return [seat for seat, share in enumerate(win_shares(self.scores).tolist()) if share > 0]
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know now: own hand and public information only."""

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -132,7 +133,10 @@ def suit_led_after(led_suit: int | None, card: int) -> int | None:
 
 def led_suit_of(cards: Iterable[int]) -> int | None:
     """The led suit of a trick of ``cards`` in the order played: the suit of its first card that is not a joker."""
-    return next((card // 13 for card in cards if card < NUM_STANDARD_CARDS), None)
+    for card in cards:
+        if card < NUM_STANDARD_CARDS:
+            return card // 13
+    return None
 
 
 def playable_cards(
@@ -204,9 +208,16 @@ def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None) -> int:
     The card of highest :func:`card_power` wins, with the led suit named by
     :func:`led_suit_of`; of equal powers (two jokers) the first played wins.
     """
-    led = led_suit_of(card for _, card in trick)
-    powers = [card_power(card, led, trump) for _, card in trick]
-    return trick[powers.index(max(powers))][0]  # index(): the first of equal powers
+    seats, cards = zip(*trick)
+    powers = _card_powers(led_suit_of(cards), trump)
+    strongest = max(cards, key=powers.__getitem__)  # max(): the first of equal powers
+    return seats[cards.index(strongest)]
+
+
+@cache
+def _card_powers(led_suit: int | None, trump: int | None) -> tuple[int, ...]:
+    """:func:`card_power` of every card (jokers included) for one led suit and trump: :func:`trick_winner`'s table."""
+    return tuple(card_power(card, led_suit, trump) for card in range(NUM_STANDARD_CARDS + 2))
 
 
 _JOKER_SUIT = 4  # card // 13 of both jokers
@@ -301,6 +312,11 @@ def win_shares(totals: Any) -> np.ndarray:
     The highest total wins; seats with equal highest totals share the win, 1
     split equally among them; the others get 0.
     """
+    if isinstance(totals, (list, tuple)) and totals and all(total.__class__ is int for total in totals):
+        # One game's totals (the engine's, at every game's end): the same shares without numpy's per-call cost.
+        best = max(totals)
+        share = 1 / totals.count(best)
+        return np.array([share if total == best else 0.0 for total in totals])
     totals = np.asarray(totals)
     winners = totals == totals.max(axis=-1, keepdims=True)
     return winners / winners.sum(axis=-1, keepdims=True)

@@ -410,3 +410,12 @@ def test_bench_aec_runs_every_target_and_writes_json(tmp_path, capsys):
     assert set(figures) == {"engine", "raw_env", "env()", "gym", "trivial env()"}
     assert all(value > 0 for value in figures.values())
     assert "runs at" in capsys.readouterr().out
+
+
+def test_bench_aec_takes_turns_on_the_wall_clock_and_prints_the_ratio_to_the_trivial_env(capsys):
+    from blackout_training.bench import aec as bench
+
+    args = ["--steps", "200", "--repeats", "2", "--clock", "wall", "--skip", "openspiel", "gym", "engine", "raw_env"]
+    assert bench.main(args) == 0
+    out = capsys.readouterr().out
+    assert "wall time" in out and "of an env that does nothing" in out

@@ -24,6 +24,7 @@ from blackout_env.rules_logic import (
     suit_led_after,
     trick_winner,
     voids_shown,
+    win_shares,
 )
 
 SUITS_OR_NONE = (None, CLUBS, DIAMONDS, HEARTS, SPADES)
@@ -157,6 +158,26 @@ def test_the_engine_takes_its_trick_winner_from_the_rule():
     for card in ("AC", "2H", "5H", "KC"):
         game.play(card)
     assert game.last_trick_winner == trick_winner(game.last_trick, game.trump) == 2
+
+
+def test_the_trick_goes_to_the_first_card_of_highest_power_in_every_trick():
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        cards = rng.choice(54, size=int(rng.integers(1, 8)), replace=False).tolist()
+        played = list(zip(rng.permutation(7).tolist(), cards))
+        trump = SUITS_OR_NONE[int(rng.integers(5))]
+        led = next((card // 13 for card in cards if card < 52), None)
+        powers = [card_power(card, led, trump) for card in cards]
+        assert trick_winner(played, trump) == played[powers.index(max(powers))][0]
+
+
+def test_one_games_match_win_shares_equal_the_array_form():
+    for totals in ([3, 10, 10, -2], (0, 0, 0), [7], [-5, -9, -5, -5, 1, 1, -5], [2**40, 2**40 - 1]):
+        shares = win_shares(totals)
+        expected = np.asarray(totals) == max(totals)
+        expected = expected / expected.sum()
+        assert shares.dtype == expected.dtype and shares.tolist() == expected.tolist()
+    assert win_shares([[1, 2], [3, 3]]).tolist() == [[0.0, 1.0], [0.5, 0.5]]  # several games: the array form
 
 
 # -------------------------------------------------------------------- voids
