@@ -14,9 +14,9 @@ powers come from Python's own ``**`` through lookup tables, since numpy's
 ``power`` may use a different ``pow`` than the C library's.
 
 Games are grouped by the number of cards the acting seat holds, so every array
-in a group has exact sizes (no padding to mask). A decision with one legal
-action takes it; anything this module does not compute (today: nothing in
-standard play) would go to ``HeuristicBot.act`` on the engine's view.
+in a group has exact sizes. Every decision is computed here, one-card hands
+(the exact one-card model) included; a play with one legal card takes it, as
+the heuristic does.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.rules import Rules
 
 from . import heuristic as _h
-from .heuristic import HeuristicBot
 
 __all__ = ["BatchedHeuristic"]
 
@@ -204,7 +203,6 @@ class BatchedHeuristic:
 
     def __init__(self, rules: Rules | str | Any) -> None:
         self.rules = rules = Rules.resolve(rules)
-        self._bot = HeuristicBot()
         self._binomials = _BinomialRows()
         max_slots = rules.max_bid + 1
         places = rules.deck_size + 1
@@ -223,8 +221,6 @@ class BatchedHeuristic:
             [[rules.hand_score(bid, won) for won in range(rules.max_bid + 1)] for bid in range(rules.max_bid + 1)],
             dtype=np.float64,
         )
-        self.fallbacks = 0
-        """Decisions handed to ``HeuristicBot.act`` so far (cases this module does not compute)."""
 
     # ----------------------------------------------------------------- public
     def act(self, engine: Any, games: Any = None) -> np.ndarray:
@@ -255,18 +251,12 @@ class BatchedHeuristic:
                     rows = np.flatnonzero(in_group & (bid_rows == is_bid))
                     if not len(rows):
                         continue
-                    if is_bid and size == 1:
-                        out[rows] = [self._fallback(engine, int(game)) for game in state.g[rows]]
-                    elif is_bid:
+                    if is_bid:
                         out[rows] = C + self._bids(state, rows, size)
                     else:
                         out[rows] = self._plays(state, rows, size)
             actions[rest] = out
         return actions
-
-    def _fallback(self, engine: Any, game: int) -> int:
-        self.fallbacks += 1
-        return self._bot.act(engine.view(game, int(engine.current_player[game])))
 
     # ---------------------------------------------------------------- the model
     def _cards(self, state: _State, rows: np.ndarray, size: int) -> np.ndarray:
@@ -340,9 +330,10 @@ class BatchedHeuristic:
         return dist
 
     def _bids(self, state: _State, rows: np.ndarray, size: int) -> np.ndarray:
-        """:meth:`HeuristicBot.suggest_bid` for games ``rows`` whose hands hold ``size`` (> 1) cards."""
+        """:meth:`HeuristicBot.suggest_bid` for games ``rows`` whose hands hold ``size`` cards."""
+        if size == 1:
+            return self._best_bid(state, rows, size, self._one_card_chance(state, rows)[:, None])
         n = self.rules.num_players
-        R = len(rows)
         me = state.me[rows]
         bids = state.bids[rows]
         hand_size = state.hand_size[rows]
@@ -354,8 +345,13 @@ class BatchedHeuristic:
         adjust = np.minimum(1.25, np.maximum(0.6, 1.0 - _h._BID_SHRINK * excess))
         adjust = np.where((earlier == 0) | (hand_size <= 1), 1.0, adjust)
         cards = self._cards(state, rows, size)
-        dist = self._distribution(self._future(state, rows, cards, adjust))  # (R, size + 1)
-        won = state.tricks_won[rows, me]
+        return self._best_bid(state, rows, size, self._future(state, rows, cards, adjust))
+
+    def _best_bid(self, state: _State, rows: np.ndarray, size: int, chances: np.ndarray) -> np.ndarray:
+        """The permitted bid with the best expected score (ties: the lower) from the cards' chances."""
+        R = len(rows)
+        dist = self._distribution(chances)  # (R, size + 1)
+        won = state.tricks_won[rows, state.me[rows]]
         values = np.zeros((R, size + 1))
         for bid in range(size + 1):
             value = np.zeros(R)
@@ -370,6 +366,55 @@ class BatchedHeuristic:
             best = np.where(better, bid, best)
             best_value = np.where(better, values[:, bid], best_value)
         return best
+
+    def _one_card_chance(self, state: _State, rows: np.ndarray) -> np.ndarray:
+        """:func:`heuristic.one_card_win_probability` of the one card held, before the trick starts."""
+        n = self.rules.num_players
+        C = self.rules.num_cards
+        R = len(rows)
+        r = np.arange(R)[:, None]
+        card = np.nonzero(state.hand[rows])[1]
+        trump = state.trump[rows]
+        pool = state.unseen[rows]  # (R, C)
+        pool_size = state.pool_size[rows]
+        pool_jokers = state.jokers[rows]
+        before = (state.me[rows] - state.leader[rows]) % n  # seats that play first
+        after = n - before - 1
+        card_joker = card >= NUM_STANDARD_CARDS
+        own_suit = np.where(card_joker, _NONE, card // 13)
+        c = np.arange(C)[None, :]
+        # unseen cards that beat ours when suit `led` was led: [led + 1] (index 0: none led)
+        beaters = np.stack(
+            [(pool & _beats(c, card[:, None], np.full((R, 1), led), trump[:, None])).sum(axis=1) for led in range(-1, 4)],
+            axis=1,
+        )
+
+        def none_beat(after_beaters: np.ndarray, excluded: bool) -> np.ndarray:
+            # no other seat's card, drawn from the pool without replacement, beats ours
+            before_beaters = after_beaters + np.where(card_joker, pool_jokers, 0)[:, None] * 1
+            size = pool_size[:, None] - excluded
+            first = before[:, None] - excluded
+            chance = np.ones(after_beaters.shape)
+            for j in range(n - 1):
+                factor = np.maximum(0, size - before_beaters - j) / (size - j)
+                chance = np.where(j < first, chance * factor, chance)
+            size = size - first
+            for j in range(n - 1):
+                factor = np.maximum(0, size - after_beaters - j) / (size - j)
+                chance = np.where(j < after[:, None], chance * factor, chance)
+            return chance
+
+        leading = none_beat(beaters[r, own_suit[:, None] + 1], False)[:, 0]
+        # a later seat averages over the card led, in the pool's order
+        lead_suit = np.where(c < NUM_STANDARD_CARDS, c // 13, _NONE)
+        counts = pool & _beats(card[:, None], c, lead_suit, trump[:, None])
+        led = np.where(lead_suit >= 0, lead_suit, own_suit[:, None])
+        lead_beats = _beats(c, card[:, None], led, trump[:, None])  # the led card is not in the other hands
+        chance = none_beat(beaters[r, led + 1] - lead_beats, True)
+        total = np.zeros(R)
+        for lead in range(C):
+            total = np.where(counts[:, lead], total + chance[:, lead], total)
+        return np.where(before == 0, leading, total / pool_size)
 
     def _trick_chance(self, state: _State, rows: np.ndarray, cards: np.ndarray) -> np.ndarray:
         """:func:`heuristic._trick_chance` of each card ``(R, L)`` played now in games ``rows``."""
