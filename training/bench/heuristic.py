@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             action = bot.act(view)
             single_time += clock() - start
             single_decisions += 1
-            mismatches += action != actions[game]
+            mismatches += int(action != actions[game])
         engine.step(actions)
     batch_rate = batch_decisions / batch_time
     single_rate = single_decisions / single_time
