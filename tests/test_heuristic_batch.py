@@ -47,6 +47,12 @@ def test_batched_heuristic_decides_as_heuristic_bot_under_every_preset(preset: s
     assert _compare_along_random_games(rules, "hand", seed=4) == GAMES * STEPS
 
 
+@pytest.mark.parametrize(("preset", "players"), [("standard", 3), ("jokers", 5), ("trump-must-break", 6), ("standard", 7)])
+def test_batched_heuristic_decides_as_heuristic_bot_at_every_table_size(preset: str, players: int) -> None:
+    rules = Rules.preset(preset).replace(num_players=players, max_hand_size="full")
+    assert _compare_along_random_games(rules, "hand", seed=players) == GAMES * STEPS
+
+
 def test_batched_heuristic_bids_one_card_hands_from_the_exact_model() -> None:
     # one-card hands are bid from the exact one-card model, for the leader and for later seats
     rules = Rules.preset("short")  # 1-2-3-2-1
