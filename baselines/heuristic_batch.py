@@ -36,6 +36,7 @@ __all__ = ["BatchedHeuristic"]
 
 _MAX_EXPONENT = 15  # counts of unseen cards of one suit (at most 13) and of jokers (2)
 _NONE = -1
+_BEATS_CARDS = NUM_STANDARD_CARDS + 2  # every card, jokers included
 
 
 def _bits_to_bool(bits: np.ndarray, width: int) -> np.ndarray:
@@ -88,16 +89,28 @@ def _short_table(max_slots: int, places: int) -> np.ndarray:
     return table
 
 
+@lru_cache(maxsize=4)
+def _beats_table(num_cards: int) -> np.ndarray:
+    """``[trump + 1, led + 1, best, card]``: :func:`blackout_baselines.heuristic._beats`, asked once per case.
+
+    Built from the heuristic's own function, so the trick-power fact stays in one place.
+    """
+    table = np.zeros((5, 5, num_cards, num_cards), dtype=bool)
+    for trump in range(-1, 4):
+        for led in range(-1, 4):
+            for best in range(num_cards):
+                table[trump + 1, led + 1, best] = [
+                    _h._beats(card, best, None if led < 0 else led, None if trump < 0 else trump)
+                    for card in range(num_cards)
+                ]
+    table.flags.writeable = False
+    return table
+
+
 def _beats(card: np.ndarray, best: np.ndarray, led: np.ndarray, trump: np.ndarray) -> np.ndarray:
-    """:func:`blackout_baselines.heuristic._beats` on arrays (NONE = -1 for no led suit / no trump)."""
-    suit, best_suit = card // 13, best // 13
-    standard_best = best < NUM_STANDARD_CARDS
-    joker = card >= NUM_STANDARD_CARDS
-    same = (suit == best_suit) & (card > best)
-    other = (suit != best_suit) & (
-        (suit == trump) | ((best_suit != trump) & (suit == led) & (best_suit != led))
-    )
-    return standard_best & (joker | (~joker & (same | other)))
+    """:func:`blackout_baselines.heuristic._beats` on arrays (broadcast; NONE = -1 for no led suit / no trump)."""
+    table = _beats_table(_BEATS_CARDS)
+    return table[np.asarray(trump) + 1, np.asarray(led) + 1, best, card]
 
 
 class _State:
