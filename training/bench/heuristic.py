@@ -30,6 +30,10 @@ CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", default="standard", help="preset or YAML (default standard)")
     parser.add_argument("--games", type=int, default=4096, help="batched games (default 4096)")
+    parser.add_argument(
+        "--episode", choices=["match", "hand"], default="match",
+        help="match: games in step through whole matches (default); hand: single hands of random sizes, mixed",
+    )
     parser.add_argument("--steps", type=int, default=0, help="steps to time (default 0: one whole match)")
     parser.add_argument("--sample", type=int, default=8, help="games per step also decided by HeuristicBot.act (default 8)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -45,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     rules = Rules.resolve(args.rules)
     clock = CLOCKS[args.clock]
     steps = args.steps or sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
-    engine = BatchedBlackout(rules, args.games, observations=False, seed=args.seed)
+    engine = BatchedBlackout(rules, args.games, episode=args.episode, observations=False, seed=args.seed)
     engine.reset(seed=args.seed)
     batched = BatchedHeuristic(rules)
     bot = HeuristicBot()
@@ -68,14 +72,14 @@ def run(args: argparse.Namespace) -> int:
         engine.step(actions)
     batch_rate = batch_decisions / batch_time
     single_rate = single_decisions / single_time
-    print(f"Heuristic bot, rules {args.rules!r}, {args.games} games, {steps} steps ({args.clock} time):")
+    print(f"Heuristic bot, rules {args.rules!r}, {args.games} games, {args.episode} episodes, {steps} steps ({args.clock} time):")
     print(f"  BatchedHeuristic.act   {batch_rate:>12,.0f} decisions/s")
     print(f"  HeuristicBot.act       {single_rate:>12,.0f} decisions/s   ({single_decisions} sampled decisions)")
     print(f"  ratio                  {batch_rate / single_rate:>12.1f}x")
     print(f"  different decisions    {mismatches:>12}")
     if args.json:
         figures = {
-            "rules": args.rules, "games": args.games, "steps": steps, "clock": args.clock,
+            "rules": args.rules, "episode": args.episode, "games": args.games, "steps": steps, "clock": args.clock,
             "batched": batch_rate, "single": single_rate, "ratio": batch_rate / single_rate, "mismatches": mismatches,
         }
         with open(args.json, "w", encoding="utf-8") as handle:
