@@ -18,6 +18,10 @@ from typing import Any
 
 import numpy as np
 import torch
+from blackout_baselines.heuristic import HeuristicBot
+from blackout_baselines.heuristic_batch import BatchedHeuristic
+
+from blackout_env.batched import BatchedBlackout
 
 from .config import OpponentsConfig
 from .policy_net import ActorCritic
@@ -63,6 +67,7 @@ class OpponentPool:
         # Who plays the other seats of each game: -1 the current learner (self-play), k < K snapshots[k],
         # K + j bots[j] (K snapshots).
         self.opponent_id = np.full(num_envs, -1)
+        self._batched_heuristic: BatchedHeuristic | None = None  # made at the first heuristic decision
 
     def load(self, snapshots: Sequence[dict[str, torch.Tensor]]) -> None:
         """Replace the snapshots (a resumed run's) and rebuild their networks."""
@@ -115,7 +120,11 @@ class OpponentPool:
         self, action: torch.Tensor, obs: torch.Tensor, mask: torch.Tensor, learner: np.ndarray, env: VecEnv,
         players: np.ndarray,
     ) -> None:
-        """Overwrite ``action`` where an opponent acts: snapshots sample from their policy, bots act from the view."""
+        """Overwrite ``action`` where an opponent acts: snapshots sample from their policy, bots act from the view.
+
+        The heuristic bot on the batched engine decides all its games in one call
+        (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, the same actions).
+        """
         device = action.device
         with torch.no_grad():
             for k, net in enumerate(self.networks):
@@ -124,10 +133,17 @@ class OpponentPool:
                     rows_t = torch.from_numpy(rows).to(device)
                     action[rows_t] = net.get_action_and_value(obs[rows_t], mask[rows_t])[0]
         first_bot = len(self.snapshots)
-        bot_rows = np.flatnonzero(~learner & (self.opponent_id >= first_bot))
-        if len(bot_rows):  # baseline policies act one game at a time, from the seat's view
-            act = universal_bot_action if self.universal else (lambda bot, view: bot.act(view))
-            bot_actions = [
-                act(self.bots[self.opponent_id[i] - first_bot], env.view(int(i), int(players[i]))) for i in bot_rows
-            ]
-            action[torch.from_numpy(bot_rows).to(device)] = torch.tensor(bot_actions, device=device)
+        engine = getattr(env, "engine", None)  # the batched engine behind BatchedVecEnv
+        act = universal_bot_action if self.universal else (lambda bot, view: bot.act(view))
+        for j, bot in enumerate(self.bots):
+            rows = np.flatnonzero(~learner & (self.opponent_id == first_bot + j))
+            if not len(rows):
+                continue
+            if type(bot) is HeuristicBot and isinstance(engine, BatchedBlackout) and not self.universal:
+                # the heuristic decides every such game at once, exactly as its act(view) would
+                if self._batched_heuristic is None:
+                    self._batched_heuristic = BatchedHeuristic(engine.rules)
+                bot_actions = self._batched_heuristic.act(engine, rows).tolist()
+            else:  # other policies act one game at a time, from the seat's view
+                bot_actions = [act(bot, env.view(int(i), int(players[i]))) for i in rows]
+            action[torch.from_numpy(rows).to(device)] = torch.tensor(bot_actions, device=device)
