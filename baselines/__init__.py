@@ -1,4 +1,4 @@
-"""Rule-based bots that play Blackout from a player's view: random, heuristic, search.
+"""Bots that play Blackout from a player's view: random, heuristic, search, ismcts.
 
 Every bot has a ``name``, ``act(view) -> action`` on a
 :class:`~blackout_env.view.PlayerView` (never the hidden cards), a numpy
@@ -11,17 +11,18 @@ from typing import Any
 
 from .base import Bot
 from .heuristic import HeuristicBot
+from .ismcts import ISMCTSBot
 from .random_bot import RandomBot
 from .search import SearchBot
 
-__all__ = ["Bot", "RandomBot", "HeuristicBot", "SearchBot", "make_bot", "BOTS"]
+__all__ = ["Bot", "RandomBot", "HeuristicBot", "SearchBot", "ISMCTSBot", "make_bot", "BOTS"]
 
-BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot, "search": SearchBot}
+BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot, "search": SearchBot, "ismcts": ISMCTSBot}
 """The bots by name."""
 
 
 def make_bot(name: str, seed: int | None = None, **kwargs: Any) -> Bot:
-    """A bot by name ("random", "heuristic", "search"), seeded; ``kwargs`` go to its constructor.
+    """A bot by name ("random", "heuristic", "search", "ismcts"), seeded; ``kwargs`` go to its constructor.
 
     Raises ValueError naming the known bots for an unknown name, and naming the
     option for an option the bot does not take.

@@ -8,7 +8,7 @@ Specs
 -----
 ``NAME`` or ``NAME:ARGUMENT``; the part before the first colon picks a loader.
 
-- ``random``, ``heuristic``, ``search``: the baseline bots
+- ``random``, ``heuristic``, ``search``, ``ismcts``: the baseline bots
   (``blackout_baselines``); the argument is ``key=value`` options separated by
   commas, passed to the bot (``search:samples=64,time_limit_ms=200``). Values
   that read as numbers become numbers.
@@ -180,6 +180,7 @@ LOADERS: dict[str, Loader] = {
     "random": BotLoader("random"),
     "heuristic": BotLoader("heuristic"),
     "search": BotLoader("search"),
+    "ismcts": BotLoader("ismcts"),
     # "ppo": the checkpoint shipped in training/checkpoints; "ppo:PATH": a trained checkpoint.
     "ppo": LazyLoader("blackout_training.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
     # "rllib:PATH": an RLlib checkpoint of `blackout train` with algo rllib_ppo (docs/rllib.md; needs Ray RLlib).

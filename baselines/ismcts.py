@@ -1,0 +1,613 @@
+"""ISMCTSBot: single-observer information-set Monte Carlo tree search (SO-ISMCTS).
+
+The algorithm is SO-ISMCTS of Cowling, Powley and Whitehouse, "Information Set
+Monte Carlo Tree Search" (IEEE TCIAIG 4(2), 2012), on one hand of Blackout:
+
+1. **Determinize.** Each simulation samples the cards every other seat holds
+   now, consistently with the acting player's view (:func:`sample_deal`): each
+   seat gets exactly as many unseen cards as it still holds, never a card of a
+   suit it has shown void in, the dealer keeps a card shown to everyone (the
+   dealer's last card under ``no_card_trump: dealer_last``), and the rest of the
+   unseen cards are out of play. Deals are drawn uniformly among the consistent
+   ones by rejection; when many voids make that slow, the sample falls back to
+   :func:`~blackout_baselines.search.sample_hands` (consistent, close to uniform).
+2. **Select.** From the root (the player's information set) the simulation walks
+   down the tree, one node per sequence of actions taken since the decision.
+   Every action in Blackout is public (bids and cards played are seen by all),
+   so a sequence of actions is an information set of *every* player, and the
+   only hidden information is the deal. At a node, the determinized game gives
+   the legal actions (the dealer's hook included, the follow-suit rule with the
+   sampled hand); each child that is legal in this determinization has its
+   *availability* count raised, and the child with the highest
+   ``mean + c * sqrt(ln(availability) / visits)`` is followed (UCB1 over the
+   children available in this determinization, as in the paper). The mean is
+   the hand score of the seat that chose the action, scaled to 0..1 by the
+   rules' lowest and highest score of the hand.
+3. **Expand** one legal action not in the tree yet (chosen at random), then
+   **play out** the hand with random legal actions (bids included, for seats that
+   have not bid) in a bitset mini-engine, and **back up** every seat's score: each
+   node adds the score of the seat that acted into it.
+4. After the budget, play the root's most visited action (ties: higher mean).
+
+Bids are actions of the tree like cards, so the bid is searched with the play
+that follows it.
+
+Why single-observer, not multiple-observer: MO-ISMCTS (one tree per player)
+exists for *partially observable moves*, where players see different things
+about one action (e.g. a card passed face down). Every action of Blackout is
+seen by all, so each player's tree would have exactly the nodes of the single
+tree and MO-ISMCTS would only repeat SO-ISMCTS's bookkeeping. Like OpenSpiel's
+IS-MCTS, SO-ISMCTS does not model that opponents know their own cards (the
+statistics at an opponent's node pool all determinizations); this is the
+"strategy fusion"/opponent-model limit of every IS-MCTS variant, not one that
+MO-ISMCTS removes.
+
+Speed: the simulations run on a bitset mini-engine (a hand is an int with one
+bit per card; the trick power of a card is a lookup table built from
+:func:`card_power`), not on :class:`~blackout_env.engine.BlackoutGame`: a
+simulation is a few hundred integer operations. tests/test_ismcts.py checks the
+mini-engine against the engine action by action on random hands of every preset.
+
+Budget: ``simulations`` per decision (reproducible from the seed), or
+``time_ms`` milliseconds per decision (machine-dependent).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.rules import Rules
+from blackout_env.view import PlayerView
+
+from .base import Bot
+from .search import sample_hands
+
+__all__ = ["ISMCTSBot", "card_power", "sample_deal", "DealSampler", "SimState", "DEFAULT_EXPLORATION"]
+
+DEFAULT_EXPLORATION = 0.35
+"""UCB exploration constant on scores scaled to 0..1 (chosen by duplicate games against OpenSpiel's IS-MCTS, see docs/ismcts.md)."""
+
+_JOKER_SUIT = 4
+_FIRST_JOKER_POWER = 200
+_REJECTION_TRIES = 20
+
+
+def card_power(card: int, led: int | None, trump: int | None) -> int:
+    """The power of ``card`` in a trick whose led suit is ``led``: the highest power wins the trick.
+
+    A trump ``100 + card``; a card of the led suit its number (rank order within a
+    suit); any other card -1. A joker is handled by the caller: the first joker of
+    a trick has power 200 and a second one -1 (the first joker wins). This is the
+    rule of :meth:`blackout_env.engine.BlackoutGame.trick_winner`.
+    """
+    suit = card // 13
+    if suit == trump:
+        return 100 + card
+    return card if suit == led else -1
+
+
+class _Tables:
+    """Per-rules lookup tables of the mini-engine, built once per rules value."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.num_cards = num_cards = rules.num_cards
+        self.deck_size = rules.deck_size
+        self.suit_mask = [sum(1 << c for c in range(s * 13, s * 13 + 13)) for s in range(4)]
+        self.standard_mask = (1 << NUM_STANDARD_CARDS) - 1
+        self.joker_mask = sum(1 << c for c in range(NUM_STANDARD_CARDS, self.deck_size))
+        # power[trump + 1][led + 1][card] for standard cards (jokers handled in the step)
+        self.power = [
+            [[card_power(c, led, trump) for c in range(NUM_STANDARD_CARDS)] for led in (None, 0, 1, 2, 3)]
+            for trump in (None, 0, 1, 2, 3)
+        ]
+        self._scores: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
+
+    def scores(self, hand_size: int) -> tuple[list[list[float]], list[list[int]]]:
+        """(scaled, raw): the hand score of (bid, tricks) for this hand size, scaled to 0..1 and as points."""
+        cached = self._scores.get(hand_size)
+        if cached is None:
+            raw = [[self.rules.hand_score(b, t) for t in range(hand_size + 1)] for b in range(hand_size + 1)]
+            low = min(min(row) for row in raw)
+            high = max(max(row) for row in raw)
+            span = float(high - low) or 1.0
+            scaled = [[(v - low) / span for v in row] for row in raw]
+            cached = self._scores[hand_size] = (scaled, raw)
+        return cached
+
+
+_TABLES: dict[Rules, _Tables] = {}
+
+
+def _tables(rules: Rules) -> _Tables:
+    tables = _TABLES.get(rules)
+    if tables is None:
+        tables = _TABLES[rules] = _Tables(rules)
+    return tables
+
+
+def _mask(cards: Sequence[int]) -> int:
+    mask = 0
+    for c in cards:
+        mask |= 1 << c
+    return mask
+
+
+def _cards(mask: int) -> list[int]:
+    cards = []
+    while mask:
+        low = mask & -mask
+        cards.append(low.bit_length() - 1)
+        mask ^= low
+    return cards
+
+
+class SimState:
+    """One hand of Blackout on bitsets: the state a simulation steps (no history, no checks).
+
+    Built from a view and the hands of every seat (:meth:`from_view`); actions are
+    the engine's (card ``c``, bid ``num_cards + k``). Only the acting seat's
+    legal actions are ever applied, so :meth:`step` does not check them.
+    """
+
+    __slots__ = (
+        "t", "n", "hand_size", "trump", "hook", "must_break", "hands", "bids", "bids_made", "bid_total",
+        "tricks_won", "tricks_done", "current", "trick_count", "led", "win_power", "win_seat", "trump_broken",
+    )
+
+    @classmethod
+    def from_view(cls, view: PlayerView, hands: Sequence[Sequence[int]]) -> SimState:
+        """The state of ``view``'s hand with seat ``s`` holding ``hands[s]`` now."""
+        rules = view.rules
+        state = cls()
+        state.t = t = _tables(rules)
+        state.n = rules.num_players
+        state.hand_size = view.hand_size
+        state.trump = -1 if view.trump is None else view.trump
+        state.hook = rules.hook
+        state.must_break = rules.lead_trump == "broken"
+        state.hands = [_mask(h) for h in hands]
+        state.bids = [-1 if b is None else b for b in view.bids]
+        state.bids_made = sum(b is not None for b in view.bids)
+        state.bid_total = sum(b for b in view.bids if b is not None)
+        state.tricks_won = list(view.tricks_won)
+        state.tricks_done = sum(view.tricks_won)
+        state.current = view.current_player
+        state.trick_count = len(view.current_trick)
+        state.led = -1 if view.led_suit is None else view.led_suit
+        state.trump_broken = view.trump_broken
+        power_row = t.power[state.trump + 1][state.led + 1]
+        state.win_power, state.win_seat = -1, -1
+        for seat, card in view.current_trick:
+            power = (_FIRST_JOKER_POWER if state.win_power < _FIRST_JOKER_POWER else -1) if card >= NUM_STANDARD_CARDS else power_row[card]
+            if power > state.win_power:
+                state.win_power, state.win_seat = power, seat
+        return state
+
+    def copy(self) -> SimState:
+        """An independent copy (hands, bids and tricks are copied)."""
+        other = SimState.__new__(SimState)
+        other.t, other.n, other.hand_size, other.trump = self.t, self.n, self.hand_size, self.trump
+        other.hook, other.must_break = self.hook, self.must_break
+        other.hands, other.bids, other.tricks_won = self.hands[:], self.bids[:], self.tricks_won[:]
+        other.bids_made, other.bid_total, other.tricks_done = self.bids_made, self.bid_total, self.tricks_done
+        other.current, other.trick_count, other.led = self.current, self.trick_count, self.led
+        other.win_power, other.win_seat, other.trump_broken = self.win_power, self.win_seat, self.trump_broken
+        return other
+
+    @property
+    def phase(self) -> str:
+        if self.bids_made < self.n:
+            return "bid"
+        return "play" if self.tricks_done < self.hand_size else "over"
+
+    def legal_bids(self) -> list[int]:
+        """The current seat's legal bid actions (the hook removes the dealer's forbidden bid)."""
+        base = self.t.num_cards
+        bids = list(range(base, base + self.hand_size + 1))
+        if self.hook and self.bids_made == self.n - 1:
+            forbidden = self.hand_size - self.bid_total
+            if forbidden >= 0:
+                bids.remove(base + forbidden)
+        return bids
+
+    def legal_cards(self) -> int:
+        """The current seat's legal cards as a bitmask."""
+        t = self.t
+        hand = self.hands[self.current]
+        if self.trick_count:
+            if self.led >= 0:
+                follow = hand & t.suit_mask[self.led]
+                if follow:
+                    return follow | (hand & t.joker_mask)
+            return hand
+        if self.must_break and self.trump >= 0 and not self.trump_broken:
+            other = hand & ~t.suit_mask[self.trump]
+            if other & t.standard_mask:
+                return other
+        return hand
+
+    def legal_actions(self) -> list[int]:
+        """The current seat's legal actions, ascending (empty when the hand is over)."""
+        phase = self.phase
+        if phase == "bid":
+            return self.legal_bids()
+        if phase == "play":
+            return _cards(self.legal_cards())
+        return []
+
+    def step(self, action: int) -> None:
+        """Apply the current seat's (legal) action."""
+        seat = self.current
+        n = self.n
+        if self.bids_made < n:
+            bid = action - self.t.num_cards
+            self.bids[seat] = bid
+            self.bid_total += bid
+            self.bids_made += 1
+            self.current = (seat + 1) % n
+            return
+        self.hands[seat] &= ~(1 << action)
+        if action >= NUM_STANDARD_CARDS:
+            power = _FIRST_JOKER_POWER if self.win_power < _FIRST_JOKER_POWER else -1
+        else:
+            suit = action // 13
+            if self.led < 0:
+                self.led = suit
+            if suit == self.trump:
+                self.trump_broken = True
+            power = self.t.power[self.trump + 1][self.led + 1][action]
+        if power > self.win_power:
+            self.win_power = power
+            self.win_seat = seat
+        self.trick_count += 1
+        if self.trick_count == n:
+            winner = self.win_seat
+            self.tricks_won[winner] += 1
+            self.tricks_done += 1
+            self.trick_count = 0
+            self.led = -1
+            self.win_power = -1
+            self.current = winner
+        else:
+            self.current = (seat + 1) % n
+
+    def hand_scores(self) -> list[int]:
+        """Every seat's score for the hand (once it is over), by the rules' ``hand_score``."""
+        score = self.t.rules.hand_score
+        return [score(b, w) for b, w in zip(self.bids, self.tricks_won)]
+
+    def rollout(self, rand: Callable[[], float], record: list[int] | None = None) -> None:
+        """Play the hand out with uniformly random legal actions (``rand()`` in [0, 1)).
+
+        The same rules as :meth:`legal_actions` and :meth:`step`, written as one loop
+        over local variables because it is where a search spends its time. With
+        ``record``, the actions taken are appended to it.
+        """
+        n = self.n
+        hand_size = self.hand_size
+        if self.bids_made < n:
+            while self.bids_made < n:
+                legal = self.legal_bids()
+                action = legal[int(rand() * len(legal))]
+                if record is not None:
+                    record.append(action)
+                self.step(action)
+        t = self.t
+        hands = self.hands
+        won = self.tricks_won
+        suit_mask = t.suit_mask
+        joker_mask = t.joker_mask
+        trump = self.trump
+        power_rows = t.power[trump + 1]
+        power_row = power_rows[self.led + 1]
+        break_mask = suit_mask[trump] if trump >= 0 and self.must_break and not self.trump_broken else 0
+        standard_mask = t.standard_mask
+        current, trick_count, led = self.current, self.trick_count, self.led
+        win_power, win_seat, tricks_done = self.win_power, self.win_seat, self.tricks_done
+        while tricks_done < hand_size:
+            hand = hands[current]
+            if trick_count:
+                legal = hand & suit_mask[led] if led >= 0 else 0
+                if legal:
+                    legal |= hand & joker_mask
+                else:
+                    legal = hand
+            elif break_mask and hand & ~break_mask & standard_mask:
+                legal = hand & ~break_mask
+            else:
+                legal = hand
+            if legal & (legal - 1):  # more than one card: pick one at random
+                for _ in range(int(rand() * legal.bit_count())):
+                    legal &= legal - 1
+            bit = legal & -legal
+            hands[current] = hand ^ bit
+            card = bit.bit_length() - 1
+            if record is not None:
+                record.append(card)
+            if card >= NUM_STANDARD_CARDS:
+                power = _FIRST_JOKER_POWER if win_power < _FIRST_JOKER_POWER else -1
+            else:
+                if led < 0:
+                    led = card // 13
+                    power_row = power_rows[led + 1]
+                if break_mask and bit & break_mask:
+                    break_mask = 0  # trump is broken
+                power = power_row[card]
+            if power > win_power:
+                win_power = power
+                win_seat = current
+            trick_count += 1
+            if trick_count == n:
+                won[win_seat] += 1
+                tricks_done += 1
+                trick_count = 0
+                led = -1
+                win_power = -1
+                current = win_seat
+            else:
+                current = current + 1 if current + 1 < n else 0
+        self.current, self.trick_count, self.led = current, trick_count, led
+        self.win_power, self.win_seat, self.tricks_done = win_power, win_seat, tricks_done
+        # (trump_broken is not kept up to date: the hand is over)
+
+
+class DealSampler:
+    """Draws the cards every seat holds now, consistently with a view, many deals at a time.
+
+    Each seat other than the viewer gets as many unseen cards as it still holds,
+    never a card of a suit it has shown void in, plus any card shown to all (the
+    dealer's shown card); the viewer keeps its hand; the other unseen cards are out
+    of play. Deals are drawn uniformly among the consistent ones, by rejection of
+    uniform shuffles (vectorized); when voids make that rare, the remainder comes
+    from a sequential sampler (each constrained card goes to a place that may hold
+    it, with chance proportional to the room left there; close to uniform), and
+    from :func:`~blackout_baselines.search.sample_hands` in the rare case that one
+    dead-ends.
+    """
+
+    def __init__(self, view: PlayerView) -> None:
+        self.view = view
+        n = view.num_players
+        me = view.player
+        shown = view.shown_cards
+        shown_set = {c for cards in shown for c in cards}
+        self.pool_list = pool = [c for c in view.unseen_cards if c not in shown_set]
+        self.pool = np.array(pool, dtype=np.int64)
+        self.seats = seats = [s for s in range(n) if s != me]
+        self.need = need = [view.cards_left(s) - len(shown[s]) for s in seats]
+        out = len(pool) - sum(need)
+        if out < 0 or any(k < 0 for k in need):
+            raise ValueError("DealSampler: the view's card counts are inconsistent")
+        self.fixed = [_mask(shown[s]) for s in range(n)]
+        self.fixed[me] = _mask(view.hand)
+        # places: the other seats in order, then "out of play"; eligible[place, group] (group 4: jokers)
+        eligible = np.ones((len(seats) + 1, 5), dtype=bool)
+        for place, seat in enumerate(seats):
+            for suit in view.voids[seat]:
+                eligible[place, suit] = False
+        self.eligible = eligible
+        self.constrained = not eligible.all()
+        self.capacity = need + [out]
+        self.place_of_position = np.repeat(np.arange(len(seats) + 1), self.capacity)
+        self.bounds = np.cumsum([0] + need)
+        self.acceptance = 1.0
+
+    def draw(self, count: int, np_rng: np.random.Generator, rng: random.Random) -> list[list[int]]:
+        """``count`` deals, each a list of hand bitmasks by seat."""
+        deals: list[list[int]] = []
+        for _ in range(4):
+            missing = count - len(deals)
+            if missing <= 0:
+                break
+            batch = missing if not self.constrained else min(int(missing / max(self.acceptance, 0.01) * 1.3) + 8, 20000)
+            deals.extend(self._shuffled(batch, np_rng)[:missing])
+            if not self.constrained:
+                break
+        while len(deals) < count:
+            deals.append(self._sequential(rng))
+        return deals
+
+    def _shuffled(self, batch: int, np_rng: np.random.Generator) -> list[list[int]]:
+        cards = np_rng.permuted(np.broadcast_to(self.pool, (batch, len(self.pool))), axis=1)
+        if self.constrained:
+            groups = np.minimum(cards // 13, 4)
+            ok = self.eligible[self.place_of_position, groups].all(axis=1)
+            self.acceptance = 0.5 * self.acceptance + 0.5 * max(float(ok.mean()), 0.001)
+            cards = cards[ok]
+        bits = np.left_shift(np.uint64(1), cards.astype(np.uint64))
+        # cards are distinct, so a sum of their bits is their union; seat i holds positions bounds[i]:bounds[i+1]
+        sums = np.zeros((len(cards), len(self.pool) + 1), dtype=np.uint64)
+        np.cumsum(bits, axis=1, out=sums[:, 1:])
+        held = (sums[:, self.bounds[1:]] - sums[:, self.bounds[:-1]]).tolist()
+        result = []
+        for row in held:
+            masks = self.fixed[:]
+            for seat, mask in zip(self.seats, row):
+                masks[seat] |= mask
+            result.append(masks)
+        return result
+
+    def _sequential(self, rng: random.Random) -> list[int]:
+        eligible = self.eligible
+        places = range(len(self.capacity))
+        for _ in range(10):
+            room = self.capacity[:]
+            held = [0] * len(room)
+            free = []
+            dead_end = False
+            for card in self.pool_list:
+                group = min(card // 13, 4)
+                if eligible[:, group].all():
+                    free.append(card)
+                    continue
+                options = [p for p in places if room[p] and eligible[p, group]]
+                total = sum(room[p] for p in options)
+                if not total:
+                    dead_end = True
+                    break
+                pick = rng.random() * total
+                for place in options:
+                    pick -= room[place]
+                    if pick < 0:
+                        break
+                room[place] -= 1
+                held[place] |= 1 << card
+            if dead_end:
+                continue
+            rng.shuffle(free)
+            start = 0
+            for place, k in enumerate(room):
+                held[place] |= _mask(free[start : start + k])
+                start += k
+            masks = self.fixed[:]
+            for place, seat in enumerate(self.seats):
+                masks[seat] |= held[place]
+            return masks
+        hands = sample_hands(self.view, np.random.default_rng(rng.getrandbits(63)))
+        return [_mask(h) for h in hands]
+
+
+def sample_deal(view: PlayerView, rng: random.Random, np_rng: np.random.Generator) -> list[list[int]]:
+    """One deal drawn by :class:`DealSampler`: the cards every seat holds now, as sorted lists by seat."""
+    masks = DealSampler(view).draw(1, np_rng, rng)[0]
+    return [_cards(m) for m in masks]
+
+
+class _Node:
+    """An information set of the tree: the actions since the decision. Stats are of the action into it."""
+
+    __slots__ = ("children", "visits", "total", "avail")
+
+    def __init__(self) -> None:
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.total = 0.0
+        self.avail = 0
+
+
+class ISMCTSBot(Bot):
+    """SO-ISMCTS with random playouts on a bitset engine (see the module docstring).
+
+    Args:
+        seed: seeds the determinizations, expansions and playouts.
+        simulations: simulations per decision (default 500), when ``time_ms`` is not given.
+        time_ms: when given, search for this many milliseconds per decision instead;
+            an error if not even one simulation fits.
+        exploration: the UCB constant ``c`` on scores scaled to 0..1.
+    """
+
+    name = "ismcts"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        simulations: int = 500,
+        time_ms: float | None = None,
+        exploration: float = DEFAULT_EXPLORATION,
+    ) -> None:
+        super().__init__(seed)
+        if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
+            raise ValueError(f"simulations: must be a positive whole number of simulations per decision, got {simulations!r}")
+        if time_ms is not None and (
+            isinstance(time_ms, bool) or not isinstance(time_ms, (int, float, np.integer, np.floating)) or not time_ms > 0
+        ):
+            raise ValueError(f"time_ms: must be a positive number of milliseconds per decision, got {time_ms!r}")
+        if isinstance(exploration, bool) or not isinstance(exploration, (int, float)) or not exploration >= 0:
+            raise ValueError(f"exploration: must be a number >= 0, got {exploration!r}")
+        self.simulations = int(simulations)
+        self.time_ms = None if time_ms is None else float(time_ms)
+        self.exploration = float(exploration)
+        self.last_simulations = 0
+        """Simulations run for the last decision."""
+
+    def act(self, view: PlayerView) -> int:
+        legal = self._check_turn(view)
+        if len(legal) == 1:
+            return int(legal[0])
+        root = self.search(view)
+        best = max(legal, key=lambda a: (root.children[a].visits, root.children[a].total / root.children[a].visits)
+                   if a in root.children else (0, 0.0))
+        return int(best)
+
+    def action_values(self, view: PlayerView) -> dict[int, tuple[int, float]]:
+        """Per legal action at the root: (visits, mean scaled score) after a search."""
+        self._check_turn(view)
+        root = self.search(view)
+        return {a: (c.visits, c.total / c.visits) for a, c in root.children.items() if c.visits}
+
+    def search(self, view: PlayerView) -> _Node:
+        """Run the budget's simulations from ``view`` and return the root of the tree."""
+        rng = random.Random(int(self.rng.integers(2**62)))
+        rand = rng.random
+        np_rng = np.random.default_rng(rng.getrandbits(63))
+        n = view.num_players
+        root_state = SimState.from_view(view, [view.hand if s == view.player else () for s in range(n)])
+        scaled = root_state.t.scores(view.hand_size)[0]
+        sampler = DealSampler(view)
+        c = self.exploration
+        log = math.log
+        sqrt = math.sqrt
+        root = _Node()
+        deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
+        budget = self.simulations
+        deals: list[list[int]] = []
+        done = 0
+        while True:
+            if not deals:  # determinizations, drawn in batches
+                deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
+                deals.reverse()
+            state = root_state.copy()
+            state.hands = deals.pop()
+            node = root
+            path: list[tuple[_Node, int]] = []  # (node entered, seat that chose the action into it)
+            # --- select with UCB over the children legal in this determinization; expand one
+            while state.tricks_done < state.hand_size:
+                legal = state.legal_actions()
+                children = node.children
+                untried = [a for a in legal if a not in children]
+                for a in legal:
+                    if a in children:
+                        children[a].avail += 1
+                if untried:
+                    action = untried[int(rand() * len(untried))]
+                    child = children[action] = _Node()
+                    child.avail = 1
+                else:
+                    best_value = -1.0
+                    for a in legal:
+                        child = children[a]
+                        value = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
+                        if value > best_value:
+                            best_value, action = value, a
+                path.append((children[action], state.current))
+                state.step(action)
+                node = children[action]
+                if untried:
+                    break
+            # --- play out at random, back up every seat's scaled score
+            state.rollout(rand)
+            rewards = [scaled[b][w] for b, w in zip(state.bids, state.tricks_won)]
+            for visited, seat in path:
+                visited.visits += 1
+                visited.total += rewards[seat]
+            done += 1
+            if deadline is None:
+                if done >= budget:
+                    break
+            elif time.perf_counter() >= deadline:
+                if done == 1:
+                    raise ValueError(
+                        f"time_ms={self.time_ms:g} is too small for one simulation of this decision "
+                        f"(player {view.player}, {view.phase} phase, {len(view.legal_actions)} legal actions): "
+                        "give more milliseconds, or a number of simulations"
+                    )
+                break
+        self.last_simulations = done
+        return root
