@@ -97,7 +97,7 @@ class _Tables:
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
-        self.num_cards = num_cards = rules.num_cards
+        self.num_cards = rules.num_cards
         self.deck_size = rules.deck_size
         self.suit_mask = [sum(1 << c for c in range(s * 13, s * 13 + 13)) for s in range(4)]
         self.standard_mask = (1 << NUM_STANDARD_CARDS) - 1
