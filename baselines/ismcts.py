@@ -511,6 +511,7 @@ class ISMCTSBot(Bot):
         simulations: int = 500,
         time_ms: float | None = None,
         exploration: float = DEFAULT_EXPLORATION,
+        split_by_hand: bool = False,
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -524,6 +525,7 @@ class ISMCTSBot(Bot):
         self.simulations = int(simulations)
         self.time_ms = None if time_ms is None else float(time_ms)
         self.exploration = float(exploration)
+        self.split_by_hand = bool(split_by_hand)
         self.last_simulations = 0
         """Simulations run for the last decision."""
 
@@ -552,6 +554,8 @@ class ISMCTSBot(Bot):
         scaled = root_state.t.scores(view.hand_size)[0]
         sampler = DealSampler(view)
         c = self.exploration
+        split = self.split_by_hand
+        me = view.player
         log = math.log
         sqrt = math.sqrt
         root = _Node()
@@ -571,6 +575,9 @@ class ISMCTSBot(Bot):
             while state.tricks_done < state.hand_size:
                 legal = state.legal_actions()
                 children = node.children
+                if split and state.current != me:
+                    # this seat's information set in this determinization: its hand joins the key
+                    children = node.children.setdefault(-1 - state.hands[state.current], _Node()).children
                 untried = [a for a in legal if a not in children]
                 for a in legal:
                     if a in children:

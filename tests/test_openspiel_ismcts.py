@@ -1,0 +1,55 @@
+"""The OpenSpiel cross-check: the card map is exact, the mirrored games agree, a tiny run completes."""
+
+import json
+import sys
+
+import pytest
+from blackout_training.bench import benchmark_names
+from blackout_training.bench.openspiel_ismcts import from_openspiel_action, main, to_openspiel_card
+
+from blackout_env.cards import card_to_str
+
+
+def test_the_card_map_is_a_bijection_that_keeps_rank_and_suit():
+    mapped = [to_openspiel_card(card) for card in range(52)]
+    assert sorted(mapped) == list(range(52))
+    assert all(from_openspiel_action(to_openspiel_card(card)) == card for card in range(52))
+    assert [from_openspiel_action(52 + k) for k in range(11)] == [52 + k for k in range(11)]
+
+
+def test_the_benchmark_is_listed():
+    assert "openspiel_ismcts" in benchmark_names()
+
+
+def test_a_missing_openspiel_names_the_extra_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # import pyspiel now raises ImportError
+    assert main(["--deals", "1"]) == 2
+    assert ".[bench]" in capsys.readouterr().err
+
+
+def test_the_card_map_matches_openspiel_card_names():
+    pyspiel = pytest.importorskip("pyspiel")
+    state = pyspiel.load_game("oh_hell", {"players": 4, "num_tricks_fixed": 10}).new_initial_state()
+    state.apply_action(10)  # the number of tricks
+    state.apply_action(0)  # the dealer: the next chance outcomes are the cards, named
+    for card in range(52):
+        ours = card_to_str(card).replace("10", "T")  # "AS", "TH": rank then suit
+        theirs = state.action_to_string(to_openspiel_card(card))  # "SA", "HT": suit then rank
+        assert theirs == ours[-1] + ours[:-1]
+
+
+def test_a_tiny_run_plays_mirrored_hands_and_matches(tmp_path, capsys):
+    pytest.importorskip("pyspiel")
+    out = tmp_path / "result.json"
+    assert main(["--agents", "random", "ismcts:simulations=10", "--deals", "2", "--simulations", "5", "--json", str(out)]) == 0
+    assert "scored by our rules" in capsys.readouterr().out
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["deals"] for r in rows] == [2, 2]
+    assert all(r["interval"][0] <= r["difference"] <= r["interval"][1] for r in rows)
+    assert main(["--agents", "heuristic", "--deals", "1", "--simulations", "3", "--match"]) == 0
+
+
+def test_bad_sizes_are_refused():
+    pytest.importorskip("pyspiel")
+    with pytest.raises(ValueError, match="--deals"):
+        main(["--deals", "0"])

@@ -1,0 +1,299 @@
+"""``blackout bench openspiel_ismcts``: our policies against OpenSpiel's IS-MCTS on mirrored deals.
+
+A cross-check against an algorithm nobody here wrote: each of our policies
+(``--agents``, policy specs such as ``ismcts:simulations=500``, ``heuristic``,
+``ppo``) plays one seat, and ``pyspiel.ISMCTSBot`` (random-rollout evaluator,
+one rollout per simulation, ``--uct-c``, ``--simulations``, playing its most
+visited action) plays the other seats of OpenSpiel's ``oh_hell`` game. Every
+deal is played once per seat of our agent (duplicate seating), so card luck
+cancels in the difference.
+
+Mirrored games: one :class:`~blackout_env.engine.BlackoutGame` and one
+OpenSpiel state are stepped together. OpenSpiel deals its ``k``-th dealt card
+to player ``k % n`` and then turns the trump card; we feed its chance nodes our
+dealer and our hands so that every seat holds the same cards, and the same
+turned card names trump. Cards map by rank and suit: ours are ``suit * 13 +
+rank`` with suits C D H S, OpenSpiel's are ``rank * 4 + suit`` with suits
+C D S H (:func:`to_openspiel_card`). Bids map ``52 + k`` to ``52 + k``. At every
+decision the legal actions of the two games are checked to be the same
+(OpenSpiel's ``oh_hell`` also has the dealer's hook, and the player left of
+the dealer bids first and leads).
+
+Scoring: every hand is scored by OUR rules (standard: 10 + bid for an exact
+bid, 0 for a miss). OpenSpiel's ``oh_hell`` returns differ on a missed bid (it
+pays one point per trick taken, exact or not, plus 10 for an exact bid), so its
+bots search for its own scoring; the figures here are ours.
+
+Whole matches (``--match``): the rules' hands 10..1, each a fresh OpenSpiel game
+with ``num_tricks_fixed`` set to the hand size (OpenSpiel's bot searches one
+hand at a time, as ours do).
+
+Reported per agent: mean score per hand of the agent and of the IS-MCTS seats,
+their difference per deal (agent minus the mean of the IS-MCTS seats, averaged
+over the rotations) with a 95% interval over deals, bid-made rates, and the
+wall time per decision of each side (measured in the same run, so they share
+the machine's load).
+
+Needs the ``bench`` extra (``pip install -e ".[bench]"``), which installs ``open_spiel``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from blackout_env import BlackoutGame, Rules
+
+from ..evaluate import confidence_half_width
+from ..policies import load_policy
+
+__all__ = ["to_openspiel_card", "from_openspiel_action", "require_openspiel", "play_deal", "run_agent", "main"]
+
+MISSING = (
+    "OpenSpiel is not installed: this benchmark needs the bench extra "
+    "(pip install -e \".[bench]\", or pip install \"blackout-rl[bench]\")"
+)
+
+_OPENSPIEL_SUIT = (0, 1, 3, 2)  # ours C D H S -> OpenSpiel's suit order C D S H
+_OUR_SUIT = (0, 1, 3, 2)  # and back (the map is its own inverse)
+
+
+def require_openspiel() -> Any:
+    """The ``pyspiel`` module; ImportError naming the extra to install when it is missing."""
+    try:
+        import pyspiel
+    except ImportError:
+        raise ImportError(MISSING) from None
+    return pyspiel
+
+
+def to_openspiel_card(card: int) -> int:
+    """Our card (``suit * 13 + rank``, suits C D H S) as OpenSpiel's ``oh_hell`` card (``rank * 4 + suit``, C D S H)."""
+    return (card % 13) * 4 + _OPENSPIEL_SUIT[card // 13]
+
+
+def from_openspiel_action(action: int) -> int:
+    """An OpenSpiel ``oh_hell`` action as ours: cards map by rank and suit, bids ``52 + k`` are the same."""
+    if action >= 52:
+        return action
+    return _OUR_SUIT[action % 4] * 13 + action // 4
+
+
+def to_openspiel_action(action: int) -> int:
+    return to_openspiel_card(action) if action < 52 else action
+
+
+def _start_openspiel_hand(pyspiel: Any, game: BlackoutGame) -> Any:
+    """The OpenSpiel state of the engine's current hand, just dealt: same dealer, hands and turned card."""
+    n = game.num_players
+    os_game = pyspiel.load_game("oh_hell", {"players": n, "num_tricks_fixed": game.hand_size})
+    state = os_game.new_initial_state()
+    state.apply_action(game.hand_size)  # the number of tricks (a single chance outcome when fixed)
+    state.apply_action(game.dealer)
+    hands = [sorted(hand) for hand in game.hands]
+    for k in range(n * game.hand_size):  # OpenSpiel's k-th dealt card goes to player k % n
+        state.apply_action(to_openspiel_card(hands[k % n][k // n]))
+    state.apply_action(to_openspiel_card(game.turned_card))
+    return state
+
+
+def play_deal(
+    pyspiel: Any,
+    rules: Rules,
+    agent: Any,
+    deal: int,
+    seed: int,
+    simulations: int,
+    uct_c: float,
+    match: bool,
+) -> dict[str, Any]:
+    """Play deal ``deal`` once per seat of the agent; per rotation the scores, bids and timings."""
+    n = rules.num_players
+    rng = np.random.default_rng([seed, deal])
+    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (rules.num_rounds, 1)), axis=1).tolist()
+    start = 0 if match else deal % rules.num_rounds
+    first_dealer = int(rng.integers(n))
+    rotations = []
+    for seat in range(n):
+        bot_seed = int(np.random.SeedSequence([seed, deal, seat]).generate_state(1)[0] % (2**31))
+        reseed = getattr(agent, "seed", None)
+        if callable(reseed):
+            reseed(bot_seed)
+        evaluator = pyspiel.RandomRolloutEvaluator(1, bot_seed)
+        ismcts = pyspiel.ISMCTSBot(
+            bot_seed, evaluator, uct_c, simulations, -1, pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False
+        )
+        game = BlackoutGame(rules, decks=decks, first_dealer=(first_dealer - start) % n, start_round=start)
+        timing = {"agent": [0.0, 0], "openspiel": [0.0, 0]}
+        while not game.is_over and (match or game.round_index == start):
+            state = _start_openspiel_hand(pyspiel, game)
+            round_index = game.round_index
+            while game.round_index == round_index and not game.is_over:
+                legal = game.legal_actions()
+                theirs = sorted(from_openspiel_action(a) for a in state.legal_actions())
+                if theirs != legal or state.current_player() != game.current_player:
+                    raise RuntimeError(
+                        f"the mirrored games disagree at deal {deal}: ours {game.current_player} {legal}, "
+                        f"OpenSpiel's {state.current_player()} {theirs}"
+                    )
+                side = "agent" if game.current_player == seat else "openspiel"
+                began = time.perf_counter()
+                if side == "agent":
+                    action = int(agent.act(game.view(seat)))
+                else:
+                    action = from_openspiel_action(ismcts.step(state))
+                if len(legal) > 1:
+                    timing[side][0] += time.perf_counter() - began
+                    timing[side][1] += 1
+                game.step(action)
+                state.apply_action(to_openspiel_action(action))
+            if not state.is_terminal():
+                raise RuntimeError(f"the mirrored games disagree at deal {deal}: OpenSpiel's hand is not over")
+        rotations.append(
+            {
+                "seat": seat,
+                "scores": [list(s) for s in game.round_scores],
+                "bids": [list(b) for b in game.round_bids],
+                "tricks": [list(t) for t in game.round_tricks],
+                "timing": timing,
+            }
+        )
+    return {"deal": deal, "rotations": rotations}
+
+
+def _worker(task: tuple[str, Rules, int, int, int, float, bool]) -> dict[str, Any]:
+    spec, rules, deal, seed, simulations, uct_c, match = task
+    pyspiel = require_openspiel()
+    agent = _AGENTS.get(spec)
+    if agent is None:
+        agent = _AGENTS[spec] = load_policy(spec, rules, seed)
+    return play_deal(pyspiel, rules, agent, deal, seed, simulations, uct_c, match)
+
+
+_AGENTS: dict[str, Any] = {}
+
+
+def summarise(spec: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of one agent over its deals (see the module docstring)."""
+    diffs, agent_scores, field_scores = [], [], []
+    made = {"agent": [0, 0], "openspiel": [0, 0]}
+    timing = {"agent": [0.0, 0], "openspiel": [0.0, 0]}
+    for result in results:
+        deal_agent, deal_field, hands = 0.0, 0.0, 0
+        for rotation in result["rotations"]:
+            seat = rotation["seat"]
+            for scores, bids, tricks in zip(rotation["scores"], rotation["bids"], rotation["tricks"]):
+                others = [s for s in range(len(scores)) if s != seat]
+                deal_agent += scores[seat]
+                deal_field += sum(scores[s] for s in others) / len(others)
+                hands += 1
+                made["agent"][0] += bids[seat] == tricks[seat]
+                made["agent"][1] += 1
+                made["openspiel"][0] += sum(bids[s] == tricks[s] for s in others)
+                made["openspiel"][1] += len(others)
+            for side in timing:
+                timing[side][0] += rotation["timing"][side][0]
+                timing[side][1] += rotation["timing"][side][1]
+        agent_scores.append(deal_agent / hands)
+        field_scores.append(deal_field / hands)
+        diffs.append((deal_agent - deal_field) / hands)
+    half = confidence_half_width(diffs)
+    mean = float(np.mean(diffs))
+    return {
+        "agent": spec,
+        "deals": len(results),
+        "agent_score_per_hand": float(np.mean(agent_scores)),
+        "openspiel_score_per_hand": float(np.mean(field_scores)),
+        "difference": mean,
+        "interval": None if half is None else [mean - half, mean + half],
+        "agent_bid_made_rate": made["agent"][0] / max(made["agent"][1], 1),
+        "openspiel_bid_made_rate": made["openspiel"][0] / max(made["openspiel"][1], 1),
+        "agent_ms_per_decision": 1000 * timing["agent"][0] / max(timing["agent"][1], 1),
+        "openspiel_ms_per_decision": 1000 * timing["openspiel"][0] / max(timing["openspiel"][1], 1),
+    }
+
+
+def run_agent(
+    spec: str, rules: Rules, deals: int, seed: int, simulations: int, uct_c: float, match: bool, workers: int = 1
+) -> dict[str, Any]:
+    """Play ``deals`` duplicate deals of agent ``spec`` against OpenSpiel's IS-MCTS; its figures."""
+    require_openspiel()
+    load_policy(spec, rules, seed)  # a bad spec fails here, before any game
+    tasks = [(spec, rules, deal, seed, simulations, uct_c, match) for deal in range(deals)]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            results = list(pool.map(_worker, tasks))
+    else:
+        results = [_worker(task) for task in tasks]
+    return summarise(spec, results)
+
+
+def table(rows: Sequence[dict[str, Any]], simulations: int) -> str:
+    header = (
+        f"{'agent':<28} {'deals':>5} {'agent/hand':>10} {'IS-MCTS/hand':>12} {'difference [95% CI]':>26} "
+        f"{'made':>6} {'IS-MCTS made':>12} {'ms/dec':>7} {'OS ms/dec':>9}"
+    )
+    lines = [f"vs OpenSpiel IS-MCTS ({simulations} simulations), scored by our rules", header, "-" * len(header)]
+    for r in rows:
+        interval = "" if r["interval"] is None else f"[{r['interval'][0]:+.2f}, {r['interval'][1]:+.2f}]"
+        lines.append(
+            f"{r['agent']:<28} {r['deals']:>5} {r['agent_score_per_hand']:>10.2f} {r['openspiel_score_per_hand']:>12.2f} "
+            f"{r['difference']:>+9.2f} {interval:>16} {r['agent_bid_made_rate']:>6.1%} "
+            f"{r['openspiel_bid_made_rate']:>12.1%} {r['agent_ms_per_decision']:>7.1f} {r['openspiel_ms_per_decision']:>9.1f}"
+        )
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agents", nargs="+", default=["ismcts:simulations=500"], metavar="SPEC",
+        help="our policies, each played in one seat (default ismcts:simulations=500)",
+    )
+    parser.add_argument("--deals", type=int, default=50, help="duplicate deals per agent (default 50)")
+    parser.add_argument("--simulations", type=int, default=500, help="OpenSpiel IS-MCTS simulations per decision (default 500)")
+    parser.add_argument("--uct-c", type=float, default=2.0, help="OpenSpiel IS-MCTS exploration constant (default 2)")
+    parser.add_argument("--match", action="store_true", help="whole matches (hands 10..1) instead of single 10-card hands")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
+    parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        require_openspiel()
+    except ImportError as error:
+        print(f"blackout bench openspiel_ismcts: error: {error}", file=sys.stderr)
+        return 2
+    for name in ("deals", "simulations", "workers"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    # OpenSpiel's oh_hell: 4 players by default here, hands 10..1 (a match) or one 10-card hand.
+    rules = Rules.preset("standard")
+    if not args.match:
+        rules = rules.replace(hand_sizes=[10])
+    rows = []
+    for spec in args.agents:
+        rows.append(run_agent(spec, rules, args.deals, args.seed, args.simulations, args.uct_c, args.match, args.workers))
+    print(table(rows, args.simulations))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"simulations": args.simulations, "uct_c": args.uct_c, "match": args.match, "rows": rows}, handle, indent=2)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark from the command line (``python -m blackout_training.bench.openspiel_ismcts``)."""
+    parser = argparse.ArgumentParser(prog="blackout bench openspiel_ismcts", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
