@@ -283,8 +283,11 @@ class SimState:
         score = self.t.rules.hand_score
         return [score(b, w) for b, w in zip(self.bids, self.tricks_won)]
 
-    def rollout(self, rand: Callable[[], float], record: list[int] | None = None) -> None:
-        """Play the hand out with uniformly random legal actions (``rand()`` in [0, 1)).
+    def rollout(self, rand: Callable[[], float], record: list[int] | None = None, greedy: bool = False) -> None:
+        """Play the hand out with uniformly random legal actions (``rand()`` in [0, 1)), or greedily.
+
+        Greedy (``greedy=True``): a seat yet to bid bids its count of likely winners
+        (:func:`_greedy_bid`), and a seat plays by :func:`_greedy_card`.
 
         The same rules as :meth:`legal_actions` and :meth:`step`, written as one loop
         over local variables because it is where a search spends its time. With
@@ -295,13 +298,18 @@ class SimState:
         if self.bids_made < n:
             while self.bids_made < n:
                 legal = self.legal_bids()
-                action = legal[int(rand() * len(legal))]
+                if greedy:
+                    estimate = _greedy_bid(self)
+                    action = min(legal, key=lambda a: abs(a - estimate))
+                else:
+                    action = legal[int(rand() * len(legal))]
                 if record is not None:
                     record.append(action)
                 self.step(action)
         t = self.t
         hands = self.hands
         won = self.tricks_won
+        bids = self.bids
         suit_mask = t.suit_mask
         joker_mask = t.joker_mask
         trump = self.trump
@@ -323,9 +331,14 @@ class SimState:
                 legal = hand & ~break_mask
             else:
                 legal = hand
-            if legal & (legal - 1):  # more than one card: pick one at random
-                for _ in range(int(rand() * legal.bit_count())):
-                    legal &= legal - 1
+            if legal & (legal - 1):  # more than one card
+                if greedy:
+                    legal = _greedy_card(
+                        legal, power_rows, led, win_power, bids[current] > won[current], trick_count == n - 1
+                    )
+                else:  # pick one at random
+                    for _ in range(int(rand() * legal.bit_count())):
+                        legal &= legal - 1
             bit = legal & -legal
             hands[current] = hand ^ bit
             card = bit.bit_length() - 1
@@ -356,6 +369,65 @@ class SimState:
         self.current, self.trick_count, self.led = current, trick_count, led
         self.win_power, self.win_seat, self.tricks_done = win_power, win_seat, tricks_done
         # (trump_broken is not kept up to date: the hand is over)
+
+
+def _greedy_card(legal: int, power_rows: list[list[int]], led: int, win_power: int, want: bool, last: bool) -> int:
+    """The greedy playout's card (as its bit) among ``legal`` (a bitmask of two or more cards).
+
+    A seat that still needs tricks plays its strongest card, or, last to play, the
+    cheapest card that wins; if none can win the trick, its weakest. A seat that
+    needs no more tricks plays its strongest card that loses to the trick so far,
+    else its weakest (leading: its weakest). Power is :func:`card_power` (a joker
+    counts as the strongest card).
+    """
+    strongest = weakest = cheapest_win = best_loser = 0
+    strongest_p, weakest_p, cheapest_p, loser_p = -2, 10**6, 10**6, -2
+    m = legal
+    while m:
+        bit = m & -m
+        m ^= bit
+        card = bit.bit_length() - 1
+        if card >= NUM_STANDARD_CARDS:
+            p = _FIRST_JOKER_POWER if win_power < _FIRST_JOKER_POWER else -1
+        else:
+            p = power_rows[(led if led >= 0 else card // 13) + 1][card]
+        if p > strongest_p:
+            strongest_p, strongest = p, bit
+        if p < weakest_p:
+            weakest_p, weakest = p, bit
+        if p > win_power:
+            if p < cheapest_p:
+                cheapest_p, cheapest_win = p, bit
+        elif p > loser_p:
+            loser_p, best_loser = p, bit
+    if want:
+        if cheapest_win:
+            return cheapest_win if last else strongest
+        return weakest
+    if win_power >= 0 and best_loser:
+        return best_loser
+    return weakest
+
+
+def _greedy_bid(state: SimState) -> int:
+    """The greedy playout's bid action: aces and kings of side suits, and trumps from the ten up, count as tricks."""
+    hand = state.hands[state.current]
+    trump = state.trump
+    tricks = 0.0
+    while hand:
+        bit = hand & -hand
+        hand ^= bit
+        card = bit.bit_length() - 1
+        rank = card % 13
+        if card >= NUM_STANDARD_CARDS:
+            tricks += 1.0
+        elif card // 13 == trump:
+            tricks += 0.9 if rank >= 8 else 0.35
+        elif rank == 12:
+            tricks += 0.85
+        elif rank == 11:
+            tricks += 0.45
+    return state.t.num_cards + int(tricks + 0.5)
 
 
 class DealSampler:
@@ -512,6 +584,7 @@ class ISMCTSBot(Bot):
         time_ms: float | None = None,
         exploration: float = DEFAULT_EXPLORATION,
         split_by_hand: bool = False,
+        rollout: str = "random",
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -526,6 +599,9 @@ class ISMCTSBot(Bot):
         self.time_ms = None if time_ms is None else float(time_ms)
         self.exploration = float(exploration)
         self.split_by_hand = bool(split_by_hand)
+        if rollout not in ("random", "greedy"):
+            raise ValueError(f"rollout: must be 'random' or 'greedy', got {rollout!r}")
+        self.rollout = rollout
         self.last_simulations = 0
         """Simulations run for the last decision."""
 
@@ -555,6 +631,7 @@ class ISMCTSBot(Bot):
         sampler = DealSampler(view)
         c = self.exploration
         split = self.split_by_hand
+        greedy = self.rollout == "greedy"
         me = view.player
         log = math.log
         sqrt = math.sqrt
@@ -599,7 +676,7 @@ class ISMCTSBot(Bot):
                 if untried:
                     break
             # --- play out at random, back up every seat's scaled score
-            state.rollout(rand)
+            state.rollout(rand, greedy=greedy)
             rewards = [scaled[b][w] for b, w in zip(state.bids, state.tricks_won)]
             for visited, seat in path:
                 visited.visits += 1

@@ -45,14 +45,15 @@ def test_the_bitset_engine_plays_a_hand_exactly_as_the_engine_does(preset):
         assert state.hand_scores() == game.round_scores[-1]
 
 
+@pytest.mark.parametrize("greedy", [False, True], ids=["random", "greedy"])
 @pytest.mark.parametrize("preset", PRESETS)
-def test_a_random_playout_is_a_legal_hand_of_the_engine(preset):
+def test_a_playout_is_a_legal_hand_of_the_engine(preset, greedy):
     rules = Rules.preset(preset)
     pick = random.Random(1)
     for game in random_moments(rules, 12, 2):
         state = SimState.from_view(game.view(game.current_player), game.hands)
         actions: list[int] = []
-        state.rollout(pick.random, actions)
+        state.rollout(pick.random, actions, greedy=greedy)
         for action in actions:
             game.step(action)  # raises on an illegal action
         assert state.tricks_won == game.round_tricks[-1]
@@ -178,6 +179,7 @@ def test_the_dealer_never_makes_the_forbidden_bid():
         ({"time_ms": -1.0}, "time_ms"),
         ({"time_ms": "fast"}, "time_ms"),
         ({"exploration": -0.1}, "exploration"),
+        ({"rollout": "smart"}, "rollout"),
     ],
 )
 def test_bad_budgets_are_refused(options, message):
@@ -232,3 +234,23 @@ def test_search_beats_random_play():
         total_search += game.scores[0]
         total_random += sum(game.scores[1:]) / 3
     assert total_search > total_random
+
+
+def test_the_greedy_playout_wins_cheaply_when_it_needs_a_trick_and_ducks_high_when_not():
+    from blackout_baselines.ismcts import _greedy_card, _tables
+
+    from blackout_env.cards import parse_card, parse_cards
+
+    rules = Rules(num_players=4, hand_sizes=[10])
+    power_rows = _tables(rules).power[0 + 1]  # trump clubs
+    legal = sum(1 << c for c in parse_cards("4H 9H QH AH"))
+    led = 2  # hearts led, the 10 of hearts winning so far
+    win = power_rows[led + 1][parse_card("10H")]
+
+    def card(bit: int) -> int:
+        return bit.bit_length() - 1
+
+    assert card(_greedy_card(legal, power_rows, led, win, want=True, last=True)) == parse_card("QH")
+    assert card(_greedy_card(legal, power_rows, led, win, want=True, last=False)) == parse_card("AH")
+    assert card(_greedy_card(legal, power_rows, led, win, want=False, last=False)) == parse_card("9H")
+    assert card(_greedy_card(legal, power_rows, -1, -1, want=False, last=False)) == parse_card("4H")
