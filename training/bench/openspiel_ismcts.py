@@ -281,6 +281,8 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for spec in args.agents:
         rows.append(run_agent(spec, rules, args.deals, args.seed, args.simulations, args.uct_c, args.match, args.workers))
+        if len(args.agents) > 1:
+            print(f"{spec}: done", file=sys.stderr, flush=True)
     print(table(rows, args.simulations))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
