@@ -475,6 +475,9 @@ class DealSampler:
         self.eligible = eligible
         self.constrained = not eligible.all()
         self.capacity = need + [out]
+        # per unseen card, the places that may hold it (None: every place)
+        homes = [None if eligible[:, g].all() else np.flatnonzero(eligible[:, g]).tolist() for g in range(5)]
+        self.homes = [(card, homes[min(card // 13, 4)]) for card in pool]
         self.place_of_position = np.repeat(np.arange(len(seats) + 1), self.capacity)
         self.bounds = np.cumsum([0] + need)
         self.acceptance = 1.0
@@ -515,19 +518,17 @@ class DealSampler:
         return result
 
     def _sequential(self, rng: random.Random) -> list[int]:
-        eligible = self.eligible
-        places = range(len(self.capacity))
+        cards = self.homes
         for _ in range(10):
             room = self.capacity[:]
             held = [0] * len(room)
             free = []
             dead_end = False
-            for card in self.pool_list:
-                group = min(card // 13, 4)
-                if eligible[:, group].all():
+            for card, home in cards:
+                if home is None:
                     free.append(card)
                     continue
-                options = [p for p in places if room[p] and eligible[p, group]]
+                options = [p for p in home if room[p]]
                 total = sum(room[p] for p in options)
                 if not total:
                     dead_end = True
