@@ -670,7 +670,11 @@ class ISMCTSBot(Bot):
                 children = node.children
                 if split and state.current != me:
                     # this seat's information set in this determinization: its hand joins the key
-                    children = node.children.setdefault(-1 - state.hands[state.current], _Node()).children
+                    key = -1 - state.hands[state.current]
+                    own = node.children.get(key)
+                    if own is None:
+                        own = node.children[key] = _Node()
+                    children = own.children
                 untried = [a for a in legal if a not in children]
                 for a in legal:
                     if a in children:
