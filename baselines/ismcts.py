@@ -562,7 +562,12 @@ def sample_deal(view: PlayerView, rng: random.Random, np_rng: np.random.Generato
 
 
 class _Node:
-    """An information set of the tree: the actions since the decision. Stats are of the action into it."""
+    """A node of the tree; its statistics are those of the action into it.
+
+    ``children`` maps actions to nodes. Under ``split_by_hand``, a node where another
+    seat acts maps ``-1 - hand`` (that seat's hand as a bitmask) to a node whose
+    children are that seat's actions: one information set per hand.
+    """
 
     __slots__ = ("children", "visits", "total", "avail")
 
