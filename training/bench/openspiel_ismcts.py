@@ -217,6 +217,7 @@ def summarise(spec: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "openspiel_bid_made_rate": made["openspiel"][0] / max(made["openspiel"][1], 1),
         "agent_ms_per_decision": 1000 * timing["agent"][0] / max(timing["agent"][1], 1),
         "openspiel_ms_per_decision": 1000 * timing["openspiel"][0] / max(timing["openspiel"][1], 1),
+        "per_deal_differences": diffs,
     }
 
 
