@@ -49,6 +49,15 @@ def test_a_tiny_run_plays_mirrored_hands_and_matches(tmp_path, capsys):
     assert main(["--agents", "heuristic", "--deals", "1", "--simulations", "3", "--match"]) == 0
 
 
+def test_the_speed_comparison_times_both_bots_on_the_same_decisions(tmp_path):
+    pytest.importorskip("pyspiel")
+    out = tmp_path / "speed.json"
+    assert main(["--agents", "ismcts:simulations=20", "--speed", "1", "--simulations", "20", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["speed"]
+    assert row["decisions"] >= 30  # 40 cards and 4 bids, less the forced ones
+    assert row["agent_cpu_ms_per_decision"] > 0 and row["openspiel_cpu_ms_per_decision"] > 0
+
+
 def test_bad_sizes_are_refused():
     pytest.importorskip("pyspiel")
     with pytest.raises(ValueError, match="--deals"):

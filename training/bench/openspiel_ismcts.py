@@ -34,6 +34,10 @@ over the rotations) with a 95% interval over deals, bid-made rates, and the
 wall time per decision of each side (measured in the same run, so they share
 the machine's load).
 
+``--speed HANDS`` measures instead the CPU time per decision of each agent and
+of OpenSpiel's IS-MCTS on the same decisions (OpenSpiel's bot plays every seat;
+our agent decides each of those positions too).
+
 Needs the ``bench`` extra (``pip install -e ".[bench]"``), which installs ``open_spiel``.
 """
 
@@ -54,7 +58,7 @@ from blackout_env import BlackoutGame, Rules
 from ..evaluate import confidence_half_width
 from ..policies import load_policy
 
-__all__ = ["to_openspiel_card", "from_openspiel_action", "require_openspiel", "play_deal", "run_agent", "main"]
+__all__ = ["to_openspiel_card", "from_openspiel_action", "require_openspiel", "play_deal", "run_agent", "speed", "main"]
 
 MISSING = (
     "OpenSpiel is not installed: this benchmark needs the bench extra "
@@ -168,6 +172,50 @@ def play_deal(
     return {"deal": deal, "rotations": rotations}
 
 
+def speed(pyspiel: Any, spec: str, hands: int, seed: int, simulations: int, uct_c: float) -> dict[str, Any]:
+    """CPU time per decision of agent ``spec`` and of OpenSpiel's IS-MCTS on the same decisions.
+
+    ``hands`` single 10-card hands in which OpenSpiel's IS-MCTS plays every seat;
+    at every decision with a choice our agent decides the same position too (its
+    action is not played). Process CPU time (``time.process_time``), so waiting
+    for a busy machine's cores does not count; both sides run in this process,
+    alternately, under the same load.
+    """
+    rules = Rules.preset("standard").replace(hand_sizes=[10])
+    agent = load_policy(spec, rules, seed)
+    used = {"agent": 0.0, "openspiel": 0.0}
+    decisions = 0
+    for hand in range(hands):
+        rng = np.random.default_rng([seed, hand])
+        game = BlackoutGame(rules, decks=[rng.permutation(rules.deck_size).tolist()], first_dealer=int(rng.integers(4)))
+        state = _start_openspiel_hand(pyspiel, game)
+        bot = pyspiel.ISMCTSBot(
+            seed + hand, pyspiel.RandomRolloutEvaluator(1, seed + hand), uct_c, simulations, -1,
+            pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False,
+        )
+        while not game.is_over:
+            legal = game.legal_actions()
+            if len(legal) == 1:
+                action = legal[0]
+            else:
+                began = time.process_time()
+                action = from_openspiel_action(bot.step(state))
+                used["openspiel"] += time.process_time() - began
+                began = time.process_time()
+                agent.act(game.view(game.current_player))
+                used["agent"] += time.process_time() - began
+                decisions += 1
+            game.step(action)
+            state.apply_action(to_openspiel_action(action))
+    return {
+        "agent": spec,
+        "decisions": decisions,
+        "agent_cpu_ms_per_decision": 1000 * used["agent"] / max(decisions, 1),
+        "openspiel_cpu_ms_per_decision": 1000 * used["openspiel"] / max(decisions, 1),
+        "ratio": used["agent"] / max(used["openspiel"], 1e-12),
+    }
+
+
 def _worker(task: tuple[str, Rules, int, int, int, float, bool]) -> dict[str, Any]:
     spec, rules, deal, seed, simulations, uct_c, match = task
     pyspiel = require_openspiel()
@@ -263,6 +311,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--match", action="store_true", help="whole matches (hands 10..1) instead of single 10-card hands")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    parser.add_argument(
+        "--speed", type=int, default=0, metavar="HANDS",
+        help="instead of games: CPU time per decision of each agent and of OpenSpiel's IS-MCTS on the same "
+        "decisions of this many hands",
+    )
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
 
 
@@ -275,6 +328,19 @@ def run(args: argparse.Namespace) -> int:
     for name in ("deals", "simulations", "workers"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.speed:
+        pyspiel = require_openspiel()
+        rows = [speed(pyspiel, spec, args.speed, args.seed, args.simulations, args.uct_c) for spec in args.agents]
+        for r in rows:
+            print(
+                f"{r['agent']}: {r['agent_cpu_ms_per_decision']:.1f} ms CPU per decision; OpenSpiel IS-MCTS "
+                f"({args.simulations} simulations): {r['openspiel_cpu_ms_per_decision']:.1f} ms; ratio {r['ratio']:.2f} "
+                f"({r['decisions']} decisions)"
+            )
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as handle:
+                json.dump({"simulations": args.simulations, "speed": rows}, handle, indent=2)
+        return 0
     # OpenSpiel's oh_hell: 4 players by default here, hands 10..1 (a match) or one 10-card hand.
     rules = Rules.preset("standard")
     if not args.match:
