@@ -325,6 +325,7 @@ class SimState:
         power_row = power_rows[self.led + 1]
         break_mask = suit_mask[trump] if trump >= 0 and self.must_break and not self.trump_broken else 0
         standard_mask = t.standard_mask
+        standard = NUM_STANDARD_CARDS
         current, trick_count, led = self.current, self.trick_count, self.led
         win_power, win_seat, tricks_done = self.win_power, self.win_seat, self.tricks_done
         while tricks_done < hand_size:
@@ -352,7 +353,7 @@ class SimState:
             card = bit.bit_length() - 1
             if record is not None:
                 record.append(card)
-            if card >= NUM_STANDARD_CARDS:
+            if card >= standard:
                 power = _FIRST_JOKER_POWER if win_power < _FIRST_JOKER_POWER else -1
             else:
                 if led < 0:
