@@ -60,5 +60,13 @@ def test_the_speed_comparison_times_both_bots_on_the_same_decisions(tmp_path):
 
 def test_bad_sizes_are_refused():
     pytest.importorskip("pyspiel")
-    with pytest.raises(ValueError, match="--deals"):
+    with pytest.raises(ValueError, match="--deals must be positive"):
         main(["--deals", "0"])
+
+
+def test_a_bad_agent_or_output_path_is_refused_before_any_game(tmp_path):
+    pytest.importorskip("pyspiel")
+    with pytest.raises(ValueError, match="nosuchbot"):
+        main(["--agents", "random", "nosuchbot", "--deals", "1"])
+    with pytest.raises(ValueError, match="--json"):
+        main(["--agents", "random", "--deals", "1", "--json", str(tmp_path / "missing" / "out.json")])

@@ -57,6 +57,7 @@ from blackout_env import BlackoutGame, Rules
 
 from ..evaluate import confidence_half_width
 from ..policies import load_policy
+from . import check_output_file, check_positive
 
 __all__ = ["to_openspiel_card", "from_openspiel_action", "require_openspiel", "play_deal", "run_agent", "speed", "main"]
 
@@ -325,9 +326,12 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         print(f"blackout bench openspiel_ismcts: error: {error}", file=sys.stderr)
         return 2
-    for name in ("deals", "simulations", "workers"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    check_positive(deals=args.deals, simulations=args.simulations, workers=args.workers)
+    if args.speed < 0:
+        raise ValueError(f"--speed must be a number of hands (0: play games instead), got {args.speed}")
+    check_output_file(args.json)
+    for spec in args.agents:  # a bad spec fails here, before any game
+        load_policy(spec, Rules.preset("standard"), args.seed)
     if args.speed:
         pyspiel = require_openspiel()
         rows = [speed(pyspiel, spec, args.speed, args.seed, args.simulations, args.uct_c) for spec in args.agents]
