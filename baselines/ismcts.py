@@ -658,6 +658,7 @@ class ISMCTSBot(Bot):
         log = math.log
         sqrt = math.sqrt
         root = _Node()
+        root_legal = list(view.legal_actions)
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
         budget = self.simulations
         deals: list[list[int]] = []
@@ -672,19 +673,23 @@ class ISMCTSBot(Bot):
             path: list[tuple[_Node, int]] = []  # (node entered, seat that chose the action into it)
             # --- select with UCB over the children legal in this determinization; expand one
             while state.tricks_done < state.hand_size:
-                legal = state.legal_actions()
+                # the root's legal actions are the view's in every determinization (its own hand)
+                legal = root_legal if node is root else state.legal_actions()
                 children = node.children
                 if split and state.current != me:
                     # this seat's information set in this determinization: its hand joins the key
                     key = -1 - state.hands[state.current]
-                    own = node.children.get(key)
+                    own = children.get(key)
                     if own is None:
-                        own = node.children[key] = _Node()
+                        own = children[key] = _Node()
                     children = own.children
-                untried = [a for a in legal if a not in children]
-                for a in legal:
-                    if a in children:
-                        children[a].avail += 1
+                if children:
+                    untried = [a for a in legal if a not in children]
+                    for a in legal:
+                        if a in children:
+                            children[a].avail += 1
+                else:
+                    untried = legal
                 if untried:
                     action = untried[int(rand() * len(untried))]
                     child = children[action] = _Node()
@@ -693,7 +698,8 @@ class ISMCTSBot(Bot):
                     best_value = -1.0
                     for a in legal:
                         child = children[a]
-                        value = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
+                        visits = child.visits
+                        value = child.total / visits + c * sqrt(log(child.avail) / visits)
                         if value > best_value:
                             best_value, action = value, a
                 path.append((children[action], state.current))

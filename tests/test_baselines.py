@@ -23,11 +23,11 @@ def play_match(game: BlackoutGame, bots, max_actions: int | None = None) -> list
     return actions
 
 
-def test_make_bot_knows_random_heuristic_and_search():
-    for name in ("random", "heuristic", "search"):
+def test_make_bot_knows_random_heuristic_search_and_ismcts():
+    for name in ("random", "heuristic", "search", "ismcts"):
         bot = make_bot(name, seed=1)
         assert bot.name == name and isinstance(bot.rng, np.random.Generator)
-    assert set(BOTS) == {"random", "heuristic", "search"}
+    assert set(BOTS) == {"random", "heuristic", "search", "ismcts"}
 
 
 def test_make_bot_rejects_an_unknown_name_or_option():
