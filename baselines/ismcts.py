@@ -81,9 +81,7 @@ DEFAULT_EXPLORATION = 0.35
 """UCB exploration constant on scores scaled to 0..1 (0.15, 0.35 and 0.7 were within noise of each other
 against OpenSpiel's IS-MCTS; see docs/ismcts.md)."""
 
-_JOKER_SUIT = 4
 _FIRST_JOKER_POWER = 200
-_REJECTION_TRIES = 20
 
 
 def card_power(card: int, led: int | None, trump: int | None) -> int:
