@@ -38,6 +38,7 @@ def test_the_card_map_matches_openspiel_card_names():
         assert theirs == ours[-1] + ours[:-1]
 
 
+@pytest.mark.slow
 def test_a_tiny_run_plays_mirrored_hands_and_matches(tmp_path, capsys):
     pytest.importorskip("pyspiel")
     out = tmp_path / "result.json"
