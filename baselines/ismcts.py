@@ -51,7 +51,7 @@ SO-ISMCTS stays available as ``split_by_hand=False``.
 
 Speed: the simulations run on a bitset mini-engine (a hand is an int with one
 bit per card; the trick power of a card is a lookup table built from
-:func:`card_power`), not on :class:`~blackout_env.engine.BlackoutGame`: a
+:func:`blackout_env.rules_logic.card_power`), not on :class:`~blackout_env.engine.BlackoutGame`: a
 simulation is a few hundred integer operations. tests/test_ismcts.py checks the
 mini-engine against the engine action by action on random hands of every preset.
 
@@ -70,33 +70,17 @@ import numpy as np
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.rules import Rules
+from blackout_env.rules_logic import card_power, forbidden_bid
 from blackout_env.view import PlayerView
 
 from .base import Bot
 from .search import sample_hands
 
-__all__ = ["ISMCTSBot", "card_power", "sample_deal", "DealSampler", "SimState", "DEFAULT_EXPLORATION"]
+__all__ = ["ISMCTSBot", "sample_deal", "DealSampler", "SimState", "DEFAULT_EXPLORATION"]
 
 DEFAULT_EXPLORATION = 0.35
 """UCB exploration constant on scores scaled to 0..1 (0.15, 0.35 and 0.7 were within noise of each other
 against OpenSpiel's IS-MCTS; see docs/ismcts.md)."""
-
-_FIRST_JOKER_POWER = 200
-
-
-def card_power(card: int, led: int | None, trump: int | None) -> int:
-    """The power of ``card`` in a trick whose led suit is ``led``: the highest power wins the trick.
-
-    A trump ``100 + card``; a card of the led suit its number (rank order within a
-    suit); any other card -1. A joker is handled by the caller: the first joker of
-    a trick has power 200 and a second one -1 (the first joker wins). This is the
-    rule of :meth:`blackout_env.engine.BlackoutGame.trick_winner`.
-    """
-    suit = card // 13
-    if suit == trump:
-        return 100 + card
-    return card if suit == led else -1
-
 
 class _Tables:
     """Per-rules lookup tables of the mini-engine, built once per rules value."""
@@ -108,9 +92,10 @@ class _Tables:
         self.suit_mask = [sum(1 << c for c in range(s * 13, s * 13 + 13)) for s in range(4)]
         self.standard_mask = (1 << NUM_STANDARD_CARDS) - 1
         self.joker_mask = sum(1 << c for c in range(NUM_STANDARD_CARDS, self.deck_size))
-        # power[trump + 1][led + 1][card] for standard cards (jokers handled in the step)
+        # power[trump + 1][led + 1][card]: the engine's rule (rules_logic.card_power); the first of
+        # equal powers (two jokers) wins, so a card takes the trick only with a strictly higher power
         self.power = [
-            [[card_power(c, led, trump) for c in range(NUM_STANDARD_CARDS)] for led in (None, 0, 1, 2, 3)]
+            [[card_power(c, led, trump) for c in range(self.num_cards)] for led in (None, 0, 1, 2, 3)]
             for trump in (None, 0, 1, 2, 3)
         ]
         self._scores: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
@@ -191,7 +176,7 @@ class SimState:
         power_row = t.power[state.trump + 1][state.led + 1]
         state.win_power, state.win_seat = -1, -1
         for seat, card in view.current_trick:
-            power = (_FIRST_JOKER_POWER if state.win_power < _FIRST_JOKER_POWER else -1) if card >= NUM_STANDARD_CARDS else power_row[card]
+            power = power_row[card]
             if power > state.win_power:
                 state.win_power, state.win_seat = power, seat
         return state
@@ -217,9 +202,9 @@ class SimState:
         """The current seat's legal bid actions (the hook removes the dealer's forbidden bid)."""
         base = self.t.num_cards
         bids = list(range(base, base + self.hand_size + 1))
-        if self.hook and self.bids_made == self.n - 1:
-            forbidden = self.hand_size - self.bid_total
-            if forbidden >= 0:
+        if self.bids_made == self.n - 1:
+            forbidden = forbidden_bid(self.hand_size, self.bid_total, hook=self.hook)
+            if forbidden is not None:
                 bids.remove(base + forbidden)
         return bids
 
@@ -260,15 +245,13 @@ class SimState:
             self.current = (seat + 1) % n
             return
         self.hands[seat] &= ~(1 << action)
-        if action >= NUM_STANDARD_CARDS:
-            power = _FIRST_JOKER_POWER if self.win_power < _FIRST_JOKER_POWER else -1
-        else:
+        if action < NUM_STANDARD_CARDS:  # a joker names no suit and breaks no trump
             suit = action // 13
             if self.led < 0:
                 self.led = suit
             if suit == self.trump:
                 self.trump_broken = True
-            power = self.t.power[self.trump + 1][self.led + 1][action]
+        power = self.t.power[self.trump + 1][self.led + 1][action]
         if power > self.win_power:
             self.win_power = power
             self.win_seat = seat
@@ -351,15 +334,13 @@ class SimState:
             card = bit.bit_length() - 1
             if record is not None:
                 record.append(card)
-            if card >= standard:
-                power = _FIRST_JOKER_POWER if win_power < _FIRST_JOKER_POWER else -1
-            else:
+            if card < standard:  # a joker names no suit and breaks no trump
                 if led < 0:
                     led = card // 13
                     power_row = power_rows[led + 1]
                 if break_mask and bit & break_mask:
                     break_mask = 0  # trump is broken
-                power = power_row[card]
+            power = power_row[card]
             if power > win_power:
                 win_power = power
                 win_seat = current
@@ -384,8 +365,8 @@ def _greedy_card(legal: int, power_rows: list[list[int]], led: int, win_power: i
     A seat that still needs tricks plays its strongest card, or, last to play, the
     cheapest card that wins; if none can win the trick, its weakest. A seat that
     needs no more tricks plays its strongest card that loses to the trick so far,
-    else its weakest (leading: its weakest). Power is :func:`card_power` (a joker
-    counts as the strongest card).
+    else its weakest (leading: its weakest). Power is
+    :func:`blackout_env.rules_logic.card_power`.
     """
     strongest = weakest = cheapest_win = best_loser = 0
     strongest_p, weakest_p, cheapest_p, loser_p = -2, 10**6, 10**6, -2
@@ -394,10 +375,7 @@ def _greedy_card(legal: int, power_rows: list[list[int]], led: int, win_power: i
         bit = m & -m
         m ^= bit
         card = bit.bit_length() - 1
-        if card >= NUM_STANDARD_CARDS:
-            p = _FIRST_JOKER_POWER if win_power < _FIRST_JOKER_POWER else -1
-        else:
-            p = power_rows[(led if led >= 0 else card // 13) + 1][card]
+        p = power_rows[(led if led >= 0 or card >= NUM_STANDARD_CARDS else card // 13) + 1][card]
         if p > strongest_p:
             strongest_p, strongest = p, bit
         if p < weakest_p:

@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 from blackout_baselines import ISMCTSBot, RandomBot, make_bot
-from blackout_baselines.ismcts import DealSampler, SimState, card_power
+from blackout_baselines.ismcts import DealSampler, SimState
 from blackout_baselines.search import determinize, sample_hands
 
 from blackout_env import BlackoutGame, Rules, preset_names
@@ -60,16 +60,17 @@ def test_a_playout_is_a_legal_hand_of_the_engine(preset, greedy):
         assert state.hand_scores() == game.round_scores[-1]
 
 
-def test_card_power_decides_tricks_as_the_engine_does():
-    pick = random.Random(2)
+def test_the_power_table_is_the_rules_card_power_for_every_card():
+    from blackout_baselines.ismcts import _tables
+
+    from blackout_env.rules_logic import card_power
+
+    rules = Rules(num_players=3, hand_sizes=[6], jokers=2)
+    table = _tables(rules).power
     for trump in (None, 0, 1, 2, 3):
-        game = BlackoutGame(Rules(num_players=4, hand_sizes=[10]), seed=0)
-        game.trump = trump
-        for _ in range(300):
-            cards = pick.sample(range(NUM_STANDARD_CARDS), 4)
-            led = cards[0] // 13
-            powers = [card_power(c, led, trump) for c in cards]
-            assert game.trick_winner(list(enumerate(cards))) == powers.index(max(powers))
+        for led in (None, 0, 1, 2, 3):
+            row = table[(-1 if trump is None else trump) + 1][(-1 if led is None else led) + 1]
+            assert row == [card_power(card, led, trump) for card in range(rules.num_cards)]
 
 
 @pytest.mark.parametrize(
