@@ -263,8 +263,8 @@ def train(
             nonlocal last_eval
             bot = PolicyBot(_learner_network(algo), rules, name="ppo", greedy=True)
             result = evaluate_against(bot, eval_opponent, rules, deals, seed)
-            row = {"update": update, "global_step": global_step, "final": int(final), "opponent": eval_opponent,
-                   **result}
+            row = {"update": update, "global_step": global_step, "final": int(final), "rules": config.env.rules,
+                   "opponent": eval_opponent, **result}
             eval_log.append({k: row[k] for k in EVAL_FIELDS})
             for key in ("agent_score", "opponent_score", "difference", "agent_bid_made_rate"):
                 writer.add_scalar(f"eval/{key}", result[key], global_step)
