@@ -13,6 +13,7 @@ through both and compares them state by state.
 ``step(actions)``               one action per game (an int array of shape ``(num_envs,)``)
 ``step(actions, active=mask)``  a partial step: only the games in ``mask`` advance
 ``observation()``               the acting seats' observations now (after steps with ``observe=False``)
+``action_mask()``               the acting seats' legal actions now (likewise)
 ``random_actions(rng)``         a uniformly random legal action in every game
 ``view(game, player)``          the engine's :class:`~blackout_env.view.PlayerView` of one game
 ``to_game(game)``               the match so far, replayed in a :class:`~blackout_env.engine.BlackoutGame`
@@ -37,9 +38,9 @@ A partial step, ``step(actions, active=mask)`` with a bool ``mask`` of shape
 ``(num_envs,)``, advances only the games where ``mask`` is true; the others keep
 their state, their actions are ignored (not even checked), their ``rewards``
 are 0 and ``done`` false. ``step(..., observe=False)`` skips the observation
-(``observation`` is None in that step; the masks are still there), and
-``observation()`` builds it later: a caller that steps some seats without
-looking (opponents, in :mod:`blackout_env.vector_env`) encodes only once.
+and the mask (both are None in that step), and ``observation()`` and
+``action_mask()`` build them later: a caller that steps some seats without
+looking (random opponents, in :mod:`blackout_env.vector_env`) encodes once.
 
 Rewards (as in the AEC env), times ``reward_scale``:
 ``"score"`` each seat's hand score, paid when the hand ends; ``"zero_sum"`` the
@@ -155,8 +156,8 @@ class BatchStep(NamedTuple):
     """int8 ``(num_envs,)``: the seat to act."""
     observation: np.ndarray | None
     """float32 ``(num_envs, observation_size)``: the acting seat's observation, or None when disabled."""
-    action_mask: np.ndarray
-    """int8 ``(num_envs, num_actions)``: 1 at the acting seat's legal actions."""
+    action_mask: np.ndarray | None
+    """int8 ``(num_envs, num_actions)``: 1 at the acting seat's legal actions (None after ``step(observe=False)``)."""
     rewards: np.ndarray
     """float32 ``(num_envs, num_players)``: per seat, earned in this step."""
     done: np.ndarray
@@ -616,7 +617,8 @@ class BatchedBlackout:
             actions: one action per game, ints of shape ``(num_envs,)``.
             active: None (every game moves), or a bool mask of shape ``(num_envs,)``: only those
                 games move; the others' actions are ignored and their state is left as it is.
-            observe: False leaves ``observation`` None in the result (see :meth:`observation`).
+            observe: False leaves ``observation`` and ``action_mask`` None in the result
+                (see :meth:`observation` and :meth:`action_mask`).
 
         Raises ValueError (IllegalActionError for an illegal action) naming the first bad game;
         then no game has changed.
@@ -787,8 +789,9 @@ class BatchedBlackout:
     # ---------------------------------------------------------------- observe
     def _observe(self, rewards: np.ndarray, done: np.ndarray, observe: bool = True) -> BatchStep:
         self._compute_legal()
-        observation = self.observation() if observe else None
-        return BatchStep(self.current_player.copy(), observation, self._action_mask(), rewards, done)
+        if not observe:
+            return BatchStep(self.current_player.copy(), None, None, rewards, done)
+        return BatchStep(self.current_player.copy(), self.observation(), self._action_mask(), rewards, done)
 
     def observation(self) -> np.ndarray | None:
         """The acting seat's observation in every game now, as ``step`` returns it (None without observations)."""
@@ -813,6 +816,12 @@ class BatchedBlackout:
             observation = self._encoder.encode(self).view()
         observation.flags.writeable = False
         return observation
+
+    def action_mask(self) -> np.ndarray:
+        """The acting seat's legal actions in every game now, int8 ``(num_envs, num_actions)``, as ``step`` returns them."""
+        if not self._started:
+            raise RuntimeError("call reset() before action_mask()")
+        return self._action_mask()
 
     def _free_observation(self) -> np.ndarray:
         """An observation array nobody else holds any more if there is one, else a new one.

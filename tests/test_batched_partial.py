@@ -32,9 +32,9 @@ def test_partial_steps_play_like_the_engine_in_every_game(preset: str, episode: 
         actions[~active] = -7  # ignored: games outside the mask may hold anything
         observe = bool(rng.random() < 0.5)
         out = env.step(actions, active=active, observe=observe)
-        assert (out.observation is None) != observe
+        assert (out.observation is None) != observe and (out.action_mask is None) != observe
         if not observe:
-            out = out._replace(observation=env.observation())
+            out = out._replace(observation=env.observation(), action_mask=env.action_mask())
         for g, game in enumerate(engines):
             if not active[g]:
                 assert not out.rewards[g].any() and not out.done[g] and not env.hand_over[g]
@@ -74,9 +74,12 @@ def test_observation_after_unobserved_steps_equals_the_observed_step() -> None:
         actions = random_actions(out, rng)
         out = observed.step(actions)
         quiet = skipped.step(actions, observe=False)
-        np.testing.assert_array_equal(quiet.action_mask, out.action_mask)
+        assert quiet.observation is None and quiet.action_mask is None
         np.testing.assert_array_equal(quiet.rewards, out.rewards)
+        np.testing.assert_array_equal(quiet.done, out.done)
+        np.testing.assert_array_equal(quiet.current_player, out.current_player)
     np.testing.assert_array_equal(skipped.observation(), out.observation)
+    np.testing.assert_array_equal(skipped.action_mask(), out.action_mask)
 
 
 def test_an_illegal_action_inside_the_mask_names_the_game_and_moves_none() -> None:
@@ -105,9 +108,11 @@ def test_an_active_mask_of_the_wrong_shape_or_type_is_refused(active: object) ->
     assert_unchanged(env, before)
 
 
-def test_observation_before_reset_is_an_error() -> None:
+def test_observation_and_mask_before_reset_are_errors() -> None:
     with pytest.raises(RuntimeError, match="reset"):
         BatchedBlackout("standard", 2).observation()
+    with pytest.raises(RuntimeError, match="reset"):
+        BatchedBlackout("standard", 2).action_mask()
 
 
 def test_observation_is_none_without_observations() -> None:
