@@ -350,6 +350,7 @@ class BlackoutVectorEnv(VectorEnv):
         if len(self._distinct_opponents) == 1 and self._distinct_opponents[0].kind == "random":
             return engine.random_actions(self._rng)
         actions = np.zeros(self.num_envs, dtype=np.int64)
+        mask = engine.action_mask()
         games = np.flatnonzero(waiting)
         seats = out.current_player[games].astype(np.int64)
         which = (seats - self._learner[games]) % n - 1  # index into the opponents, clockwise from the learner
@@ -364,7 +365,7 @@ class BlackoutVectorEnv(VectorEnv):
             elif opponent.kind == "batch":
                 if observations is None:
                     observations = engine.observation()
-                chosen = np.asarray(opponent.policy.act_batch(observations[rows], out.action_mask[rows]))
+                chosen = np.asarray(opponent.policy.act_batch(observations[rows], mask[rows]))
                 if chosen.shape != rows.shape or chosen.dtype.kind not in "iu":
                     raise ValueError(
                         f"opponent {opponent.name!r}: act_batch returned {chosen.dtype} {chosen.shape}; "
@@ -375,13 +376,13 @@ class BlackoutVectorEnv(VectorEnv):
                 for game, seat in zip(rows.tolist(), seats[mine].tolist()):
                     actions[game] = int(opponent.act_view(engine.view(game, seat)))
             inside = (actions[rows] >= 0) & (actions[rows] < self.rules.num_actions)
-            legal = inside & (out.action_mask[rows, np.where(inside, actions[rows], 0)] != 0)
+            legal = inside & (mask[rows, np.where(inside, actions[rows], 0)] != 0)
             if not legal.all():
                 self._broken = True
                 self._raise_illegal(
                     rows[~legal],
                     actions,
-                    out.action_mask,
+                    mask,
                     who=f"opponent {opponent.name!r}",
                     after="That move was not made; the learner's action and the opponents' earlier moves of this "
                     "step were: call reset() before stepping again.",
@@ -416,7 +417,7 @@ class BlackoutVectorEnv(VectorEnv):
     def _finish(self, out: BatchStep, tally: _Tally) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The learner's observations and infos now (every game is at a learner decision)."""
         engine = self.engine
-        self._mask = mask = out.action_mask  # (games outside the last partial step have not moved since)
+        self._mask = mask = engine.action_mask()
         infos = {
             "action_mask": mask,
             "learner_seat": self._learner.astype(np.int64),
