@@ -169,6 +169,8 @@ class BlackoutVectorEnv(VectorEnv):
         illegal_action: only ``"raise"``: an illegal learner action raises and steps nothing
             (mask the policy with ``action_masks()`` or ``info["action_mask"]``).
         render_mode: only None (render one game with ``BlackoutGymEnv``).
+        copy: return fresh observation arrays (default); False returns a read-only buffer that the
+            next step overwrites (faster: copy what you keep), as Gymnasium's ``copy`` of vector envs.
         seed: seeds the decks, the learner seats and the random opponents (``reset(seed=...)`` reseeds).
     """
 
@@ -185,6 +187,7 @@ class BlackoutVectorEnv(VectorEnv):
         reward_scale: float = 1.0,
         illegal_action: str = "raise",
         render_mode: str | None = None,
+        copy: bool = True,
         seed: int | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -217,7 +220,7 @@ class BlackoutVectorEnv(VectorEnv):
         self._distinct_opponents = list(distinct.values())
         # The BatchedBlackout checks episode, reward and reward_scale.
         self.engine = BatchedBlackout(
-            rules, int(num_envs), episode=episode, reward=reward, reward_scale=reward_scale, copy=True
+            rules, int(num_envs), episode=episode, reward=reward, reward_scale=reward_scale, copy=bool(copy)
         )
         """The batched engine holding the games (read-only for users)."""
         self.rules = rules

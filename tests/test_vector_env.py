@@ -156,6 +156,20 @@ def test_infos_hold_the_same_numeric_keys_shapes_and_dtypes_at_every_step() -> N
     assert ended > 0
 
 
+def test_copy_false_hands_out_a_read_only_buffer_with_the_same_values() -> None:
+    copied = BlackoutVectorEnv(4, opponents="random", seed=2)
+    shared = BlackoutVectorEnv(4, opponents="random", seed=2, copy=False)
+    obs, info = copied.reset(seed=2)
+    buffer, _ = shared.reset(seed=2)
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        actions = random_legal(info["action_mask"], rng)
+        obs, *_, info = copied.step(actions)
+        buffer, *_ = shared.step(actions)
+        np.testing.assert_array_equal(buffer, obs)
+    assert not buffer.flags.writeable and obs.flags.writeable
+
+
 def test_the_same_seed_plays_the_same_games() -> None:
     def run(seed: int) -> list[np.ndarray]:
         envs = BlackoutVectorEnv(4, opponents="random", learner_seat="random")
