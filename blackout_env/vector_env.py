@@ -115,7 +115,6 @@ class _Opponent:
     """One opponent spec: how it acts (``kind``: "random", "batch" or "view") and its name for errors."""
 
     def __init__(self, spec: Any, rules: Rules) -> None:
-        self.spec = spec
         self.policy: Any = None
         if isinstance(spec, str):
             self.name = spec
@@ -262,11 +261,15 @@ class BlackoutVectorEnv(VectorEnv):
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
             raise ValueError(f"reset: unknown option(s) {', '.join(map(repr, unknown))}; options: {', '.join(RESET_OPTIONS)}")
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        engine_seed = int(self._rng.integers(2**63)) if seed is not None or self._seed_engine else None
-        self._seed_engine = False
-        out = self.engine.reset(seed=engine_seed, decks=options.get("decks"), rounds=options.get("rounds"))
+        rng = np.random.default_rng(seed) if seed is not None else self._rng
+        saved_state = rng.bit_generator.state
+        engine_seed = int(rng.integers(2**63)) if seed is not None or self._seed_engine else None
+        try:  # bad decks or rounds: refused before any game changes
+            out = self.engine.reset(seed=engine_seed, decks=options.get("decks"), rounds=options.get("rounds"))
+        except Exception:
+            rng.bit_generator.state = saved_state
+            raise
+        self._rng, self._seed_engine = rng, False
         self._learner = self._draw_seats(self.num_envs)
         for opponent in self._distinct_opponents:
             opponent.seed(int(self._rng.integers(2**31)))

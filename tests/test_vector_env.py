@@ -286,7 +286,37 @@ def test_step_before_reset_is_an_error() -> None:
         envs.action_masks()
 
 
-def test_unknown_reset_options_are_refused() -> None:
-    envs = BlackoutVectorEnv(2, opponents="random")
+def test_bad_reset_options_are_refused_and_change_nothing() -> None:
+    envs = BlackoutVectorEnv(2, opponents="random", seed=4)
+    obs, _ = envs.reset(seed=4)
+    before = snapshot(envs.engine)
     with pytest.raises(ValueError, match="unknown option"):
         envs.reset(options={"deck": []})
+    with pytest.raises(ValueError, match="decks: expected shape"):
+        envs.reset(options={"decks": np.zeros((2, 3), dtype=np.int64)})
+    for name, value in before.items():
+        np.testing.assert_array_equal(getattr(envs.engine, name), value, err_msg=name)
+    # The random stream is untouched too: the next reset is the one a fresh env of the same seed makes.
+    fresh = BlackoutVectorEnv(2, opponents="random", seed=4)
+    fresh.reset(seed=4)
+    np.testing.assert_array_equal(envs.reset()[0], fresh.reset()[0])
+
+
+def test_gymnasium_episode_statistics_see_each_finished_match_with_its_score() -> None:
+    envs = gym.make_vec(
+        "blackout_env:blackout/BlackoutVsRandom-v0",
+        num_envs=8,
+        vectorization_mode="vector_entry_point",
+        rules={"hand_sizes": [2, 1]},
+    )
+    envs = gym.wrappers.vector.RecordEpisodeStatistics(envs)
+    obs, info = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    seen = 0
+    for _ in range(30):
+        obs, _, terminated, _, info = envs.step(random_legal(info["action_mask"], rng))
+        if terminated.any():
+            np.testing.assert_array_equal(info["_episode"], terminated)
+            np.testing.assert_array_equal(info["episode"]["r"][terminated], info["final_score"][terminated])
+            seen += int(terminated.sum())
+    assert seen >= 8
