@@ -396,29 +396,33 @@ class BlackoutVectorEnv(VectorEnv):
         return actions
 
     def _collect(self, out: BatchStep, tally: _Tally) -> None:
-        """Add what the learner earned in one (partial) step; a finished episode gets its new learner seat."""
+        """Add what the learner earned in one (partial) step; a finished episode gets its new learner seat.
+
+        Rewards come only with the end of a hand, and a game ends at most one hand per vector step
+        (after a hand the learner bids before any card of the next is played).
+        """
         engine = self.engine
-        rows = self._rows
-        tally.rewards += out.rewards[rows, self._learner]
         over = engine.hand_over
-        if over.any():
-            games = np.flatnonzero(over)
-            seats = self._learner[games]
-            bids = engine.last_hand_bids[games, seats]
-            tricks = engine.last_hand_tricks[games, seats]
-            score = self._hand_score[bids, tricks]
-            tally.hand_over[games] = True
-            tally.last_hand_bid[games] = bids
-            tally.last_hand_tricks[games] = tricks
-            tally.last_hand_score[games] = score
-            ended = games[out.done[games]]
-            if ended.size:
-                # The engine has already zeroed the new episode's scores: the total is the episode's hands.
-                tally.terminated[ended] = True
-                tally.final_score[ended] = tally.score_before[ended] + score[out.done[games]]
-                self._learner[ended] = self._draw_seats(ended.size)
-        # The learner's total before the next partial step (for a total that ends in it).
-        tally.score_before = engine.scores[rows, self._learner].astype(np.int64)
+        if not over.any():
+            return
+        games = np.flatnonzero(over)
+        seats = self._learner[games]
+        tally.rewards[games] += out.rewards[games, seats]
+        bids = engine.last_hand_bids[games, seats]
+        tricks = engine.last_hand_tricks[games, seats]
+        score = self._hand_score[bids, tricks]
+        tally.hand_over[games] = True
+        tally.last_hand_bid[games] = bids
+        tally.last_hand_tricks[games] = tricks
+        tally.last_hand_score[games] = score
+        done = out.done[games]
+        ended = games[done]
+        if ended.size:
+            # The engine has already zeroed the new episode's scores: the total is the score before
+            # this vector step plus the hand that ended it.
+            tally.terminated[ended] = True
+            tally.final_score[ended] = tally.score_before[ended] + score[done]
+            self._learner[ended] = self._draw_seats(ended.size)
 
     def _finish(self, out: BatchStep, tally: _Tally) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The learner's observations and infos now (every game is at a learner decision)."""
