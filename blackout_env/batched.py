@@ -685,9 +685,8 @@ class BatchedBlackout:
             (array >= num_cards) & (self.phase == BID) & (tricks <= self.hand_size) & (tricks != self._forbidden_bid)
         )
         wrong = ~(inside & (card_ok | bid_ok))
-        if moving is not None:  # the games that do not move may hold any action
-            wrong = wrong[moving]
-        bad = np.flatnonzero(wrong) if moving is None else moving[np.flatnonzero(wrong)]
+        # (the games that do not move may hold any action)
+        bad = np.flatnonzero(wrong) if moving is None else moving[wrong[moving]]
         if bad.size:
             game = int(bad[0])
             action = int(array[game])
