@@ -63,11 +63,13 @@ clockwise from the learner. A spec is
 Bad input raises a clear error and steps nothing: an opponent spec that names
 no policy, ``num_envs`` < 1, learner actions of the wrong shape or illegal
 (:class:`~blackout_env.engine.IllegalActionError` naming the game, seat and
-action). An opponent that returns an illegal action raises
-``IllegalActionError`` naming the game, the seat, the opponent and the action;
-its move is not made, but the learner's action and the opponents' moves before
-it in that step were (as in the single-agent env), so the env must be
-``reset()`` before the next ``step``.
+action). An opponent that returns an illegal action (or fails) in ``step``
+raises ``IllegalActionError`` naming the game, the seat, the opponent and the
+action, and the step is undone: every game is as it was before the call (the
+learner's action and the opponents' earlier moves of that step are taken back;
+a bot's own random generator is not). With only ``"random"`` opponents, whose
+moves are legal by construction, nothing needs keeping for that. In ``reset``
+the env is left unstarted: ``reset()`` again.
 """
 
 from __future__ import annotations
@@ -241,7 +243,8 @@ class BlackoutVectorEnv(VectorEnv):
         self._seed_engine = seed is not None
         self._learner = np.zeros(self.num_envs, dtype=np.int8)
         self._mask: np.ndarray | None = None
-        self._broken = False
+        # Opponents whose moves are not legal by construction: a step keeps what it needs to be undone.
+        self._undoable = any(opponent.kind != "random" for opponent in self._distinct_opponents)
 
     # ------------------------------------------------------------------ api
     @property
@@ -273,7 +276,7 @@ class BlackoutVectorEnv(VectorEnv):
         self._learner = self._draw_seats(self.num_envs)
         for opponent in self._distinct_opponents:
             opponent.seed(int(self._rng.integers(2**31)))
-        self._broken = False
+        self._mask = None  # (until the opponents have played: a failure leaves the env unstarted)
         tally = _Tally(self.num_envs)
         self._collect(out, tally)
         out = self._play_opponents(out, tally)
@@ -286,14 +289,18 @@ class BlackoutVectorEnv(VectorEnv):
         """
         if self._mask is None:
             raise RuntimeError("step() before reset(): call reset() first")
-        if self._broken:
-            raise RuntimeError("an opponent's illegal action stopped the last step halfway: call reset()")
         actions = self._check_actions(actions)
         tally = _Tally(self.num_envs)
         tally.score_before = self.engine.scores[self._rows, self._learner].astype(np.int64)
-        out = self.engine.step(actions, observe=False)
-        self._collect(out, tally)
-        out = self._play_opponents(out, tally)
+        saved = self._save() if self._undoable else None
+        try:
+            out = self.engine.step(actions, observe=False)
+            self._collect(out, tally)
+            out = self._play_opponents(out, tally)
+        except Exception:
+            if saved is not None:
+                self._restore(saved)
+            raise
         observations, infos = self._finish(out, tally)
         return observations, tally.rewards, tally.terminated, np.zeros(self.num_envs, dtype=bool), infos
 
@@ -325,7 +332,7 @@ class BlackoutVectorEnv(VectorEnv):
             self._raise_illegal(np.flatnonzero(~legal), array, self._mask, who="the learner")
         return array
 
-    def _raise_illegal(self, bad: np.ndarray, actions: np.ndarray, mask: np.ndarray, who: str, after: str = "") -> None:
+    def _raise_illegal(self, bad: np.ndarray, actions: np.ndarray, mask: np.ndarray, who: str) -> None:
         game = int(bad[0])
         action = int(actions[game])
         seat = int(self.engine.current_player[game])
@@ -336,7 +343,7 @@ class BlackoutVectorEnv(VectorEnv):
             what = f"action {action} (outside 0..{self.rules.num_actions - 1})"
         more = f" ({bad.size - 1} other games too)" if bad.size > 1 else ""
         raise IllegalActionError(
-            f"game {game}, seat {seat}: {who} chose {what}, which is not legal; legal: {legal}{more}. {after or 'No game was stepped.'}"
+            f"game {game}, seat {seat}: {who} chose {what}, which is not legal; legal: {legal}{more}. No game was stepped."
         )
 
     def _play_opponents(self, out: BatchStep, tally: _Tally) -> BatchStep:
@@ -384,16 +391,22 @@ class BlackoutVectorEnv(VectorEnv):
             inside = (actions[rows] >= 0) & (actions[rows] < self.rules.num_actions)
             legal = inside & (mask[rows, np.where(inside, actions[rows], 0)] != 0)
             if not legal.all():
-                self._broken = True
-                self._raise_illegal(
-                    rows[~legal],
-                    actions,
-                    mask,
-                    who=f"opponent {opponent.name!r}",
-                    after="That move was not made; the learner's action and the opponents' earlier moves of this "
-                    "step were: call reset() before stepping again.",
-                )
+                self._raise_illegal(rows[~legal], actions, mask, who=f"opponent {opponent.name!r}")
         return actions
+
+    def _save(self) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]:
+        """What a step changes: the engine's arrays and random stream, this env's stream and learner seats."""
+        engine = self.engine
+        arrays = {name: value.copy() for name, value in vars(engine).items() if isinstance(value, np.ndarray)}
+        return arrays, engine._rng.bit_generator.state, self._rng.bit_generator.state, self._learner.copy()
+
+    def _restore(self, saved: tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]) -> None:
+        arrays, engine_rng, rng, learner = saved
+        for name, value in arrays.items():
+            setattr(self.engine, name, value)
+        self.engine._rng.bit_generator.state = engine_rng
+        self._rng.bit_generator.state = rng
+        self._learner = learner
 
     def _collect(self, out: BatchStep, tally: _Tally) -> None:
         """Add what the learner earned in one (partial) step; a finished episode gets its new learner seat.

@@ -264,7 +264,51 @@ def test_an_illegal_learner_action_names_game_seat_and_action_and_steps_nothing(
     envs.step(random_legal(info["action_mask"], np.random.default_rng(0)))  # still usable
 
 
-def test_an_opponent_returning_an_illegal_action_is_named_and_its_move_not_made() -> None:
+class Cheater:
+    """A heuristic-free opponent: the lowest legal action, or, once armed, a card it may not play."""
+
+    name = "cheater"
+
+    def __init__(self) -> None:
+        self.armed = False
+
+    def act(self, view):
+        if self.armed and view.phase == "play":
+            return next(card for card in range(52) if card not in view.legal_actions)
+        return view.legal_actions[0]
+
+
+@pytest.mark.parametrize("with_random", [False, True], ids=["one opponent", "beside random opponents"])
+def test_an_opponent_returning_an_illegal_action_is_named_and_the_step_undone(with_random: bool) -> None:
+    cheater = Cheater()
+    opponents = [cheater, "random", "random"] if with_random else cheater
+    envs = BlackoutVectorEnv(3, opponents=opponents, seed=1)
+    twin = BlackoutVectorEnv(3, opponents=[first_legal, "random", "random"] if with_random else first_legal, seed=1)
+    obs, info = envs.reset(seed=1)
+    twin.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(6):  # into the first hand's play
+        actions = random_legal(info["action_mask"], rng)
+        obs, *_, info = envs.step(actions)
+        twin.step(actions)
+    before = snapshot(envs.engine)
+    actions = random_legal(info["action_mask"], rng)
+    cheater.armed = True
+    with pytest.raises(
+        IllegalActionError, match=r"game \d, seat 1: opponent 'cheater' chose action \d+ \(play \w+\), which is not legal.*No game was stepped"
+    ):
+        envs.step(actions)
+    for name, value in before.items():
+        np.testing.assert_array_equal(getattr(envs.engine, name), value, err_msg=name)
+    np.testing.assert_array_equal(envs.action_masks(), info["action_mask"].astype(bool))
+    # Disarmed, the same step plays exactly as in a twin env that never saw the cheat.
+    cheater.armed = False
+    mine, twins = envs.step(actions), twin.step(actions)
+    for a, b in zip(mine[:4], twins[:4]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_an_opponent_failing_in_reset_leaves_the_env_unstarted() -> None:
     def cheater(view):
         return 0 if view.phase == "bid" else view.legal_actions[0]  # plays 2C while bidding
 
@@ -274,7 +318,7 @@ def test_an_opponent_returning_an_illegal_action_is_named_and_its_move_not_made(
     ):
         envs.reset(seed=0)
     assert (envs.engine.bids[:, 1] == -1).all()  # the illegal bid was not made
-    with pytest.raises(RuntimeError, match="call reset"):
+    with pytest.raises(RuntimeError, match="reset"):
         envs.step(np.zeros(2, dtype=np.int64))
 
 
