@@ -54,8 +54,9 @@ clockwise from the learner. A spec is
 - an object with ``act_batch(obs, mask) -> actions`` (e.g. a trained policy:
   ``blackout_training.policy_net.load_policy_bot(path)``, or the spec ``"ppo"``):
   called once per opponent move with the rows of every game where it is to act;
-- ``"heuristic"``, ``"search"``, another policy name that
-  ``blackout_training.policies.load_policy`` knows (``"ppo:PATH"``), an object
+- any other spec of :mod:`blackout_env.policies` (``"heuristic"``,
+  ``"search:samples=64"``, ``"ppo:PATH"``, ...; a policy it loads that has
+  ``act_batch``, such as ``"ppo"``, is called in batch as above), an object
   with ``act(view)`` or a callable ``f(view)``: asked game by game with the
   engine's :class:`~blackout_env.view.PlayerView` (correct but slow: a Python
   call per opponent decision).
@@ -74,7 +75,6 @@ the env is left unstarted: ``reset()`` again.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,6 +86,7 @@ from gymnasium.vector.utils import batch_space
 from .batched import BatchedBlackout, BatchStep
 from .encoding import observation_bounds
 from .engine import IllegalActionError, action_to_str
+from .policies import as_policy, policy_names
 from .rules import Rules
 
 try:  # Gymnasium >= 1.1 names the autoreset modes
@@ -97,7 +98,6 @@ except ImportError:  # pragma: no cover - older Gymnasium
 
 __all__ = ["BlackoutVectorEnv", "INFO_KEYS"]
 
-BOT_NAMES = ("random", "heuristic", "search")
 INFO_KEYS = (
     "action_mask",
     "learner_seat",
@@ -118,44 +118,30 @@ class _Opponent:
 
     def __init__(self, spec: Any, rules: Rules) -> None:
         self.policy: Any = None
-        if isinstance(spec, str):
-            self.name = spec
-            if spec == "random":
-                self.kind = "random"
-                return
-            self.policy = _load_named_policy(spec, rules)
-        elif callable(getattr(spec, "act_batch", None)) or callable(getattr(spec, "act", None)) or callable(spec):
-            self.name = getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__
-            self.policy = spec
+        if isinstance(spec, str) and spec == "random":
+            self.name, self.kind = spec, "random"
+            return
+        if callable(getattr(spec, "act_batch", None)) and not callable(getattr(spec, "act", None)):
+            self.policy = spec  # batched only: the registry takes policies that act on views
+        elif isinstance(spec, str) or callable(spec) or callable(getattr(spec, "act", None)):
+            try:  # names through the one registry of policy specs, as the Gym env and evaluation do
+                self.policy = as_policy(spec, rules)
+            except ValueError as error:
+                raise ValueError(f"opponents: {error}") from None
         else:
             raise ValueError(
-                f"opponents: {spec!r} names no policy: expected a name ({', '.join(BOT_NAMES)}, or a policy spec "
-                "such as 'ppo:PATH'), an object with act_batch(obs, mask) or act(view), or a callable(view) -> int"
+                f"opponents: {spec!r} names no policy: expected a policy spec ({', '.join(policy_names())}, "
+                "NAME:OPTIONS), an object with act_batch(obs, mask) or act(view), or a callable(view) -> int"
             )
+        self.name = spec if isinstance(spec, str) else getattr(self.policy, "name", None) or type(spec).__name__
         self.kind = "batch" if callable(getattr(self.policy, "act_batch", None)) else "view"
-        act = getattr(self.policy, "act", None)
-        self._act = act if callable(act) else self.policy
 
     def seed(self, seed: int) -> None:
         if callable(getattr(self.policy, "seed", None)):
             self.policy.seed(seed)
 
     def act_view(self, view: Any) -> int:
-        return self._act(view)
-
-
-def _load_named_policy(name: str, rules: Rules) -> Any:
-    """A bot or policy by name, imported only now (blackout_env never imports the bots at module level)."""
-    if name in BOT_NAMES:
-        return importlib.import_module("blackout_baselines").make_bot(name)
-    try:
-        policies = importlib.import_module("blackout_training.policies")
-    except ImportError:  # pragma: no cover - training ships with this package
-        raise ValueError(f"opponents: unknown bot {name!r}; names: {', '.join(BOT_NAMES)}") from None
-    try:
-        return policies.load_policy(name, rules)
-    except ValueError as error:
-        raise ValueError(f"opponents: {name!r} names no policy ({error}); bot names: {', '.join(BOT_NAMES)}") from None
+        return self.policy.act(view)
 
 
 class BlackoutVectorEnv(VectorEnv):

@@ -218,7 +218,8 @@ def test_a_num_envs_below_one_is_refused(num_envs: object) -> None:
 @pytest.mark.parametrize(
     "opponents, message",
     [
-        ("nobody", r"'nobody' names no policy"),
+        ("nobody", r"opponents: unknown policy 'nobody'; known policies: random, heuristic, search, ppo"),
+        ("search:depth=3", r"opponents: .*depth"),
         (42, r"42 names no policy"),
         (None, r"None names no policy"),
         (["random", "random"], r"one opponent per other seat \(3\), got 2"),
