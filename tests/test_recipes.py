@@ -29,15 +29,6 @@ PRINTS = {
 }
 
 
-def _none_in_infos() -> bool:
-    """True while the AEC env still reports None in its infos, which TorchRL cannot turn into tensors."""
-    import blackout_env
-
-    env = blackout_env.env()
-    env.reset(seed=0)
-    return any(value is None for info in env.infos.values() for value in info.values())
-
-
 def test_every_recipe_is_known() -> None:
     assert RECIPES == sorted(PRINTS), "a recipe without its expected output (or the reverse)"
 
@@ -48,8 +39,6 @@ def test_recipe_runs(recipe: str) -> None:
     for module in NEEDS.get(recipe, []):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[dev]')")
-    if recipe == "torchrl_pettingzoo.py" and _none_in_infos():
-        pytest.skip("TorchRL needs numeric infos from the AEC env (issue 13, item 2)")
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / recipe)], capture_output=True, text=True, timeout=600, cwd=ROOT
     )
