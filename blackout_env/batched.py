@@ -12,7 +12,7 @@ through both and compares them state by state.
 ``reset(seed, decks, rounds)``  start a fresh episode in every game; returns a :class:`BatchStep`
 ``step(actions)``               one action per game (an int array of shape ``(num_envs,)``)
 ``step(actions, active=mask)``  a partial step: only the games in ``mask`` advance
-``observation()``               the acting seats' observations now (after steps with ``observe=False``)
+``observe()``                   the acting seats' observations now (after steps with ``observe=False``)
 ``action_mask()``               the acting seats' legal actions now (likewise)
 ``random_actions(rng)``         a uniformly random legal action in every game
 ``view(game, player)``          the engine's :class:`~blackout_env.view.PlayerView` of one game
@@ -38,7 +38,7 @@ A partial step, ``step(actions, active=mask)`` with a bool ``mask`` of shape
 ``(num_envs,)``, advances only the games where ``mask`` is true; the others keep
 their state, their actions are ignored (not even checked), their ``rewards``
 are 0 and ``done`` false. ``step(..., observe=False)`` skips the observation
-and the mask (both are None in that step), and ``observation()`` and
+and the mask (both are None in that step), and ``observe()`` and
 ``action_mask()`` build them later: a caller that steps some seats without
 looking (random opponents, in :mod:`blackout_env.vector_env`) encodes once.
 
@@ -618,7 +618,7 @@ class BatchedBlackout:
             active: None (every game moves), or a bool mask of shape ``(num_envs,)``: only those
                 games move; the others' actions are ignored and their state is left as it is.
             observe: False leaves ``observation`` and ``action_mask`` None in the result
-                (see :meth:`observation` and :meth:`action_mask`).
+                (see :meth:`observe` and :meth:`action_mask`).
 
         Raises ValueError (IllegalActionError for an illegal action) naming the first bad game;
         then no game has changed.
@@ -790,12 +790,12 @@ class BatchedBlackout:
         self._compute_legal()
         if not observe:
             return BatchStep(self.current_player.copy(), None, None, rewards, done)
-        return BatchStep(self.current_player.copy(), self.observation(), self._action_mask(), rewards, done)
+        return BatchStep(self.current_player.copy(), self.observe(), self._action_mask(), rewards, done)
 
-    def observation(self) -> np.ndarray | None:
+    def observe(self) -> np.ndarray | None:
         """The acting seat's observation in every game now, as ``step`` returns it (None without observations)."""
         if not self._started:
-            raise RuntimeError("call reset() before observation()")
+            raise RuntimeError("call reset() before observe()")
         if self._encoder is None:
             return None
         if self._universal is not None:

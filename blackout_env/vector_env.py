@@ -363,7 +363,7 @@ class BlackoutVectorEnv(VectorEnv):
                 actions[rows] = engine.random_actions(self._rng)[rows]
             elif opponent.kind == "batch":
                 if observations is None:
-                    observations = engine.observation()
+                    observations = engine.observe()
                 chosen = np.asarray(opponent.policy.act_batch(observations[rows], mask[rows]))
                 if chosen.shape != rows.shape or chosen.dtype.kind not in "iu":
                     raise ValueError(
@@ -438,7 +438,7 @@ class BlackoutVectorEnv(VectorEnv):
             "last_hand_score": tally.last_hand_score,
             "final_score": tally.final_score,
         }
-        return engine.observation(), infos
+        return engine.observe(), infos
 
 
 class _Tally:

@@ -34,7 +34,7 @@ def test_partial_steps_play_like_the_engine_in_every_game(preset: str, episode: 
         out = env.step(actions, active=active, observe=observe)
         assert (out.observation is None) != observe and (out.action_mask is None) != observe
         if not observe:
-            out = out._replace(observation=env.observation(), action_mask=env.action_mask())
+            out = out._replace(observation=env.observe(), action_mask=env.action_mask())
         for g, game in enumerate(engines):
             if not active[g]:
                 assert not out.rewards[g].any() and not out.done[g] and not env.hand_over[g]
@@ -64,9 +64,11 @@ def test_games_outside_the_mask_keep_their_state() -> None:
     assert (env.action_count[active] == before["action_count"][active] + 1).all()
 
 
-def test_observation_after_unobserved_steps_equals_the_observed_step() -> None:
-    observed = BatchedBlackout("standard", 8, seed=5)
-    skipped = BatchedBlackout("standard", 8, seed=5)
+@pytest.mark.parametrize("kind", ["rules", "universal"])
+@pytest.mark.parametrize("copy", [True, False])
+def test_observation_after_unobserved_steps_equals_the_observed_step(kind: str, copy: bool) -> None:
+    observed = BatchedBlackout("standard", 8, seed=5, observation=kind, copy=copy)
+    skipped = BatchedBlackout("standard", 8, seed=5, observation=kind, copy=copy)
     out = observed.reset()
     skipped.reset()
     rng = np.random.default_rng(5)
@@ -78,7 +80,7 @@ def test_observation_after_unobserved_steps_equals_the_observed_step() -> None:
         np.testing.assert_array_equal(quiet.rewards, out.rewards)
         np.testing.assert_array_equal(quiet.done, out.done)
         np.testing.assert_array_equal(quiet.current_player, out.current_player)
-    np.testing.assert_array_equal(skipped.observation(), out.observation)
+    np.testing.assert_array_equal(skipped.observe(), out.observation)
     np.testing.assert_array_equal(skipped.action_mask(), out.action_mask)
 
 
@@ -110,7 +112,7 @@ def test_an_active_mask_of_the_wrong_shape_or_type_is_refused(active: object) ->
 
 def test_observation_and_mask_before_reset_are_errors() -> None:
     with pytest.raises(RuntimeError, match="reset"):
-        BatchedBlackout("standard", 2).observation()
+        BatchedBlackout("standard", 2).observe()
     with pytest.raises(RuntimeError, match="reset"):
         BatchedBlackout("standard", 2).action_mask()
 
@@ -118,4 +120,4 @@ def test_observation_and_mask_before_reset_are_errors() -> None:
 def test_observation_is_none_without_observations() -> None:
     env = BatchedBlackout("standard", 2, observations=False)
     env.reset()
-    assert env.observation() is None
+    assert env.observe() is None
