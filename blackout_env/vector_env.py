@@ -51,10 +51,14 @@ clockwise from the learner. A spec is
 
 - ``"random"``: uniformly random legal actions, drawn by the batched engine for
   every game at once (the fast path: no observation is built for them);
+- ``"heuristic"``: :class:`~blackout_baselines.heuristic.HeuristicBot`'s
+  decisions, made for every game at once from the engine's arrays
+  (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, identical
+  actions; ``"heuristic:OPTIONS"`` goes through the views below);
 - an object with ``act_batch(obs, mask) -> actions`` (e.g. a trained policy:
   ``blackout_training.policy_net.load_policy_bot(path)``, or the spec ``"ppo"``):
   called once per opponent move with the rows of every game where it is to act;
-- any other spec of :mod:`blackout_env.policies` (``"heuristic"``,
+- any other spec of :mod:`blackout_env.policies` (``"search"``,
   ``"search:samples=64"``, ``"ppo:PATH"``, ...; a policy it loads that has
   ``act_batch``, such as ``"ppo"``, is called in batch as above), an object
   with ``act(view)`` or a callable ``f(view)``: asked game by game with the
@@ -75,6 +79,7 @@ the env is left unstarted: ``reset()`` again.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -114,12 +119,18 @@ RESET_OPTIONS = ("decks", "rounds")
 
 
 class _Opponent:
-    """One opponent spec: how it acts (``kind``: "random", "batch" or "view") and its name for errors."""
+    """One opponent spec: how it acts (``kind``: "random", "engine", "batch" or "view") and its name for errors."""
 
     def __init__(self, spec: Any, rules: Rules) -> None:
         self.policy: Any = None
         if isinstance(spec, str) and spec == "random":
             self.name, self.kind = spec, "random"
+            return
+        if isinstance(spec, str) and spec == "heuristic":
+            # HeuristicBot's decisions for every game at once, from the engine's arrays (imported only now:
+            # blackout_env never imports the baselines at module level).
+            batched = importlib.import_module("blackout_baselines.heuristic_batch").BatchedHeuristic
+            self.name, self.kind, self.policy = spec, "engine", batched(rules)
             return
         if callable(getattr(spec, "act_batch", None)) and not callable(getattr(spec, "act", None)):
             self.policy = spec  # batched only: the registry takes policies that act on views
@@ -361,6 +372,8 @@ class BlackoutVectorEnv(VectorEnv):
                 continue
             if opponent.kind == "random":
                 actions[rows] = engine.random_actions(self._rng)[rows]
+            elif opponent.kind == "engine":
+                actions[rows] = opponent.policy.act(engine, rows)
             elif opponent.kind == "batch":
                 if observations is None:
                     observations = engine.observe()

@@ -195,7 +195,7 @@ def test_named_rule_bots_and_a_trained_policy_play_as_opponents() -> None:
     calls = []
     act_batch = policy.act_batch
     policy.act_batch = lambda obs, mask: calls.append(len(obs)) or act_batch(obs, mask)
-    envs = BlackoutVectorEnv(6, opponents=["heuristic", policy, "random"], seed=0)
+    envs = BlackoutVectorEnv(6, opponents=["heuristic:seed=1", policy, "random"], seed=0)
     assert [o.kind for o in envs._opponents] == ["view", "batch", "random"]
     obs, info = envs.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -204,6 +204,30 @@ def test_named_rule_bots_and_a_trained_policy_play_as_opponents() -> None:
         assert_at_learner_decisions(envs, obs, info)
     assert calls and max(calls) <= 6  # one call per opponent move, for every game where it acts
     assert BlackoutVectorEnv(2, opponents="ppo")._opponents[0].kind == "batch"  # the shipped checkpoint, by name
+
+
+def test_heuristic_opponents_decide_in_batch_exactly_as_the_single_agent_envs_bots() -> None:
+    rules = Rules.preset("short")
+    num_envs = 4
+    envs = BlackoutVectorEnv(num_envs, rules=rules, opponents="heuristic", learner_seat=2)
+    assert envs._opponents[0].kind == "engine"
+    singles = [BlackoutGymEnv(rules=rules, opponents="heuristic", learner_seat=2) for _ in range(num_envs)]
+    rng = np.random.default_rng(8)
+    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (num_envs, rules.num_rounds, 1)), axis=2)
+    obs, info = envs.reset(seed=0, options={"decks": decks})
+    np.testing.assert_array_equal(obs, [env.reset(options={"decks": decks[g].tolist()})[0] for g, env in enumerate(singles)])
+    over = np.zeros(num_envs, dtype=bool)
+    while not over.all():
+        actions = random_legal(info["action_mask"], rng)
+        obs, rewards, terminated, _, info = envs.step(actions)
+        for g, env in enumerate(singles):
+            if over[g]:
+                continue
+            single_obs, single_reward, single_terminated, *_ = env.step(int(actions[g]))
+            assert (rewards[g], terminated[g]) == (single_reward, single_terminated), f"game {g}"
+            over[g] = single_terminated
+            if not single_terminated:
+                np.testing.assert_array_equal(obs[g], single_obs, err_msg=f"game {g}")
 
 
 # ------------------------------------------------------------------ bad input
