@@ -11,6 +11,9 @@ through both and compares them state by state.
 ==============================  ==========================================================
 ``reset(seed, decks, rounds)``  start a fresh episode in every game; returns a :class:`BatchStep`
 ``step(actions)``               one action per game (an int array of shape ``(num_envs,)``)
+``step(actions, active=mask)``  a partial step: only the games in ``mask`` advance
+``observe()``                   the acting seats' observations now (after steps with ``observe=False``)
+``action_mask()``               the acting seats' legal actions now (likewise)
 ``random_actions(rng)``         a uniformly random legal action in every game
 ``view(game, player)``          the engine's :class:`~blackout_env.view.PlayerView` of one game
 ``to_game(game)``               the match so far, replayed in a :class:`~blackout_env.engine.BlackoutGame`
@@ -30,6 +33,14 @@ action_mask, rewards, done)``:
 - ``done`` bool ``(num_envs,)``: an episode ended in this step.
 
 Actions are those of the engine: card ``c`` (``0..C-1``) plays ``c``, ``C + k`` bids ``k``.
+
+A partial step, ``step(actions, active=mask)`` with a bool ``mask`` of shape
+``(num_envs,)``, advances only the games where ``mask`` is true; the others keep
+their state, their actions are ignored (not even checked), their ``rewards``
+are 0 and ``done`` false. ``step(..., observe=False)`` skips the observation
+and the mask (both are None in that step), and ``observe()`` and
+``action_mask()`` build them later: a caller that steps some seats without
+looking (random opponents, in :mod:`blackout_env.vector_env`) encodes once.
 
 Rewards (as in the AEC env), times ``reward_scale``:
 ``"score"`` each seat's hand score, paid when the hand ends; ``"zero_sum"`` the
@@ -145,8 +156,8 @@ class BatchStep(NamedTuple):
     """int8 ``(num_envs,)``: the seat to act."""
     observation: np.ndarray | None
     """float32 ``(num_envs, observation_size)``: the acting seat's observation, or None when disabled."""
-    action_mask: np.ndarray
-    """int8 ``(num_envs, num_actions)``: 1 at the acting seat's legal actions."""
+    action_mask: np.ndarray | None
+    """int8 ``(num_envs, num_actions)``: 1 at the acting seat's legal actions (None after ``step(observe=False)``)."""
     rewards: np.ndarray
     """float32 ``(num_envs, num_players)``: per seat, earned in this step."""
     done: np.ndarray
@@ -599,20 +610,33 @@ class BatchedBlackout:
         return np.where(self.phase == PLAY, card, self.num_cards + tricks)
 
     # ------------------------------------------------------------------- step
-    def step(self, actions: Any) -> BatchStep:
+    def step(self, actions: Any, active: Any = None, *, observe: bool = True) -> BatchStep:
         """Apply one action in every game; returns the next decision of each (see :class:`BatchStep`).
+
+        Args:
+            actions: one action per game, ints of shape ``(num_envs,)``.
+            active: None (every game moves), or a bool mask of shape ``(num_envs,)``: only those
+                games move; the others' actions are ignored and their state is left as it is.
+            observe: False leaves ``observation`` and ``action_mask`` None in the result
+                (see :meth:`observe` and :meth:`action_mask`).
 
         Raises ValueError (IllegalActionError for an illegal action) naming the first bad game;
         then no game has changed.
         """
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        actions = self._check_actions(actions)
+        moving = self._check_active(active)
+        actions = self._check_actions(actions, moving)
         num_cards = self.num_cards
-        self._record(actions)
-        bidding = actions >= num_cards
-        bidders = np.flatnonzero(bidding)
-        players = np.flatnonzero(~bidding)
+        self._record(actions, moving)
+        if moving is None:
+            bidding = actions >= num_cards
+            bidders = np.flatnonzero(bidding)
+            players = np.flatnonzero(~bidding)
+        else:
+            bidding = actions[moving] >= num_cards
+            bidders = moving[bidding]
+            players = moving[~bidding]
         self._apply_bids(bidders, actions[bidders] - num_cards)
         tricks_complete = self._apply_plays(players, actions[players])
         hands_over = self._finish_tricks(tricks_complete)
@@ -632,9 +656,20 @@ class BatchedBlackout:
             next_hand = hands_over[~episode_over]
             self.round_index[next_hand] += 1
             self._deal(next_hand)
-        return self._observe(rewards, done)
+        return self._observe(rewards, done, observe)
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
+    def _check_active(self, active: Any) -> np.ndarray | None:
+        """The indices of the games that move (None: all of them)."""
+        if active is None:
+            return None
+        mask = np.asarray(active)
+        if mask.shape != (self.num_envs,) or mask.dtype != bool:
+            raise ValueError(
+                f"active: expected a bool mask of shape ({self.num_envs},), one per game; got {mask.dtype} {mask.shape}"
+            )
+        return np.flatnonzero(mask)
+
+    def _check_actions(self, actions: Any, moving: np.ndarray | None = None) -> np.ndarray:
         array = np.asarray(actions)
         if array.shape != (self.num_envs,):
             raise ValueError(f"actions: expected shape ({self.num_envs},), one action per game; got {array.shape}")
@@ -649,7 +684,9 @@ class BatchedBlackout:
         bid_ok = (
             (array >= num_cards) & (self.phase == BID) & (tricks <= self.hand_size) & (tricks != self._forbidden_bid)
         )
-        bad = np.flatnonzero(~(inside & (card_ok | bid_ok)))
+        wrong = ~(inside & (card_ok | bid_ok))
+        # (the games that do not move may hold any action)
+        bad = np.flatnonzero(wrong) if moving is None else moving[wrong[moving]]
         if bad.size:
             game = int(bad[0])
             action = int(array[game])
@@ -662,9 +699,13 @@ class BatchedBlackout:
             raise IllegalActionError(f"game {game}: action {action}: {why}{more}; no game was advanced")
         return array
 
-    def _record(self, actions: np.ndarray) -> None:
-        self.actions[self._games, self.action_count] = actions
-        self.action_count += 1
+    def _record(self, actions: np.ndarray, moving: np.ndarray | None = None) -> None:
+        if moving is None:
+            self.actions[self._games, self.action_count] = actions
+            self.action_count += 1
+        else:
+            self.actions[moving, self.action_count[moving]] = actions[moving]
+            self.action_count[moving] += 1
 
     def _apply_bids(self, g: np.ndarray, tricks: np.ndarray) -> None:
         """The acting seats of games ``g`` bid; after the dealer's bid the leader plays."""
@@ -745,28 +786,41 @@ class BatchedBlackout:
         return (rewards * self.reward_scale).astype(np.float32)
 
     # ---------------------------------------------------------------- observe
-    def _observe(self, rewards: np.ndarray, done: np.ndarray) -> BatchStep:
+    def _observe(self, rewards: np.ndarray, done: np.ndarray, observe: bool = True) -> BatchStep:
         self._compute_legal()
-        observation = None
-        if self._encoder is not None:
-            if self._universal is not None:
-                # The universal vectors are scattered from the rules-sized ones (the envs' function). An
-                # array handed out before may have been written to: only the engine's own buffer is reused.
-                rules_sized = self._encoder.encode(self)
-                if self.copy:
-                    observation = universal_observation(rules_sized, self.rules, out=self._free_observation())
-                else:
-                    observation = universal_observation(rules_sized, self.rules, out=self._universal,
-                                                        reuse=self._universal_filled).view()
-                    self._universal_filled = True
-                    observation.flags.writeable = False
-            elif self.copy:
-                observation = self._encoder.encode(self, self._free_observation())
-            else:
-                # The buffer is the encoder's own (rewritten by every step): hand it out read-only.
-                observation = self._encoder.encode(self).view()
-                observation.flags.writeable = False
-        return BatchStep(self.current_player.copy(), observation, self._action_mask(), rewards, done)
+        if not observe:
+            return BatchStep(self.current_player.copy(), None, None, rewards, done)
+        return BatchStep(self.current_player.copy(), self.observe(), self._action_mask(), rewards, done)
+
+    def observe(self) -> np.ndarray | None:
+        """The acting seat's observation in every game now, as ``step`` returns it (None without observations)."""
+        if not self._started:
+            raise RuntimeError("call reset() before observe()")
+        if self._encoder is None:
+            return None
+        if self._universal is not None:
+            # The universal vectors are scattered from the rules-sized ones (the envs' function). An
+            # array handed out before may have been written to: only the engine's own buffer is reused.
+            rules_sized = self._encoder.encode(self)
+            if self.copy:
+                return universal_observation(rules_sized, self.rules, out=self._free_observation())
+            observation = universal_observation(
+                rules_sized, self.rules, out=self._universal, reuse=self._universal_filled
+            ).view()
+            self._universal_filled = True
+        elif self.copy:
+            return self._encoder.encode(self, self._free_observation())
+        else:
+            # The buffer is the encoder's own (rewritten by every step): hand it out read-only.
+            observation = self._encoder.encode(self).view()
+        observation.flags.writeable = False
+        return observation
+
+    def action_mask(self) -> np.ndarray:
+        """The acting seat's legal actions in every game now, int8 ``(num_envs, num_actions)``, as ``step`` returns them."""
+        if not self._started:
+            raise RuntimeError("call reset() before action_mask()")
+        return self._action_mask()
 
     def _free_observation(self) -> np.ndarray:
         """An observation array nobody else holds any more if there is one, else a new one.

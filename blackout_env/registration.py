@@ -17,10 +17,16 @@ id                                 what
 
 Every keyword of :class:`blackout_env.gym_env.BlackoutGymEnv` may be passed to
 ``gym.make`` to change the defaults (``rules``, ``opponents``, ``learner_seat``, ...).
+
+Each Gymnasium id also has a ``vector_entry_point``, the batched
+:class:`blackout_env.vector_env.BlackoutVectorEnv`:
+``gym.make_vec("blackout_env:blackout/Blackout-v0", num_envs=4096,
+vectorization_mode="vector_entry_point", opponents="random")``.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 __all__ = ["GYM_IDS", "PETTINGZOO_IDS", "register_envs"]
@@ -45,6 +51,9 @@ def register_envs() -> None:
         for env_id, kwargs in PETTINGZOO_IDS.items():
             if env_id not in aec_registry:
                 pettingzoo.register("aec", env_id, entry_point="blackout_env.aec:env", kwargs=kwargs)
+    vector: dict[str, str] = {}
+    if "vector_entry_point" in inspect.signature(gymnasium.register).parameters:  # (Gymnasium >= 1.0)
+        vector["vector_entry_point"] = "blackout_env.vector_env:BlackoutVectorEnv"
     for env_id, kwargs in GYM_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="blackout_env.gym_env:BlackoutGymEnv", kwargs=kwargs)
+            gymnasium.register(id=env_id, entry_point="blackout_env.gym_env:BlackoutGymEnv", kwargs=kwargs, **vector)

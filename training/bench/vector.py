@@ -1,0 +1,145 @@
+"""``blackout bench vector``: learner decisions per second of the Gymnasium vector env, against the raw batched engine.
+
+In one run, so that the figures share the machine's load:
+
+- ``raw``: :class:`blackout_env.batched.BatchedBlackout` stepping every game with
+  uniform random legal actions (``random_actions``), with observations (``copy=True``,
+  as the vector env); a decision is one bid or one card by any seat;
+- ``vector``: :class:`blackout_env.vector_env.BlackoutVectorEnv` against random
+  opponents, the learner playing random legal actions; a decision is one learner
+  decision (each one also carries the opponents' moves up to the learner's next turn,
+  counted separately as ``engine moves``).
+
+The ratio ``vector / raw`` is what the learner keeps of the engine's speed. Each
+figure is the best of ``--repeats`` timings of ``--seconds`` each (the least
+disturbed by other processes), timed alternately; the load average is printed
+with them (the machine may be shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from blackout_env import Rules
+from blackout_env.batched import BatchedBlackout
+from blackout_env.vector_env import BlackoutVectorEnv
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--games", type=int, nargs="+", default=[4096], help="numbers of games (default 4096)")
+    parser.add_argument("--rules", default="standard", help="a preset name or YAML file (default: standard)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="length of one timing (default 2.0)")
+    parser.add_argument("--repeats", type=int, default=3, help="timings per figure; the best counts (default 3)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+
+
+def _timer(step: Callable[[], int]) -> Callable[[float], float]:
+    """A timer of ``step`` (which returns the decisions it made): decisions per second over ``seconds``."""
+
+    def run(seconds: float) -> float:
+        decisions = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            decisions += step()
+        return decisions / elapsed
+
+    return run
+
+
+def raw_runner(rules: Rules, games: int, seed: int) -> Callable[[float], float]:
+    """Decisions per second of the batched engine with observations (random legal play)."""
+    engine = BatchedBlackout(rules, games, seed=seed)
+    rng = np.random.default_rng(seed)
+    engine.reset()
+    for _ in range(20):  # warm up: deal, allocate, reach a mix of phases
+        engine.step(engine.random_actions(rng))
+
+    def step() -> int:
+        engine.step(engine.random_actions(rng))
+        return games
+
+    return _timer(step)
+
+
+def vector_runner(rules: Rules, games: int, seed: int, moves: list[int]) -> Callable[[float], float]:
+    """Learner decisions per second of the vector env against random opponents; ``moves`` counts engine moves."""
+    envs = BlackoutVectorEnv(games, rules=rules, opponents="random", seed=seed)
+    engine = envs.engine
+    step_engine = engine.step
+
+    def counting_step(actions, active=None, **kwargs):
+        moves[0] += games if active is None else int(np.count_nonzero(active))
+        return step_engine(actions, active, **kwargs)
+
+    engine.step = counting_step
+    rng = np.random.default_rng(seed)
+    envs.reset(seed=seed)
+    for _ in range(20):
+        envs.step(engine.random_actions(rng))  # every game is at a learner decision: its legal actions
+
+    def step() -> int:
+        envs.step(engine.random_actions(rng))
+        return games
+
+    return _timer(step)
+
+
+def run(args: argparse.Namespace) -> int:
+    if any(games < 1 for games in args.games) or args.seconds <= 0 or args.repeats < 1:
+        raise ValueError("--games, --seconds and --repeats must be positive")
+    rules = Rules.resolve(args.rules)
+    rows = []
+    load_before = os.getloadavg()
+    print(
+        f"decisions per second, best of {args.repeats} x {args.seconds:g}s; {rules.num_players} players, "
+        f"rules {args.rules}, random legal play; load average {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}"
+    )
+    for games in args.games:
+        moves = [0]
+        raw, vector = raw_runner(rules, games, args.seed), vector_runner(rules, games, args.seed, moves)
+        best_raw = best_vector = best_moves = 0.0
+        for _ in range(args.repeats):
+            best_raw = max(best_raw, raw(args.seconds))
+            moves[0] = 0
+            start = time.perf_counter()
+            rate = vector(args.seconds)
+            if rate > best_vector:
+                best_vector, best_moves = rate, moves[0] / (time.perf_counter() - start)
+        row = {
+            "games": games,
+            "raw_decisions_per_second": best_raw,
+            "vector_learner_decisions_per_second": best_vector,
+            "vector_engine_moves_per_second": best_moves,
+            "ratio": best_vector / best_raw,
+        }
+        rows.append(row)
+        print(
+            f"  {games} games: raw engine {best_raw:,.0f}/s, vector env {best_vector:,.0f} learner decisions/s "
+            f"({best_moves:,.0f} engine moves/s), ratio {row['ratio']:.3f}"
+        )
+        sys.stdout.flush()
+    load_after = os.getloadavg()
+    print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"rules": args.rules, "load_average": [load_before, load_after], "rows": rows}, handle, indent=2)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark from the command line (``python -m blackout_training.bench.vector``)."""
+    parser = argparse.ArgumentParser(prog="blackout bench vector", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
