@@ -144,7 +144,7 @@ def test_ci_finds_the_readme_test_command():
     block = next(b for b in code_blocks(README) if b.line > marker_line)
     command = block.text.strip()
     assert "\n" not in command
-    assert command == 'pip install torch==2.13.0 -e ".[dev,train]" && python -m pytest -q'
+    assert command == 'pip install torch==2.13.0 -e ".[dev,train,rllib]" && python -m pytest -q'
 
 
 def test_readme_installs_the_cpu_torch_from_pytorchs_index_outside_the_ci_command():
