@@ -149,6 +149,16 @@ def _available_memory() -> int | None:
         return None
 
 
+
+def action_array(actions: Any, num_envs: int) -> np.ndarray:
+    """``actions`` as an int64 array of one action per game, or a ValueError naming what is wrong."""
+    array = np.asarray(actions)
+    if array.shape != (num_envs,):
+        raise ValueError(f"actions: expected shape ({num_envs},), one action per game; got {array.shape}")
+    if array.dtype.kind not in "iu":
+        raise ValueError(f"actions: expected integer actions, got dtype {array.dtype}")
+    return array.astype(np.int64)
+
 class BatchStep(NamedTuple):
     """What :meth:`BatchedBlackout.reset` and :meth:`BatchedBlackout.step` return (one row per game)."""
 
@@ -670,12 +680,7 @@ class BatchedBlackout:
         return np.flatnonzero(mask)
 
     def _check_actions(self, actions: Any, moving: np.ndarray | None = None) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.shape != (self.num_envs,):
-            raise ValueError(f"actions: expected shape ({self.num_envs},), one action per game; got {array.shape}")
-        if array.dtype.kind not in "iu":
-            raise ValueError(f"actions: expected integer actions, got dtype {array.dtype}")
-        array = array.astype(np.int64)
+        array = action_array(actions, self.num_envs)
         num_cards = self.num_cards
         inside = (array >= 0) & (array < self.num_actions)
         card = np.clip(array, 0, num_cards - 1).astype(np.uint64)

@@ -67,6 +67,27 @@ OPPONENT_NAMES = ("random", "heuristic", "search")
 Opponent = Any  # a policy spec, an object with act(view), or a callable(view) -> int
 
 
+
+def check_learner_seat(learner_seat: Any, num_players: int) -> None:
+    """Refuse a ``learner_seat`` that is neither a seat 0..n-1 nor ``"random"``."""
+    if learner_seat != "random" and (
+        isinstance(learner_seat, bool)
+        or not isinstance(learner_seat, (int, np.integer))
+        or not 0 <= learner_seat < num_players
+    ):
+        raise ValueError(f"learner_seat: must be a seat 0..{num_players - 1} or 'random', got {learner_seat!r}")
+
+
+def opponent_specs(opponents: Any, num_players: int) -> list[Any]:
+    """One opponent spec per other seat: ``opponents`` is one spec for every seat, or a list of n - 1."""
+    if isinstance(opponents, (list, tuple)):
+        if len(opponents) != num_players - 1:
+            raise ValueError(
+                f"opponents: a list needs one opponent per other seat ({num_players - 1}), got {len(opponents)}"
+            )
+        return list(opponents)
+    return [opponents] * (num_players - 1)
+
 class _Seat:
     """An opponent in one seat: acts from a view, reseeded at reset when it can be."""
 
@@ -136,17 +157,9 @@ class BlackoutGymEnv(gym.Env):
         )
         self.rules = rules = self._aec.rules
         n = rules.num_players
-        if learner_seat != "random" and (
-            isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) or not 0 <= learner_seat < n
-        ):
-            raise ValueError(f"learner_seat: must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
+        check_learner_seat(learner_seat, n)
         self.learner_seat_spec = learner_seat
-        if isinstance(opponents, (list, tuple)):
-            if len(opponents) != n - 1:
-                raise ValueError(f"opponents: a list needs one opponent per other seat ({n - 1}), got {len(opponents)}")
-            specs = list(opponents)
-        else:
-            specs = [opponents] * (n - 1)
+        specs = opponent_specs(opponents, n)
         # One object per seat, so two seats of one named bot keep separate random streams.
         self._opponents = [_Seat(spec, rules) for spec in specs]
         self.render_mode = render_mode

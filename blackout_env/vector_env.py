@@ -88,9 +88,10 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .batched import BatchedBlackout, BatchStep
+from .batched import BatchedBlackout, BatchStep, action_array
 from .encoding import observation_bounds
 from .engine import IllegalActionError, action_to_str
+from .gym_env import check_learner_seat, opponent_specs
 from .policies import as_policy, policy_names
 from .rules import Rules
 
@@ -192,10 +193,7 @@ class BlackoutVectorEnv(VectorEnv):
             raise ValueError(f"num_envs: expected a positive int (how many games), got {num_envs!r}")
         rules = Rules.resolve(rules)
         n = rules.num_players
-        if learner_seat != "random" and (
-            isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) or not 0 <= learner_seat < n
-        ):
-            raise ValueError(f"learner_seat: must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
+        check_learner_seat(learner_seat, n)
         if illegal_action != "raise":
             raise ValueError(
                 f"illegal_action: the vector env supports only 'raise' (got {illegal_action!r}); "
@@ -203,12 +201,7 @@ class BlackoutVectorEnv(VectorEnv):
             )
         if render_mode is not None:
             raise ValueError(f"render_mode: the vector env does not render (got {render_mode!r}); use BlackoutGymEnv")
-        if isinstance(opponents, (list, tuple)):
-            if len(opponents) != n - 1:
-                raise ValueError(f"opponents: a list needs one opponent per other seat ({n - 1}), got {len(opponents)}")
-            specs = list(opponents)
-        else:
-            specs = [opponents] * (n - 1)
+        specs = opponent_specs(opponents, n)
         # One _Opponent per distinct spec: one batched call per move for a policy that sits in several seats.
         distinct: dict[int, _Opponent] = {}
         for spec in specs:
@@ -317,12 +310,7 @@ class BlackoutVectorEnv(VectorEnv):
         return np.full(count, int(self.learner_seat_spec), dtype=np.int8)
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.shape != (self.num_envs,):
-            raise ValueError(f"actions: expected shape ({self.num_envs},), one action per game; got {array.shape}")
-        if array.dtype.kind not in "iu":
-            raise ValueError(f"actions: expected integer actions, got dtype {array.dtype}")
-        array = array.astype(np.int64)
+        array = action_array(actions, self.num_envs)
         inside = (array >= 0) & (array < self.rules.num_actions)
         legal = inside & (self._mask[self._rows, np.where(inside, array, 0)] != 0)
         if not legal.all():

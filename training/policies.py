@@ -9,30 +9,7 @@ works everywhere (evaluation, play, training opponents, Gym opponents).
 
 from __future__ import annotations
 
-from blackout_env.policies import (
-    LOADERS,
-    TRAIN_EXTRA_HINT,
-    CallablePolicy,
-    Policy,
-    absolute_paths,
-    as_policy,
-    load_policy,
-    parse_options,
-    parse_spec,
-    policy_names,
-    register_policy,
-)
+from blackout_env import policies as _policies
+from blackout_env.policies import *  # noqa: F403 - the one registry, re-exported
 
-__all__ = [
-    "LOADERS",
-    "TRAIN_EXTRA_HINT",
-    "CallablePolicy",
-    "Policy",
-    "absolute_paths",
-    "as_policy",
-    "load_policy",
-    "parse_options",
-    "parse_spec",
-    "policy_names",
-    "register_policy",
-]
+__all__ = list(_policies.__all__)
