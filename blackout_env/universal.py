@@ -297,9 +297,16 @@ def universal_actions(actions: np.ndarray, rules: Rules) -> np.ndarray:
     return _action_columns(rules)[np.asarray(actions)]
 
 
-def rules_actions(actions: np.ndarray, rules: Rules) -> np.ndarray:
-    """Universal actions as the rules' actions; a universal action these rules do not have is a ValueError."""
+def rules_actions(actions: np.ndarray, rules: Rules, missing: int | None = None) -> np.ndarray:
+    """Universal actions as the rules' actions.
+
+    A universal action these rules do not have (or one outside the universal space) is a ValueError,
+    or becomes ``missing`` when that is given (for a caller that reports illegal actions itself).
+    """
     actions = np.asarray(actions)
+    if missing is not None:
+        inside = (actions >= 0) & (actions < UNIVERSAL_NUM_ACTIONS)
+        return np.where(inside, _rules_action_table(rules)[np.where(inside, actions, 0)], missing)
     if actions.size and (actions.min() < 0 or actions.max() >= UNIVERSAL_NUM_ACTIONS):
         raise ValueError(f"universal actions are 0..{UNIVERSAL_NUM_ACTIONS - 1}, got {actions.min()}..{actions.max()}")
     result = _rules_action_table(rules)[actions]

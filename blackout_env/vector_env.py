@@ -14,8 +14,11 @@ over games.
   in batch (partial steps of the batched engine: only the games where an
   opponent is to act move), until every game is back at a learner decision.
 - **Observation**: ``(num_envs, observation_size)`` float32, the learner's vector
-  of :mod:`blackout_env.encoding`; ``single_observation_space`` is the one-game
-  ``Box``, ``single_action_space`` is ``Discrete(rules.num_actions)``.
+  of :mod:`blackout_env.encoding`, or with ``observation="universal"`` the
+  universal vector of :mod:`blackout_env.universal` (one size for every rule
+  set); ``single_observation_space`` is the one-game ``Box``,
+  ``single_action_space`` is ``Discrete(rules.num_actions)`` either way (as the
+  single-agent env).
 - **Reward**: the learner's reward (``"score"``, ``"zero_sum"`` or ``"win"``,
   times ``reward_scale``) collected over its action and the opponents' moves
   that follow, as in the single-agent env.
@@ -57,7 +60,13 @@ clockwise from the learner. A spec is
   actions; ``"heuristic:OPTIONS"`` goes through the views below);
 - an object with ``act_batch(obs, mask) -> actions`` (e.g. a trained policy:
   ``blackout_training.policy_net.load_policy_bot(path)``, or the spec ``"ppo"``):
-  called once per opponent move with the rows of every game where it is to act;
+  called once per opponent move with the rows of every game where it is to act.
+  A policy may say which observation it reads with an ``observation``
+  attribute (``"rules"``, the default, or ``"universal"``, as a
+  ``PolicyBot`` of a universal network does): a universal policy gets
+  universal observations and masks and returns universal actions in either
+  env; a rules-sized policy in a universal env is asked through its
+  ``act(view)`` (and refused if it has none);
 - any other spec of :mod:`blackout_env.policies` (``"search"``,
   ``"search:samples=64"``, ``"ppo:PATH"``, ...; a policy it loads that has
   ``act_batch``, such as ``"ppo"``, is called in batch as above), an object
@@ -94,6 +103,7 @@ from .engine import IllegalActionError, action_to_str
 from .gym_env import check_learner_seat, opponent_specs
 from .policies import as_policy, policy_names
 from .rules import Rules
+from .universal import observation_kind, rules_actions, universal_action_mask, universal_bounds, universal_observation
 
 try:  # Gymnasium >= 1.1 names the autoreset modes
     from gymnasium.vector import AutoresetMode
@@ -122,8 +132,9 @@ RESET_OPTIONS = ("decks", "rounds")
 class _Opponent:
     """One opponent spec: how it acts (``kind``: "random", "engine", "batch" or "view") and its name for errors."""
 
-    def __init__(self, spec: Any, rules: Rules) -> None:
+    def __init__(self, spec: Any, rules: Rules, observation: str = "rules") -> None:
         self.policy: Any = None
+        self.observation = "rules"  # what a "batch" policy reads (and the action space it answers in)
         if isinstance(spec, str) and spec == "random":
             self.name, self.kind = spec, "random"
             return
@@ -147,6 +158,19 @@ class _Opponent:
             )
         self.name = spec if isinstance(spec, str) else getattr(self.policy, "name", None) or type(spec).__name__
         self.kind = "batch" if callable(getattr(self.policy, "act_batch", None)) else "view"
+        if self.kind == "batch":
+            try:
+                self.observation = observation_kind(getattr(self.policy, "observation", "rules"))
+            except ValueError as error:
+                raise ValueError(f"opponents: {self.name!r}: {error}") from None
+            if self.observation == "rules" and observation == "universal":
+                # The engine makes universal vectors only; the rules-sized policy plays from views.
+                if not callable(getattr(self.policy, "act", None)):
+                    raise ValueError(
+                        f"opponents: {self.name!r} reads the rules-sized observation and has no act(view), "
+                        "so it cannot play in an env built with observation='universal'"
+                    )
+                self.kind = "view"
 
     def seed(self, seed: int) -> None:
         if callable(getattr(self.policy, "seed", None)):
@@ -170,6 +194,7 @@ class BlackoutVectorEnv(VectorEnv):
         render_mode: only None (render one game with ``BlackoutGymEnv``).
         copy: return fresh observation arrays (default); False returns a read-only buffer that the
             next step overwrites (faster: copy what you keep), as Gymnasium's ``copy`` of vector envs.
+        observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every rule set).
         seed: seeds the decks, the learner seats and the random opponents (``reset(seed=...)`` reseeds).
     """
 
@@ -187,8 +212,10 @@ class BlackoutVectorEnv(VectorEnv):
         illegal_action: str = "raise",
         render_mode: str | None = None,
         copy: bool = True,
+        observation: str = "rules",
         seed: int | None = None,
     ) -> None:
+        observation = observation_kind(observation)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: expected a positive int (how many games), got {num_envs!r}")
         rules = Rules.resolve(rules)
@@ -206,12 +233,13 @@ class BlackoutVectorEnv(VectorEnv):
         distinct: dict[int, _Opponent] = {}
         for spec in specs:
             if id(spec) not in distinct:
-                distinct[id(spec)] = _Opponent(spec, rules)
+                distinct[id(spec)] = _Opponent(spec, rules, observation)
         self._opponents = [distinct[id(spec)] for spec in specs]
         self._distinct_opponents = list(distinct.values())
         # The BatchedBlackout checks episode, reward and reward_scale.
         self.engine = BatchedBlackout(
-            rules, int(num_envs), episode=episode, reward=reward, reward_scale=reward_scale, copy=bool(copy)
+            rules, int(num_envs), episode=episode, reward=reward, reward_scale=reward_scale, copy=bool(copy),
+            observation=observation,
         )
         """The batched engine holding the games (read-only for users)."""
         self.rules = rules
@@ -219,7 +247,8 @@ class BlackoutVectorEnv(VectorEnv):
         self.num_players = n
         self.learner_seat_spec = learner_seat
         self.render_mode = None
-        low, high = observation_bounds(rules)
+        self.observation_kind = observation
+        low, high = universal_bounds() if observation == "universal" else observation_bounds(rules)
         self.single_observation_space = spaces.Box(low=low.copy(), high=high.copy(), dtype=np.float32)
         self.single_action_space = spaces.Discrete(rules.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -365,12 +394,19 @@ class BlackoutVectorEnv(VectorEnv):
             elif opponent.kind == "batch":
                 if observations is None:
                     observations = engine.observe()
-                chosen = np.asarray(opponent.policy.act_batch(observations[rows], mask[rows]))
+                obs, legal_mask = observations[rows], mask[rows]
+                if opponent.observation == "universal":
+                    if self.observation_kind == "rules":
+                        obs = universal_observation(obs, self.rules)
+                    legal_mask = universal_action_mask(legal_mask, self.rules)
+                chosen = np.asarray(opponent.policy.act_batch(obs, legal_mask))
                 if chosen.shape != rows.shape or chosen.dtype.kind not in "iu":
                     raise ValueError(
                         f"opponent {opponent.name!r}: act_batch returned {chosen.dtype} {chosen.shape}; "
                         f"expected {rows.size} int actions"
                     )
+                if opponent.observation == "universal":
+                    chosen = rules_actions(chosen, self.rules, missing=-1)  # -1: refused as illegal below
                 actions[rows] = chosen
             else:
                 for game, seat in zip(rows.tolist(), seats[mine].tolist()):

@@ -28,6 +28,7 @@ from blackout_env.universal import (
     universal_observation,
     universal_size,
 )
+from blackout_env.vector_env import BlackoutVectorEnv
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 GENERALIST = ROOT / "configs" / "train" / "generalist.yaml"
@@ -71,6 +72,11 @@ def test_the_universal_observation_has_one_size_at_every_table(rules: Rules):
     gym_observation, _ = gym_env.reset(seed=0)
     assert gym_observation.shape == gym_env.observation_space.shape == (universal_size(),)
     assert gym_env.observation_space.contains(gym_observation)
+    vector_env = gym.make_vec("blackout/Blackout-v0", num_envs=3, vectorization_mode="vector_entry_point",
+                              rules=rules, observation="universal", opponents="random")
+    vector_observation, _ = vector_env.reset(seed=0)
+    assert vector_observation.shape == vector_env.observation_space.shape == (3, universal_size())
+    assert vector_env.single_observation_space.contains(vector_observation[0])
 
 
 def test_the_rules_sized_observation_stays_the_default():
@@ -85,6 +91,7 @@ def test_an_unknown_observation_kind_is_refused_naming_the_choices():
         lambda: blackout_env.env(observation="fixed"),
         lambda: BatchedBlackout("standard", 2, observation="fixed"),
         lambda: gym.make("blackout/Blackout-v0", observation="fixed"),
+        lambda: BlackoutVectorEnv(2, observation="fixed"),
     ):
         with pytest.raises(ValueError, match="observation: must be one of rules, universal; got 'fixed'"):
             make()
@@ -190,6 +197,8 @@ def test_a_universal_action_the_rules_do_not_have_is_refused():
         rules_actions(np.array([3, 52]), Rules.preset("standard"))  # a joker at a table without jokers
     with pytest.raises(ValueError, match="universal actions are 0..72"):
         rules_actions(np.array([73]), Rules.preset("standard"))
+    # a caller that reports illegal actions itself gets a marker instead
+    assert rules_actions(np.array([3, 52, 73, -1, 54]), Rules.preset("standard"), missing=-1).tolist() == [3, -1, -1, -1, 52]
 
 
 # --------------------------------------------------------------- card features
@@ -236,6 +245,46 @@ def test_a_policy_trained_on_one_table_acts_legally_at_every_other(one_table_pol
         _, _, terminated, truncated, _ = env.last()
         env.step(None if terminated or truncated else bot.act(env.unwrapped.view(agent)))
     assert env.unwrapped.game.round_scores
+
+
+@pytest.mark.parametrize("rules", [Rules.preset("jokers"), Rules.preset("short").replace(num_players=6)], ids=table_id)
+def test_the_vector_envs_universal_observation_is_the_scatter_of_its_rules_sized_one(rules: Rules):
+    universal = BlackoutVectorEnv(4, rules, opponents="random", observation="universal", learner_seat="random", seed=3)
+    sized = BlackoutVectorEnv(4, rules, opponents="random", learner_seat="random", seed=3)
+    (obs_u, info_u), (obs_r, info_r) = universal.reset(), sized.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        assert np.array_equal(obs_u, universal_observation(obs_r, rules))
+        assert np.array_equal(info_u["action_mask"], info_r["action_mask"])  # the rules' own actions either way
+        actions = (rng.random(info_r["action_mask"].shape) * info_r["action_mask"]).argmax(axis=1)
+        obs_u, reward_u, _, _, info_u = universal.step(actions)
+        obs_r, reward_r, _, _, info_r = sized.step(actions)
+        assert np.array_equal(reward_u, reward_r)
+
+
+@pytest.mark.parametrize("observation", ["rules", "universal"])
+def test_a_universal_policy_plays_as_a_batched_opponent_in_either_vector_env(one_table_policy, observation):
+    rules = Rules.preset("jokers").replace(num_players=5)
+    bot = load_policy_bot(one_table_policy, rules, greedy=False, seed=0)
+    calls = []
+    act_batch = bot.act_batch
+    bot.act_batch = lambda obs, mask: calls.append((obs.shape, mask.shape)) or act_batch(obs, mask)
+    envs = BlackoutVectorEnv(6, rules, opponents=bot, observation=observation, seed=1)
+    _, info = envs.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(30):  # an illegal opponent action would raise
+        _, _, _, _, info = envs.step((rng.random(info["action_mask"].shape) * info["action_mask"]).argmax(axis=1))
+    assert calls and all(shapes == ((shapes[0][0], universal_size()), (shapes[0][0], UNIVERSAL_NUM_ACTIONS))
+                         for shapes in calls)
+
+
+def test_a_rules_sized_batch_only_opponent_is_refused_by_a_universal_vector_env():
+    class BatchOnly:
+        def act_batch(self, obs, mask):
+            return mask.argmax(axis=1)
+
+    with pytest.raises(ValueError, match="reads the rules-sized observation and has no act\\(view\\)"):
+        BlackoutVectorEnv(2, "standard", opponents=BatchOnly(), observation="universal")
 
 
 def test_a_rules_sized_checkpoint_refuses_other_rules_naming_the_universal_alternative():

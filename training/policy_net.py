@@ -446,6 +446,11 @@ class PolicyBot:
         self.rng = np.random.default_rng(seed)
         self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
+    @property
+    def observation(self) -> str:
+        """The observation the network reads (``"rules"`` or ``"universal"``): what ``act_batch`` takes."""
+        return self.model.observation
+
     def seed(self, seed: int | None) -> None:
         """Reseed the sampling generators."""
         self.rng = np.random.default_rng(seed)
