@@ -33,11 +33,11 @@ from .rules_logic import (
     forbidden_bid,
     illegal_action_reason,
     is_trump,
+    match_winners,
     playable_cards,
     suit_led_after,
     trick_winner,
     voids_shown,
-    win_shares,
 )
 from .view import PlayerView
 
@@ -188,6 +188,7 @@ class BlackoutGame:
         self.num_players = n = rules.num_players
         self.num_cards = rules.num_cards
         self._must_break = rules.lead_trump == "broken"
+        self._next_seat = tuple((seat + 1) % n for seat in range(n))  # the seat to the left
         check_seed(seed)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if first_dealer is None:
@@ -258,31 +259,35 @@ class BlackoutGame:
     # ------------------------------------------------------------ legal moves
     def legal_actions(self) -> list[int]:
         """The current player's legal actions, ascending (empty when the game is over)."""
-        if self._legal is None:  # cached until the next step
-            if self.phase == "play":
-                self._legal = playable_cards(
-                    self.hands[self.current_player],
-                    self.led_suit,
-                    self.trump,
-                    leads=not self.current_trick,
-                    trump_broken=self.trump_broken,
-                    must_break=self._must_break,
-                )
-            elif self.phase == "bid":
-                bids = list(range(self.num_cards, self.num_cards + self.hand_size + 1))  # bids 0..hand size
-                forbidden = self.forbidden_bid
-                if forbidden is not None:
-                    bids.remove(self.num_cards + forbidden)
-                self._legal = bids
-            else:
-                self._legal = []
-        return self._legal[:]  # a copy: the cached list checks the next step
+        legal = self._legal  # cached until the next step
+        if legal is None:
+            legal = self._compute_legal()
+        return legal[:]  # a copy: the cached list checks the next step
 
     def _compute_legal(self) -> list[int]:
         """The cached legal actions (computed when needed); internal, not a copy."""
-        if self._legal is None:
-            self.legal_actions()
-        return self._legal  # type: ignore[return-value]
+        legal = self._legal
+        if legal is not None:
+            return legal
+        if self.phase == "play":
+            legal = playable_cards(
+                self.hands[self.current_player],
+                self.led_suit,
+                self.trump,
+                leads=not self.current_trick,
+                trump_broken=self.trump_broken,
+                must_break=self._must_break,
+            )
+        elif self.phase == "bid":
+            first = self.num_cards
+            legal = list(range(first, first + self.hand_size + 1))  # bids 0..hand size
+            forbidden = self.forbidden_bid
+            if forbidden is not None:
+                legal.remove(first + forbidden)
+        else:
+            legal = []
+        self._legal = legal
+        return legal
 
     @property
     def forbidden_bid(self) -> int | None:
@@ -326,10 +331,46 @@ class BlackoutGame:
             raise IllegalActionError(self._explain_illegal(action))
         self.actions.append(action)
         self._legal = None
-        if action >= self.num_cards:
-            self._apply_bid(action - self.num_cards)
+        player = self.current_player
+        if action >= self.num_cards:  # a bid
+            tricks = action - self.num_cards
+            self.bids[player] = tricks
+            self._bid_total += tricks
+            self._bids_made += 1
+            self.history.append(("bid", player, tricks))
+            if self._bids_made == self.num_players:
+                self.phase = "play"
+                self.current_player = self.leader
+            else:
+                self.current_player = self._next_seat[player]
+            return
+        # A card (the common case, so written out here rather than in a method of its own).
+        card = action
+        trick = self.current_trick
+        led_suit = self.led_suit
+        self.hands[player].remove(card)
+        shown = voids_shown(
+            card,
+            led_suit,
+            self.trump,
+            leads=not trick,
+            trump_broken=self.trump_broken,
+            must_break=self._must_break,
+        )
+        if shown:  # most cards show nothing
+            self.voids[player] |= shown
+        # Calls only while they can change something: a named led suit stays, broken trump stays broken.
+        if led_suit is None:
+            self.led_suit = suit_led_after(led_suit, card)
+        if not self.trump_broken and is_trump(card, self.trump):
+            self.trump_broken = True
+        trick.append((player, card))
+        self.played[player].append(card)
+        self.history.append(("play", player, card))
+        if len(trick) == self.num_players:
+            self._finish_trick()
         else:
-            self._apply_play(action)
+            self.current_player = self._next_seat[player]
 
     def bid(self, tricks: int) -> None:
         """The current player bids ``tricks``."""
@@ -366,46 +407,6 @@ class BlackoutGame:
             )
         return int(action)
 
-    def _apply_bid(self, tricks: int) -> None:
-        player = self.current_player
-        self.bids[player] = tricks
-        self._bid_total += tricks
-        self._bids_made += 1
-        self.history.append(("bid", player, tricks))
-        if self._bids_made == self.num_players:
-            self.phase = "play"
-            self.current_player = self.leader
-        else:
-            self.current_player = (player + 1) % self.num_players
-
-    def _apply_play(self, card: int) -> None:
-        player = self.current_player
-        trick = self.current_trick
-        led_suit = self.led_suit
-        self.hands[player].remove(card)
-        shown = voids_shown(
-            card,
-            led_suit,
-            self.trump,
-            leads=not trick,
-            trump_broken=self.trump_broken,
-            must_break=self._must_break,
-        )
-        if shown:  # most cards show nothing
-            self.voids[player] |= shown
-        # Calls only while they can change something: a named led suit stays, broken trump stays broken.
-        if led_suit is None:
-            self.led_suit = suit_led_after(led_suit, card)
-        if not self.trump_broken and is_trump(card, self.trump):
-            self.trump_broken = True
-        trick.append((player, card))
-        self.played[player].append(card)
-        self.history.append(("play", player, card))
-        if len(trick) == self.num_players:
-            self._finish_trick()
-        else:
-            self.current_player = (player + 1) % self.num_players
-
     def trick_winner(self, trick: Sequence[tuple[int, int]] | None = None) -> int:
         """The seat that wins a trick of (seat, card) (default: the current one, so far).
 
@@ -413,11 +414,13 @@ class BlackoutGame:
         suit (named by the first card that is not a joker): see
         :func:`~blackout_env.rules_logic.trick_winner`.
         """
-        return trick_winner(self.current_trick if trick is None else trick, self.trump)
+        if trick is None:
+            return trick_winner(self.current_trick, self.trump, self.led_suit)
+        return trick_winner(trick, self.trump)
 
     def _finish_trick(self) -> None:
         trick = self.current_trick
-        winner = trick_winner(trick, self.trump)
+        winner = trick_winner(trick, self.trump, self.led_suit)
         self.tricks_won[winner] += 1
         self.last_trick = trick
         self.last_trick_winner = winner
@@ -470,7 +473,7 @@ class BlackoutGame:
 
     def winners(self) -> list[int]:
         """Seats with the highest total (all of them share a tie); the leaders while the game runs."""
-        return [seat for seat, share in enumerate(win_shares(self.scores).tolist()) if share > 0]
+        return match_winners(self.scores)
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know now: own hand and public information only."""

@@ -34,8 +34,9 @@ illegal actions, why       :func:`illegal_action_reason`; the engine's error mes
                            play front-end's explanations (each in its own words)
 reward modes               :func:`seat_rewards`, :data:`REWARDS`; the AEC env, the batched
                            engine, training's zero-sum credit (``returns.hand_rewards``)
-who wins the match         :func:`win_shares`; ``BlackoutGame.winners``, the "win" reward,
-                           the evaluation's match win rate
+who wins the match         :func:`match_winners` (``BlackoutGame.winners``) and, from it for
+                           one game, :func:`win_shares`: the "win" reward, the evaluation's
+                           match win rate
 hand score                 ``Rules.hand_score`` (with the options it reads)
 =========================  ===============================================================
 
@@ -72,6 +73,7 @@ __all__ = [
     "illegal_action_reason",
     "is_trump",
     "led_suit_of",
+    "match_winners",
     "playable_cards",
     "seat_rewards",
     "suit_led_after",
@@ -167,6 +169,9 @@ def playable_cards(
         high = bisect_left(hand, led_suit * 13 + 13, low)
         if low == high:
             return list(hand)
+        if hand[-1] < NUM_STANDARD_CARDS:  # no joker in hand: the suit's slice, a new list
+            follow = hand[low:high]
+            return follow if follow.__class__ is list else list(follow)
         return [*hand[low:high], *hand[bisect_left(hand, NUM_STANDARD_CARDS, high) :]]
     if must_break and trump is not None and not trump_broken:
         others = [card for card in hand if card // 13 != trump]
@@ -202,16 +207,26 @@ def card_power(card: int, led_suit: int | None, trump: int | None) -> int:
     return CANNOT_WIN
 
 
-def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None) -> int:
+_UNKNOWN = object()
+
+
+def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None, led_suit: Any = _UNKNOWN) -> int:
     """The seat that wins a trick of ``(seat, card)`` in the order played (or that leads it so far).
 
     The card of highest :func:`card_power` wins, with the led suit named by
-    :func:`led_suit_of`; of equal powers (two jokers) the first played wins.
+    :func:`led_suit_of` (a caller that tracks it, as the engine does, may pass
+    it as ``led_suit``); of equal powers (two jokers) the first played wins.
     """
-    seats, cards = zip(*trick)
-    powers = _card_powers(led_suit_of(cards), trump)
-    strongest = max(cards, key=powers.__getitem__)  # max(): the first of equal powers
-    return seats[cards.index(strongest)]
+    if led_suit is _UNKNOWN:
+        led_suit = led_suit_of([card for _, card in trick])
+    powers = _card_powers(led_suit, trump)
+    winner, strongest = trick[0]
+    best = powers[strongest]
+    for seat, card in trick:
+        power = powers[card]
+        if power > best:  # strictly: of equal powers the first played keeps the trick
+            winner, best = seat, power
+    return winner
 
 
 @cache
@@ -306,6 +321,15 @@ def illegal_action_reason(view: PlayerView, action: int) -> str | None:
 
 # ------------------------------------------------------------------- rewards
 
+def match_winners(totals: Sequence[int]) -> list[int]:
+    """The seats that win a match with these totals (one per seat), ascending: every seat with the highest total.
+
+    Equal highest totals all win, and share the win (:func:`win_shares`).
+    """
+    best = max(totals)
+    return [seat for seat, total in enumerate(totals) if total == best]
+
+
 def win_shares(totals: Any) -> np.ndarray:
     """Each seat's share of the match win (last axis: seats; leading axes: games, if any).
 
@@ -313,10 +337,12 @@ def win_shares(totals: Any) -> np.ndarray:
     split equally among them; the others get 0.
     """
     if isinstance(totals, (list, tuple)) and totals and all(total.__class__ is int for total in totals):
-        # One game's totals (the engine's, at every game's end): the same shares without numpy's per-call cost.
-        best = max(totals)
-        share = 1 / totals.count(best)
-        return np.array([share if total == best else 0.0 for total in totals])
+        # One game's totals: the same shares without numpy's per-call cost.
+        winners = match_winners(totals)
+        shares = [0.0] * len(totals)
+        for seat in winners:
+            shares[seat] = 1 / len(winners)
+        return np.array(shares)
     totals = np.asarray(totals)
     winners = totals == totals.max(axis=-1, keepdims=True)
     return winners / winners.sum(axis=-1, keepdims=True)
