@@ -53,7 +53,7 @@ __all__ = [
 
 SAVE_FORMAT = "blackout-game"
 SAVE_VERSION = 1
-_ORDERED_DECKS = {size: np.arange(size) for size in (52, 53, 54)}  # shuffled copies, never changed
+_ORDERED_DECKS = {size: list(range(size)) for size in (52, 53, 54)}  # shuffled copies, never changed
 
 
 class IllegalActionError(ValueError):
@@ -117,7 +117,13 @@ def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[lis
     rounds = len(rules.hand_sizes)
     # Every round is shuffled, given or not, so a round's deck depends only on the seed.
     ordered = _ORDERED_DECKS[size]
-    shuffled = [rng.permuted(ordered).tolist() for _ in range(rounds)]
+    shuffled = []
+    for _ in range(rounds):
+        # Shuffling a list draws what rng.permuted(np.arange(size)) draws (the same Fisher-Yates
+        # swaps; a test holds it to that), without converting an array to a list.
+        deck = ordered[:]
+        rng.shuffle(deck)
+        shuffled.append(deck)
     if decks is None:
         return shuffled
     if isinstance(decks, Mapping):

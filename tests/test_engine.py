@@ -66,6 +66,16 @@ def test_same_seed_same_game_and_different_seeds_differ():
     assert a.decks != c.decks
 
 
+@pytest.mark.parametrize("jokers", [0, 1, 2])
+def test_a_seed_deals_numpys_permutations_of_the_deck_round_after_round(jokers):
+    # The engine shuffles lists for speed; a seed must keep dealing the games it always dealt.
+    rules = Rules(jokers=jokers, first_dealer=0)
+    rng = np.random.default_rng(11)
+    expected = [rng.permuted(np.arange(rules.deck_size)).tolist() for _ in rules.hand_sizes]
+    assert BlackoutGame(rules, seed=11).decks == expected
+    assert BlackoutGame(rules, seed=np.random.default_rng(11)).decks == expected
+
+
 def test_given_decks_are_used_and_missing_rounds_are_shuffled():
     rules = Rules(num_players=3, hand_sizes=[1, 1])
     first = list(range(51, -1, -1))
