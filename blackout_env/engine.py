@@ -54,6 +54,7 @@ __all__ = [
 SAVE_FORMAT = "blackout-game"
 SAVE_VERSION = 1
 _ORDERED_DECKS = {size: list(range(size)) for size in (52, 53, 54)}  # shuffled copies, never changed
+_NEXT_SEAT = {n: tuple((seat + 1) % n for seat in range(n)) for n in range(1, 16)}  # [n][seat]: the seat to its left
 
 
 class IllegalActionError(ValueError):
@@ -194,7 +195,7 @@ class BlackoutGame:
         self.num_players = n = rules.num_players
         self.num_cards = rules.num_cards
         self._must_break = rules.lead_trump == "broken"
-        self._next_seat = tuple((seat + 1) % n for seat in range(n))  # the seat to the left
+        self._next_seat = _NEXT_SEAT[n]
         check_seed(seed)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if first_dealer is None:
