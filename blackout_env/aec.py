@@ -255,6 +255,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.illegal_reward = _number("illegal_reward", illegal_reward)
         self.observation_kind = observation_kind(observation)
+        self._universal = self.observation_kind == "universal"
         if render_mode is not None:
             _choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
         self.render_mode = render_mode
@@ -551,11 +552,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         game = self.game
         if game is None:
             raise RuntimeError("observe() before reset(): call reset() to start an episode")
-        # A bytearray filled in Python is faster than fancy indexing for the few legal actions.
-        vector = self._table.obs[seat]
-        vector = universal_observation(vector, self.rules) if self.observation_kind == "universal" else vector.copy()
+        vector = self._table.rows[seat]
+        vector = universal_observation(vector, self.rules) if self._universal else vector.copy()
         if self._done:  # the terminal-mask convention: all ones, so masked samplers never divide by zero
             return {"observation": vector, "action_mask": np.ones(self.num_actions, dtype=np.int8)}
+        # A bytearray filled in Python is faster than fancy indexing for the few legal actions.
         mask = bytearray(self.num_actions)
         if seat == game.current_player:
             for action in game._compute_legal():  # the engine's cached list, read without a copy

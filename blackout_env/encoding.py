@@ -306,6 +306,8 @@ class TableEncoder:
         self.obs = np.zeros((n, size), dtype=np.float32)
         """Row ``p`` is seat ``p``'s observation (a view; copy a row before keeping it)."""
         self._flat = self.obs.reshape(-1)
+        self.rows = list(self.obs)
+        """``rows[p]`` is ``obs[p]`` (the same memory), in a list: quicker to reach than by indexing ``obs``."""
         rows = np.arange(n) * size
         # rel[s][p]: where seat s sits relative to observer p.
         rel = [(s - np.arange(n)) % n for s in range(n)]
@@ -369,13 +371,56 @@ class TableEncoder:
         self._held_by_dealer_rule = rules.trump == "turned" and rules.no_card_trump == "dealer_last"
         self._must_break = rules.lead_trump == "broken"
         self._rows = rows
+        # Every row at the start of a hand, before the deal's own entries: bidding, nobody has bid, no led suit.
+        self._fresh_hand = np.zeros((n, size), dtype=np.float32)
+        self._fresh_hand[:, o.phase] = 1.0
+        self._fresh_hand[:, self._not_yet_bid] = 1.0
+        self._fresh_hand[:, o.led_suit + NO_SUIT] = 1.0
+        # The deal's entries as Python ints, gathered into one put: per column, its position in every row.
+        self._row_starts = rows.tolist()
+        self._position_at_list = [positions.tolist() for positions in self._position_at]
+        self._leader_at_list = [positions.tolist() for positions in self._leader_at]
+        self._score_at_list = [positions.tolist() for positions in self._score_at]
+        # _trick_marks[winner][leads]: last trick's winner marked in every row, the led suit back to "none",
+        # and (when another trick follows) the winner marked as the leader.
+        led_none = (led_columns, np.tile(self._no_led_suit, (n, 1)))
+        self._trick_marks = []
+        for winner in range(n):
+            marks = self._seat_marks[winner]
+            winner_block = (rows[:, None] + o.last_trick_winner + np.arange(n)[None, :], marks)
+            leader_block = (rows[:, None] + o.leader + np.arange(n)[None, :], marks)
+            self._trick_marks.append(
+                [
+                    tuple(np.concatenate([a.reshape(-1) for a in part]) for part in zip(*blocks))
+                    for blocks in ((winner_block, led_none), (winner_block, led_none, leader_block))
+                ]
+            )
+        self._won_and_left_at = [np.concatenate([self._won_at[s], rows + o.tricks_left]) for s in range(n)]
+        # _won_and_left_values[(won, left)]: the winner's tricks won and the tricks left, scaled, in every row.
+        self._won_and_left_values = {
+            (won, left): np.array([won / o.max_bid] * n + [left / o.max_bid] * n, dtype=np.float32)
+            for won in range(1, rules.max_bid + 1)
+            for left in range(rules.max_bid)
+        }
+        self._void_marks = [[self._void_at[s] + suit for suit in range(4)] for s in range(n)]
+        # _lead_moves[seat][card]: the card's move when it names the trick's led suit (see suit_led_after).
+        self._lead_moves = [
+            [
+                move
+                if (suit := suit_led_after(None, card)) is None
+                else tuple(np.concatenate(pair) for pair in zip(move, self._led_from_none[suit]))
+                for card, move in enumerate(moves)
+            ]
+            for moves in self._play_moves
+        ]
         self.reset()
 
     # The tables built once by __init__ (read, never written): copies share them.
     _SHARED_TABLES = (
         "rules", "_o", "_play_moves", "_bid_moves", "_won_at", "_impossible_at", "_void_at", "_score_at",
         "_seat_marks", "_no_led_suit", "_to_act_moves", "_led_from_none", "_leader_at", "_position_at",
-        "_not_yet_bid", "_rows",
+        "_not_yet_bid", "_rows", "_fresh_hand", "_row_starts", "_position_at_list", "_leader_at_list",
+        "_score_at_list", "_trick_marks", "_won_and_left_at", "_won_and_left_values", "_void_marks", "_lead_moves",
     )
 
     def __deepcopy__(self, memo: dict) -> TableEncoder:
@@ -384,17 +429,19 @@ class TableEncoder:
         twin = object.__new__(type(self))
         memo[id(self)] = twin
         for key, value in self.__dict__.items():
-            if key != "_flat":
+            if key not in ("_flat", "rows"):
                 twin.__dict__[key] = value if key in self._SHARED_TABLES else copy.deepcopy(value, memo)
         twin._flat = twin.obs.reshape(-1)
+        twin.rows = list(twin.obs)
         return twin
 
     def __getstate__(self) -> dict:
-        return {key: value for key, value in self.__dict__.items() if key != "_flat"}
+        return {key: value for key, value in self.__dict__.items() if key not in ("_flat", "rows")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._flat = self.obs.reshape(-1)
+        self.rows = list(self.obs)
 
     def reset(self) -> None:
         """Forget the game: the next :meth:`sync` reads the history from its start."""
@@ -455,9 +502,7 @@ class TableEncoder:
     def _deal(self, event: tuple) -> None:
         _, round_index, dealer, hand_size, turned, trump, hands = event
         o = self._o
-        obs = self.obs
-        flat = self._flat
-        obs.fill(0.0)
+        self.obs[...] = self._fresh_hand
         self._to_act = None
         self._hand_size = hand_size
         self._tricks_done = 0
@@ -467,25 +512,32 @@ class TableEncoder:
         self._trick_len = 0
         self._bids: list[int | None] = [None] * o.n
         self._won = [0] * o.n
-        for seat, hand in enumerate(hands):
-            flat[self._rows[seat] + o.hand + np.asarray(hand, dtype=np.intp)] = 1.0
-        obs[:, o.trump + (NO_SUIT if trump is None else trump)] = 1.0
+        self._voids: list[set[int]] = [set() for _ in range(o.n)]
+        self._impossible = [False] * o.n
+        # Everything else the deal writes, in one put: each seat's own hand, then the columns set in every row.
+        starts = self._row_starts
+        positions = [start + o.hand + card for start, hand in zip(starts, hands) for card in hand]
+        columns = [o.trump + (NO_SUIT if trump is None else trump)]
         if turned is not None:
-            obs[:, o.turned_card + turned] = 1.0
+            columns.append(o.turned_card + turned)
             if self._held_by_dealer_rule and hand_size * o.n == self.rules.deck_size:
-                obs[:, o.turned_card_held_by_dealer] = 1.0
-        obs[:, o.phase] = 1.0
-        obs[:, o.hand_size] = hand_size / o.max_bid
-        obs[:, o.tricks_left] = hand_size / o.max_bid
-        obs[:, o.round_index] = round_index / o.last_round
-        flat[self._position_at[dealer]] = 1.0
-        flat[self._leader_at[(dealer + 1) % o.n]] = 1.0
-        obs[:, self._not_yet_bid] = 1.0
-        obs[:, o.led_suit + NO_SUIT] = 1.0
-        scale = o.score_scale
+                columns.append(o.turned_card_held_by_dealer)
+        positions += [start + column for column in columns for start in starts]
+        positions += self._position_at_list[dealer]
+        positions += self._leader_at_list[(dealer + 1) % o.n]
+        values = [1.0] * len(positions)
+        for column, value in (
+            (o.hand_size, hand_size / o.max_bid),
+            (o.tricks_left, hand_size / o.max_bid),
+            (o.round_index, round_index / o.last_round),
+        ):
+            positions += [start + column for start in starts]
+            values += [value] * o.n
         for seat, total in enumerate(self._totals):
             if total:
-                flat[self._score_at[seat]] = total / scale
+                positions += self._score_at_list[seat]
+                values += [total / o.score_scale] * o.n
+        self._flat.put(positions, values)
 
     def _bid(self, seat: int, bid: int) -> None:
         if self._to_act != seat:  # only when reading several events at once
@@ -502,51 +554,44 @@ class TableEncoder:
         flat = self._flat
         if self._to_act != seat:  # only when reading several events at once
             self._set_to_act(seat)
-        flat.put(*self._play_moves[seat][card])
+        led_before = self._led
+        if led_before is None and (led := suit_led_after(None, card)) is not None:
+            flat.put(*self._lead_moves[seat][card])  # the move and the led suit, in one write
+            self._led = led
+        else:
+            flat.put(*self._play_moves[seat][card])
         self._to_act = (seat + 1) % self._o.n
+        voids = self._voids[seat]
         for suit in voids_shown(
-            card, self._led, self._trump, leads=self._trick_len == 0, trump_broken=self._broken, must_break=self._must_break
+            card, led_before, self._trump, leads=self._trick_len == 0, trump_broken=self._broken, must_break=self._must_break
         ):
-            flat[self._void_at[seat] + suit] = 1.0
-        if self._led is None:  # a named led suit stays for the trick
-            led = suit_led_after(None, card)
-            if led is not None:
-                self._set_led(led)
+            if suit not in voids:
+                voids.add(suit)
+                flat.put(self._void_marks[seat][suit], 1.0)
         if not self._broken and is_trump(card, self._trump):
             self._broken = True
             self.obs[:, self._o.trump_broken] = 1.0
         self._trick_len += 1
 
-    def _set_led(self, suit: int) -> None:
-        # The led suit is set only while it is "none" (a trick's first suited card).
-        positions, values = self._led_from_none[suit]
-        self._flat.put(positions, values)
-        self._led = suit
-
     def _trick(self, winner: int) -> None:
-        o = self._o
         obs = self.obs
-        flat = self._flat
         won = self._won
         won[winner] += 1
-        flat[self._won_at[winner]] = won[winner] / o.max_bid
         obs[:, self._last_block] = obs[:, self._trick_block]
         obs[:, self._trick_block] = 0.0
-        seat_marks = self._seat_marks[winner]
-        obs[:, o.last_trick_winner : o.last_trick_winner + o.n] = seat_marks
-        if self._led is not None:
-            obs[:, o.led_suit : o.led_suit + 5] = self._no_led_suit
-            self._led = None
+        self._led = None
         self._trick_len = 0
         self._tricks_done += 1
         left = self._hand_size - self._tricks_done
-        obs[:, o.tricks_left] = left / o.max_bid
-        if left:
-            # After the last trick the engine keeps that trick's leader; otherwise the winner leads.
-            obs[:, o.leader : o.leader + o.n] = seat_marks
+        # After the last trick the engine keeps that trick's leader; otherwise the winner leads.
+        flat = self._flat
+        flat.put(*self._trick_marks[winner][left > 0])
+        flat.put(self._won_and_left_at[winner], self._won_and_left_values[won[winner], left])
+        impossible = self._impossible
         for seat, bid in enumerate(self._bids):
-            if bid_out_of_reach(bid, won[seat], left):
-                flat[self._impossible_at[seat]] = 1.0
+            if not impossible[seat] and bid_out_of_reach(bid, won[seat], left):  # once out of reach, always
+                impossible[seat] = True
+                flat.put(self._impossible_at[seat], 1.0)
 
     def _round_end(self, totals: tuple[int, ...]) -> None:
         self._totals = list(totals)
