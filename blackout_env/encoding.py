@@ -305,9 +305,9 @@ class TableEncoder:
         n, c, size = o.n, o.c, o.size
         self.obs = np.zeros((n, size), dtype=np.float32)
         """Row ``p`` is seat ``p``'s observation (a view; copy a row before keeping it)."""
-        self._flat = self.obs.reshape(-1)
-        self.rows = list(self.obs)
-        """``rows[p]`` is ``obs[p]`` (the same memory), in a list: quicker to reach than by indexing ``obs``."""
+        self._trick_block = slice(o.current_trick, o.current_trick + n * c)
+        self._last_block = slice(o.last_trick, o.last_trick + n * c)
+        self._make_views()
         rows = np.arange(n) * size
         # rel[s][p]: where seat s sits relative to observer p.
         rel = [(s - np.arange(n)) % n for s in range(n)]
@@ -366,8 +366,6 @@ class TableEncoder:
         # Bidding position of each observer row when seat d deals.
         self._position_at = [rows + o.position + (np.arange(n) - d - 1) % n for d in range(n)]
         self._not_yet_bid = [o.bids + j * o.bid_width for j in range(n)]
-        self._trick_block = slice(o.current_trick, o.current_trick + n * c)
-        self._last_block = slice(o.last_trick, o.last_trick + n * c)
         self._held_by_dealer_rule = rules.trump == "turned" and rules.no_card_trump == "dealer_last"
         self._must_break = rules.lead_trump == "broken"
         self._rows = rows
@@ -429,19 +427,27 @@ class TableEncoder:
         twin = object.__new__(type(self))
         memo[id(self)] = twin
         for key, value in self.__dict__.items():
-            if key not in ("_flat", "rows"):
+            if key not in self._VIEWS:
                 twin.__dict__[key] = value if key in self._SHARED_TABLES else copy.deepcopy(value, memo)
-        twin._flat = twin.obs.reshape(-1)
-        twin.rows = list(twin.obs)
+        twin._make_views()
         return twin
 
     def __getstate__(self) -> dict:
-        return {key: value for key, value in self.__dict__.items() if key not in ("_flat", "rows")}
+        return {key: value for key, value in self.__dict__.items() if key not in self._VIEWS}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        self._make_views()
+
+    # Views of ``obs`` (rebuilt, not copied: a copy's views must show the copy's own rows).
+    _VIEWS = ("_flat", "rows", "_trick_entries", "_last_entries")
+
+    def _make_views(self) -> None:
         self._flat = self.obs.reshape(-1)
         self.rows = list(self.obs)
+        """``rows[p]`` is ``obs[p]`` (the same memory), in a list: quicker to reach than by indexing ``obs``."""
+        self._trick_entries = self.obs[:, self._trick_block]
+        self._last_entries = self.obs[:, self._last_block]
 
     def reset(self) -> None:
         """Forget the game: the next :meth:`sync` reads the history from its start."""
@@ -574,11 +580,10 @@ class TableEncoder:
         self._trick_len += 1
 
     def _trick(self, winner: int) -> None:
-        obs = self.obs
         won = self._won
         won[winner] += 1
-        obs[:, self._last_block] = obs[:, self._trick_block]
-        obs[:, self._trick_block] = 0.0
+        self._last_entries[...] = self._trick_entries
+        self._trick_entries.fill(0.0)
         self._led = None
         self._trick_len = 0
         self._tricks_done += 1
