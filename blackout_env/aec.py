@@ -196,7 +196,16 @@ def env(**kwargs: Any) -> AECEnv:
     action and the legal ones (PettingZoo's AssertOutOfBoundsWrapper would
     only say "action is not in action space", and vanishes under ``python -O``).
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return with_wrappers(raw_env(**kwargs))
+
+
+def with_wrappers(environment: AECEnv) -> AECEnv:
+    """``environment`` behind the PettingZoo wrappers that :func:`env` puts around ``raw_env``.
+
+    ``blackout bench aec`` puts its do-nothing env behind the same ones, so
+    that its ``env()`` ratio compares like with like.
+    """
+    return wrappers.OrderEnforcingWrapper(environment)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:

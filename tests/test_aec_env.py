@@ -419,3 +419,17 @@ def test_bench_aec_takes_turns_on_the_wall_clock_and_prints_the_ratio_to_the_tri
     assert bench.main(args) == 0
     out = capsys.readouterr().out
     assert "wall time" in out and "of an env that does nothing" in out
+
+
+def test_bench_aec_puts_its_do_nothing_env_behind_the_wrappers_of_env():
+    from blackout_training.bench import aec as bench
+
+    def wrapper_types(environment):
+        types = []
+        while hasattr(environment, "env"):
+            types.append(type(environment))
+            environment = environment.env
+        return types
+
+    rules = Rules.resolve("standard")
+    assert wrapper_types(bench.trivial_env(rules)) == wrapper_types(env(rules=rules)) != []

@@ -6,8 +6,9 @@ Measures, in one run so the figures share the machine's load:
 - ``raw_env``: the AEC env without wrappers, ``last()`` (observation and mask) read at every step;
 - ``env()``: the same through PettingZoo's OrderEnforcingWrapper;
 - ``gym``: the single-agent env, learner steps per second (random opponents included);
-- ``trivial env()``: an AEC env that does nothing, through the same OrderEnforcingWrapper:
-  the ceiling the wrapper itself sets on this machine now;
+- ``trivial env()``: an AEC env that does nothing, behind the wrappers ``env()`` applies
+  (``blackout_env.aec.with_wrappers``: PettingZoo's OrderEnforcingWrapper): the ceiling
+  the wrappers themselves set on this machine now;
 - ``openspiel``: shimmy's PettingZoo wrapper of OpenSpiel's ``oh_hell`` (hands of
   ``--tricks`` cards), when ``open_spiel`` and ``shimmy`` are installed.
 
@@ -30,9 +31,9 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from pettingzoo.utils import wrappers
 
 from blackout_env import BlackoutGame, BlackoutGymEnv, Rules, env, observation_size, raw_env
+from blackout_env.aec import with_wrappers
 
 from . import check_output_file, check_positive
 
@@ -137,6 +138,11 @@ class _TrivialEnv:
         return TrivialEnv()
 
 
+def trivial_env(rules: Rules):
+    """The do-nothing AEC env with this table's spaces, behind the wrappers that ``env()`` applies."""
+    return with_wrappers(_TrivialEnv.make(rules.num_players, rules.num_actions, observation_size(rules)))
+
+
 def _openspiel(players: int, tricks: int, steps: int, seed: int) -> int:
     import pyspiel
     from shimmy import OpenSpielCompatibilityV0
@@ -207,13 +213,7 @@ def run(args: argparse.Namespace) -> int:
         "raw_env": lambda: _aec(lambda: raw_env(rules=rules), steps, seed),
         "env()": lambda: _aec(lambda: env(rules=rules), steps, seed),
         "gym": lambda: _gym(rules, max(steps // 10, 1), seed),
-        "trivial env()": lambda: _aec(
-            lambda: wrappers.OrderEnforcingWrapper(
-                _TrivialEnv.make(rules.num_players, rules.num_actions, observation_size(rules))
-            ),
-            steps,
-            seed,
-        ),
+        "trivial env()": lambda: _aec(lambda: trivial_env(rules), steps, seed),
     }
     try:
         import pyspiel  # noqa: F401
