@@ -19,6 +19,7 @@ from blackout_env.rules_logic import (
     illegal_action_reason,
     is_trump,
     led_suit_of,
+    match_winners,
     playable_cards,
     seat_rewards,
     suit_led_after,
@@ -169,6 +170,15 @@ def test_the_trick_goes_to_the_first_card_of_highest_power_in_every_trick():
         led = next((card // 13 for card in cards if card < 52), None)
         powers = [card_power(card, led, trump) for card in cards]
         assert trick_winner(played, trump) == played[powers.index(max(powers))][0]
+        assert trick_winner(played, trump, led_suit=led) == played[powers.index(max(powers))][0]  # as the engine asks
+
+
+def test_every_seat_with_the_highest_total_wins_the_match():
+    assert match_winners([3, 10, 10, -2]) == [1, 2]
+    assert match_winners((-5, -9, -1)) == [2]
+    assert match_winners([0, 0, 0]) == [0, 1, 2]
+    for totals in ([3, 10, 10, -2], [-5, -9, -5, -5, 1, 1, -5], [4]):
+        assert match_winners(totals) == np.flatnonzero(win_shares(totals)).tolist()
 
 
 def test_one_games_match_win_shares_equal_the_array_form():
