@@ -300,14 +300,20 @@ class TableEncoder:
     """
 
     def __init__(self, rules: Rules) -> None:
+        # The tables are built once per rule set and shared, read-only, by every encoder and copy.
+        self.__dict__.update(_encoder_tables(rules))
+        self.obs = np.zeros((self._o.n, self._o.size), dtype=np.float32)
+        """Row ``p`` is seat ``p``'s observation (a view; copy a row before keeping it)."""
+        self._make_views()
+        self.reset()
+
+    def _build_tables(self, rules: Rules) -> None:
+        """Set the read-only tables of this rule set as attributes (see :func:`_encoder_tables`)."""
         self.rules = rules
         o = self._o = _offsets(rules)
         n, c, size = o.n, o.c, o.size
-        self.obs = np.zeros((n, size), dtype=np.float32)
-        """Row ``p`` is seat ``p``'s observation (a view; copy a row before keeping it)."""
         self._trick_block = slice(o.current_trick, o.current_trick + n * c)
         self._last_block = slice(o.last_trick, o.last_trick + n * c)
-        self._make_views()
         rows = np.arange(n) * size
         # rel[s][p]: where seat s sits relative to observer p.
         rel = [(s - np.arange(n)) % n for s in range(n)]
@@ -411,24 +417,16 @@ class TableEncoder:
             ]
             for moves in self._play_moves
         ]
-        self.reset()
-
-    # The tables built once by __init__ (read, never written): copies share them.
-    _SHARED_TABLES = (
-        "rules", "_o", "_play_moves", "_bid_moves", "_won_at", "_impossible_at", "_void_at", "_score_at",
-        "_seat_marks", "_no_led_suit", "_to_act_moves", "_led_from_none", "_leader_at", "_position_at",
-        "_not_yet_bid", "_rows", "_fresh_hand", "_row_starts", "_position_at_list", "_leader_at_list",
-        "_score_at_list", "_trick_marks", "_won_and_left_at", "_won_and_left_values", "_void_marks", "_lead_moves",
-    )
 
     def __deepcopy__(self, memo: dict) -> TableEncoder:
         # An independent copy of the rows and the game's progress that shares the read-only
         # tables (cheap enough for search); ``_flat`` must be a view of the copy's own rows.
         twin = object.__new__(type(self))
         memo[id(self)] = twin
+        shared = _encoder_tables(self.rules)
         for key, value in self.__dict__.items():
             if key not in self._VIEWS:
-                twin.__dict__[key] = value if key in self._SHARED_TABLES else copy.deepcopy(value, memo)
+                twin.__dict__[key] = value if key in shared else copy.deepcopy(value, memo)
         twin._make_views()
         return twin
 
@@ -610,3 +608,15 @@ class TableEncoder:
         self.obs[:, o.phase : o.phase + 3] = 0.0
         self.obs[:, o.phase + 2] = 1.0
         self._set_to_act(None)
+
+
+@lru_cache(maxsize=64)
+def _encoder_tables(rules: Rules) -> dict:
+    """The tables of a :class:`TableEncoder` for these rules (index arrays, precomputed writes), built once.
+
+    Every encoder of the rule set, and every copy of one, shares them: they are
+    read, never written.
+    """
+    builder = object.__new__(TableEncoder)
+    builder._build_tables(rules)
+    return builder.__dict__
