@@ -386,17 +386,18 @@ class TableEncoder:
         self._leader_at_list = [positions.tolist() for positions in self._leader_at]
         self._score_at_list = [positions.tolist() for positions in self._score_at]
         # _trick_marks[winner][leads]: last trick's winner marked in every row, the led suit back to "none",
-        # and (when another trick follows) the winner marked as the leader.
+        # and (when another trick follows) the winner marked as the leader and the seat to act.
         led_none = (led_columns, np.tile(self._no_led_suit, (n, 1)))
         self._trick_marks = []
         for winner in range(n):
             marks = self._seat_marks[winner]
             winner_block = (rows[:, None] + o.last_trick_winner + np.arange(n)[None, :], marks)
             leader_block = (rows[:, None] + o.leader + np.arange(n)[None, :], marks)
+            to_act_block = (rows[:, None] + o.to_act + np.arange(n)[None, :], marks)
             self._trick_marks.append(
                 [
                     tuple(np.concatenate([a.reshape(-1) for a in part]) for part in zip(*blocks))
-                    for blocks in ((winner_block, led_none), (winner_block, led_none, leader_block))
+                    for blocks in ((winner_block, led_none), (winner_block, led_none, leader_block, to_act_block))
                 ]
             )
         self._won_and_left_at = [np.concatenate([self._won_at[s], rows + o.tricks_left]) for s in range(n)]
@@ -589,6 +590,8 @@ class TableEncoder:
         # After the last trick the engine keeps that trick's leader; otherwise the winner leads.
         flat = self._flat
         flat.put(*self._trick_marks[winner][left > 0])
+        if left:
+            self._to_act = winner
         flat.put(self._won_and_left_at[winner], self._won_and_left_values[won[winner], left])
         impossible = self._impossible
         for seat, bid in enumerate(self._bids):
