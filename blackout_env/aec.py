@@ -185,7 +185,7 @@ INFO_KEYS = (
 """The keys of every agent's info, in order, at every step of every episode."""
 
 
-_INT8 = np.dtype(np.int8)  # frombuffer() takes a dtype object faster than the type np.int8
+_INT8 = np.dtype(np.int8)  # numpy takes a dtype object faster than the type np.int8
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -281,6 +281,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.possible_agents = [seat_name(seat) for seat in range(n)]
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self.num_actions = self.rules.num_actions
+        self._mask_shape = (self.num_actions,)
         low, high = universal_bounds() if self.observation_kind == "universal" else observation_bounds(self.rules)
         observation_space = spaces.Dict(
             {
@@ -570,7 +571,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if seat == game.current_player:
             for action in game._compute_legal():  # the engine's cached list, read without a copy
                 mask[action] = 1
-        return {"observation": vector, "action_mask": np.frombuffer(mask, _INT8)}
+        # An array over the bytearray (as np.frombuffer gives, a little faster): fresh and writable.
+        return {"observation": vector, "action_mask": np.ndarray(self._mask_shape, _INT8, mask)}
 
     def state(self) -> np.ndarray:
         """The full-information state: every hand and the public table, a float32 vector.
