@@ -217,6 +217,8 @@ def test_the_ppo_settings_map_onto_rllibs():
     assert (algo_config.clip_param, algo_config.entropy_coeff) == (config.ppo.clip_coef, config.ppo.ent_coef)
     assert algo_config.count_steps_by == "agent_steps" and not algo_config.use_kl_loss
     assert algo_config.policy_mapping_fn("g3_s1", None) == MODULE_ID
+    # a runner slower than RLlib's 60 s default must not have its samples discarded (no update would ever train)
+    assert algo_config.sample_timeout_s is None
     annealed = build_algorithm_config(load_config(TINY, ["algo=rllib_ppo"]), rules)
     steps = config.ppo.total_steps // config.env.num_envs  # RLlib schedules by env steps: one per game decision
     assert annealed.lr == [[0, config.ppo.lr], [steps, config.ppo.lr * 0.02]]

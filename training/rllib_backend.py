@@ -165,7 +165,9 @@ def build_algorithm_config(config: TrainConfig, rules: Rules) -> Any:
         PPOConfig()
         .environment(env, env_config=env_config, disable_env_checking=True)  # its checker steps unmasked actions
         .framework("torch")
-        .env_runners(num_env_runners=config.rllib.num_env_runners, num_cpus_per_env_runner=1)
+        # sample_timeout_s=None: PPO waits for its batch. RLlib's default (60 s) discards a runner's samples that
+        # take longer, so on a slow or busy machine every update came back empty and the run never advanced.
+        .env_runners(num_env_runners=config.rllib.num_env_runners, num_cpus_per_env_runner=1, sample_timeout_s=None)
         .learners(num_learners=0)
         .multi_agent(policies={MODULE_ID}, policy_mapping_fn=lambda agent_id, episode, **kwargs: MODULE_ID,
                      count_steps_by="agent_steps")
