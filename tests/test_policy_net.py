@@ -225,3 +225,35 @@ def test_a_checkpoint_from_before_the_cards_network_still_loads(tmp_path):
     loaded, _, _ = load_checkpoint(path, "short")
     obs = torch.rand(4, net.observation_size)
     assert loaded.arch == "mlp" and torch.equal(loaded.logits(obs), net.logits(obs))
+
+
+def test_the_policy_is_the_masked_categorical_and_samples_its_draws():
+    # get_action_and_value computes the masked categorical by log_softmax/softmax (Categorical's logsumexp is slow
+    # on -1e9 logits); the probabilities, log-probabilities, entropy and even the sampled actions for a given
+    # generator state must be those of torch.distributions.Categorical.
+    from torch.distributions import Categorical
+
+    rules = Rules.preset("standard")
+    torch.manual_seed(4)
+    net = make_model(rules, [32], arch="cards", card_width=8)
+    generator = np.random.default_rng(1)
+    obs = torch.from_numpy(generator.random((300, net.observation_size), dtype=np.float32).round())
+    mask = torch.from_numpy(generator.random((300, net.num_actions)) < 0.2)
+    mask[torch.arange(300), torch.from_numpy(generator.integers(net.num_actions, size=300))] = True
+    with torch.no_grad():
+        dist = Categorical(logits=net.logits(obs, mask))
+        torch.manual_seed(9)
+        expected = dist.sample()
+        torch.manual_seed(9)
+        action, logprob, entropy, value = net.get_action_and_value(obs, mask)
+        torch.manual_seed(9)
+        sampled, sampled_logprob, sampled_value = net.sample_action(obs, mask)
+    assert torch.equal(action, expected) and torch.equal(sampled, expected)
+    assert torch.allclose(logprob, dist.log_prob(expected), atol=1e-5)
+    assert torch.equal(sampled_logprob, logprob) and torch.equal(sampled_value, value)
+    assert torch.allclose(entropy, dist.entropy(), atol=1e-5)
+    assert torch.allclose(value, net.get_value(obs))
+    scored = net.get_action_and_value(obs, mask, expected)
+    assert torch.allclose(scored[1], dist.log_prob(expected), atol=1e-5)
+    scored[1].sum().backward()  # the scored log-probabilities carry gradients to the weights
+    assert net.card_query.weight.grad is not None and torch.isfinite(net.card_query.weight.grad).all()

@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.distributions import Categorical
 
 from blackout_env import PlayerView, Rules, encoding
 from blackout_env.universal import (
@@ -62,6 +61,7 @@ __all__ = [
     "export_policy",
     "make_model",
     "masked_logits",
+    "masked_policy",
     "save_checkpoint",
 ]
 
@@ -92,6 +92,24 @@ def layer_init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias_const: flo
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Logits with illegal actions (``mask`` false or 0) pushed to ``-1e9``."""
     return logits.masked_fill(~mask.bool(), MASKED_LOGIT)
+
+
+def masked_policy(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The masked categorical policy of rows of logits: ``(log-probabilities, probabilities)``.
+
+    The values of ``torch.distributions.Categorical(logits=masked_logits(logits, mask))``'s
+    ``logits`` and ``probs`` (up to float rounding), computed by ``log_softmax`` and
+    ``softmax``: ``Categorical`` normalises with ``logsumexp``, whose ``exp`` of the
+    ``-1e9`` of the illegal actions takes a slow path on the CPU (several times the
+    time of the whole softmax).
+    """
+    log_policy = torch.log_softmax(masked_logits(logits, mask), dim=-1)
+    return log_policy, torch.softmax(log_policy, dim=-1)
+
+
+def sample_policy(policy: torch.Tensor) -> torch.Tensor:
+    """One action per row of probabilities: the same draw as ``Categorical.sample()`` (one multinomial draw)."""
+    return torch.multinomial(policy, 1, True).squeeze(-1)
 
 
 ARCHITECTURES = ("mlp", "cards")
@@ -190,9 +208,8 @@ class ActorCritic(nn.Module):
         if self.arch != "cards":
             return None
         with torch.no_grad():
-            features = self.card_features(obs)  # (batch, C, F)
             held_weight, slot_card = obs[:, : self.num_cards].topk(self.max_hand, dim=1)  # "hand" is the 1st block
-            slots = features.gather(1, slot_card[:, :, None].expand(-1, -1, features.shape[2]))
+            slots = self.card_features.at(obs, slot_card)  # (batch, K, F): the slots' cards' features only
         return slots, held_weight, slot_card
 
     def _forward(
@@ -238,10 +255,21 @@ class ActorCritic(nn.Module):
         ``inputs``: :meth:`card_inputs` of ``obs`` when the caller already has them.
         """
         logits, state = self._forward(obs, inputs=inputs)
-        dist = Categorical(logits=masked_logits(logits, mask))
+        log_policy, policy = masked_policy(logits, mask)
         if action is None:
-            action = dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.critic(state).squeeze(-1)
+            action = sample_policy(policy)
+        entropy = -(log_policy * policy).sum(dim=-1)
+        return action, log_policy.gather(-1, action[:, None]).squeeze(-1), entropy, self.critic(state).squeeze(-1)
+
+    def sample_action(
+        self, obs: torch.Tensor, mask: torch.Tensor, inputs: tuple[torch.Tensor, ...] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sample actions while acting: ``(action, log_prob, value)``, as :meth:`get_action_and_value`
+        without the entropy (the same random draws, so the same actions for the same generator state)."""
+        logits, state = self._forward(obs, inputs=inputs)
+        log_policy, policy = masked_policy(logits, mask)
+        action = sample_policy(policy)
+        return action, log_policy.gather(-1, action[:, None]).squeeze(-1), self.critic(state).squeeze(-1)
 
     def greedy_action(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The most probable legal action of every row."""

@@ -276,10 +276,10 @@ def train(
             mask_t = torch.from_numpy(batch.action_mask).to(device, non_blocking=True).bool()
             # The current learner plays its own seat, and every seat of a self-play game; all of those are data.
             learner = opponents.learner_acts(batch.current_player)
-            with torch.no_grad():
+            with torch.inference_mode():
                 inputs = agent.card_inputs(obs_t)
-                action, logprob, _, value = agent.get_action_and_value(obs_t, mask_t, inputs=inputs)
-            opponents.act(action, obs_t, mask_t, learner, env, batch.current_player)  # the other seats' actions
+                action, logprob, value = agent.sample_action(obs_t, mask_t, inputs=inputs)
+                opponents.act(action, obs_t, mask_t, learner, env, batch.current_player)  # the other seats' actions
             if inputs is not None:
                 if cached_inputs is None:
                     cached_inputs = [torch.zeros((T, *x.shape), dtype=x.dtype, device=device) for x in inputs]
@@ -330,9 +330,10 @@ def train(
             order = torch.from_numpy(rng.permutation(flat)).to(device)
             for mb_start in range(0, len(flat), minibatch):
                 idx = order[mb_start : mb_start + minibatch]
-                mb_inputs = None if cached_inputs is None else [b.flatten(0, 1)[idx] for b in cached_inputs]
+                # (index_select: the same rows as b_obs[idx], gathered in half the time)
+                mb_inputs = None if cached_inputs is None else [b.flatten(0, 1).index_select(0, idx) for b in cached_inputs]
                 _, new_logprob, entropy, new_value = agent.get_action_and_value(
-                    b_obs[idx], b_mask[idx], b_actions[idx], inputs=mb_inputs
+                    b_obs.index_select(0, idx), b_mask.index_select(0, idx), b_actions[idx], inputs=mb_inputs
                 )
                 log_ratio = new_logprob - b_logprobs[idx]
                 ratio = log_ratio.exp()
