@@ -257,3 +257,51 @@ def test_the_policy_is_the_masked_categorical_and_samples_its_draws():
     assert torch.allclose(scored[1], dist.log_prob(expected), atol=1e-5)
     scored[1].sum().backward()  # the scored log-probabilities carry gradients to the weights
     assert net.card_query.weight.grad is not None and torch.isfinite(net.card_query.weight.grad).all()
+
+
+def test_sparse_rows_hold_every_nonzero_entry_and_refuse_a_narrow_width():
+    from blackout_training.policy_net import sparse_rows
+
+    generator = np.random.default_rng(2)
+    obs = (generator.random((40, 30)) < 0.2) * generator.random((40, 30)).astype(np.float32)
+    obs[3] = 0.0  # a row without any nonzero entry
+    rows = sparse_rows(obs)
+    assert rows.columns.shape == rows.values.shape == (40, int((obs != 0).sum(axis=1).max()))
+    rebuilt = torch.zeros(40, 30).scatter_add_(1, rows.columns, rows.values)
+    assert torch.equal(rebuilt, torch.from_numpy(obs.astype(np.float32)))
+    assert sparse_rows(obs, width=rows.columns.shape[1] + 4).values[:, -4:].eq(0).all()
+    with pytest.raises(ValueError, match="more than width=1"):
+        sparse_rows(obs, width=1)
+    with pytest.raises(ValueError, match="expected a \\(batch, size\\) array"):
+        sparse_rows(obs[0])
+
+
+@pytest.mark.parametrize("arch", ["mlp", "cards"])
+def test_the_network_on_sparse_observations_is_the_network_on_dense_ones(arch):
+    # The trainer feeds the first layer the observations' nonzero entries (CPU); values and gradients must be
+    # those of the dense observations up to float rounding.
+    from blackout_training.policy_net import sparse_rows
+
+    rules = Rules.preset("standard")
+    torch.manual_seed(5)
+    net = make_model(rules, [64, 32], arch=arch, card_width=8)
+    generator = np.random.default_rng(3)
+    obs = ((generator.random((64, net.observation_size)) < 0.05) * 1.0).astype(np.float32)
+    obs[:, :52] = 0.0
+    for row in range(64):  # a hand of 1..10 cards, so the "cards" network has cards to embed
+        obs[row, generator.choice(52, size=1 + row % 10, replace=False)] = 1.0
+    mask = torch.from_numpy(obs[:, : net.num_actions] != 0)
+    mask[:, -1] = True
+    obs_t, rows = torch.from_numpy(obs), sparse_rows(obs)
+    actions = net.greedy_action(obs_t, mask)
+    dense = net.get_action_and_value(obs_t, mask, actions)
+    sparse = net.get_action_and_value(None if arch == "mlp" else obs_t, mask, actions, sparse=rows)
+    for a, b in zip(dense, sparse):
+        assert torch.allclose(a.float(), b.float(), atol=1e-5)
+    grads = []
+    for out in (dense, sparse):
+        net.zero_grad()
+        (out[1].sum() + out[2].sum() + out[3].sum()).backward()
+        grads.append([p.grad.clone() for p in net.parameters()])
+    for a, b in zip(*grads):
+        assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)
