@@ -305,3 +305,29 @@ def test_the_network_on_sparse_observations_is_the_network_on_dense_ones(arch):
         grads.append([p.grad.clone() for p in net.parameters()])
     for a, b in zip(*grads):
         assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)
+
+
+def test_the_sparse_first_layer_follows_every_change_of_the_weights_while_acting():
+    # While acting (no gradients) the transposed first-layer weight is kept from step to step; it must be
+    # recomputed after an optimizer step or a load_state_dict, or the policy would act with stale weights.
+    from blackout_training.policy_net import sparse_linear, sparse_rows
+
+    torch.manual_seed(6)
+    layer = torch.nn.Linear(12, 5)
+    obs = np.eye(12, dtype=np.float32)[:7] * 2.0
+    rows = sparse_rows(obs)
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.5)
+    for change in ("optimizer", "load_state_dict", "no_grad copy"):
+        with torch.inference_mode():
+            assert torch.allclose(sparse_linear(rows, layer), layer(torch.from_numpy(obs)), atol=1e-6)
+        if change == "optimizer":
+            optimizer.zero_grad()
+            sparse_linear(rows, layer).sum().backward()
+            optimizer.step()
+        elif change == "load_state_dict":
+            layer.load_state_dict({"weight": torch.randn(5, 12), "bias": torch.randn(5)})
+        else:
+            with torch.no_grad():
+                layer.weight.mul_(-1.0)
+        with torch.no_grad():
+            assert torch.allclose(sparse_linear(rows, layer), layer(torch.from_numpy(obs)), atol=1e-6), change

@@ -154,14 +154,13 @@ class _SparseLinear(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, columns: torch.Tensor, values: torch.Tensor, weight: torch.Tensor,
-                bias: torch.Tensor) -> torch.Tensor:
+                bias: torch.Tensor, weight_t: torch.Tensor) -> torch.Tensor:
         ctx.save_for_backward(columns, values)
         ctx.in_features = weight.shape[1]
-        out = nn.functional.embedding_bag(columns, weight.t().contiguous(), mode="sum", per_sample_weights=values)
-        return out + bias
+        return nn.functional.embedding_bag(columns, weight_t, mode="sum", per_sample_weights=values) + bias
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[None, None, torch.Tensor | None, torch.Tensor | None]:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[None, None, torch.Tensor | None, torch.Tensor | None, None]:
         columns, values = ctx.saved_tensors
         grad_weight = grad_bias = None
         if ctx.needs_input_grad[2]:
@@ -169,12 +168,24 @@ class _SparseLinear(torch.autograd.Function):
             grad_weight = grad.t() @ dense
         if ctx.needs_input_grad[3]:
             grad_bias = grad.sum(dim=0)
-        return None, None, grad_weight, grad_bias
+        return None, None, grad_weight, grad_bias, None
 
 
 def sparse_linear(rows: SparseRows, layer: nn.Linear) -> torch.Tensor:
     """``layer`` applied to the dense rows that ``rows`` stands for (the same values up to float rounding)."""
-    return _SparseLinear.apply(rows.columns, rows.values, layer.weight, layer.bias)
+    weight = layer.weight
+    # embedding_bag reads the weight transposed (one row per input column). While acting, the weights do not
+    # change from step to step: the transposed copy is kept until the weight changes (its version counter moves
+    # with every in-place update: an optimizer step, load_state_dict).
+    key = (weight.data_ptr(), weight._version, weight.device, weight.dtype)
+    cached = getattr(layer, "_sparse_weight_t", None)
+    if cached is not None and cached[0] == key:
+        weight_t = cached[1]
+    else:
+        weight_t = weight.detach().t().contiguous()
+        if not torch.is_grad_enabled():
+            layer._sparse_weight_t = (key, weight_t)
+    return _SparseLinear.apply(rows.columns, rows.values, weight, layer.bias, weight_t)
 
 
 ARCHITECTURES = ("mlp", "cards")
