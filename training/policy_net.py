@@ -132,17 +132,19 @@ def sparse_rows(obs: np.ndarray, width: int | None = None) -> SparseRows:
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     if obs.ndim != 2:
         raise ValueError(f"sparse_rows: expected a (batch, size) array, got shape {obs.shape}")
-    flat = np.flatnonzero(obs)
-    rows, columns = np.divmod(flat, obs.shape[1])
-    counts = np.bincount(rows, minlength=obs.shape[0])
+    nonzero = obs != 0
+    counts = nonzero.sum(axis=1)
     most = int(counts.max()) if len(counts) else 0
     width = most if width is None else int(width)
     if width < most:
         raise ValueError(f"sparse_rows: a row has {most} nonzero entries, more than width={width}")
-    at = rows * width + (np.arange(flat.size) - (np.cumsum(counts) - counts)[rows])
+    flat = np.flatnonzero(nonzero)  # (on the boolean array: twice as fast as on the floats)
+    rows = flat // obs.shape[1]
+    position = np.arange(flat.size) - np.repeat(np.cumsum(counts) - counts, counts)  # the entry's rank in its row
+    at = rows * width + position
     out_columns = np.zeros((obs.shape[0], width), dtype=np.int64)
     out_values = np.zeros((obs.shape[0], width), dtype=np.float32)
-    out_columns.ravel()[at] = columns
+    out_columns.ravel()[at] = flat - rows * obs.shape[1]
     out_values.ravel()[at] = obs.ravel()[flat]
     return SparseRows(torch.from_numpy(out_columns), torch.from_numpy(out_values))
 
