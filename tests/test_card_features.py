@@ -166,3 +166,21 @@ def test_the_would_win_feature_reads_the_rules_trick_power_on_every_input():
     suits = (0, 1, 2, 3, None)  # the columns of the observation's "trump" and "led_suit" blocks
     for (t, trump), (k, led) in itertools.product(enumerate(suits), repeat=2):
         assert features.power[t, k].tolist() == [card_power(card, led, trump) for card in range(54)]
+
+
+@pytest.mark.parametrize("preset", ["standard", "jokers", {"jokers": 1}, "universal"])
+def test_the_features_of_the_held_slots_equal_the_gathered_features_of_every_card(preset):
+    # card_inputs computes the features at the K slots only (CardFeatures.at); the values must be exactly those of
+    # the per-card features (CardFeatures.__call__, the definition the tests above pin down) gathered at the slots.
+    from blackout_env.universal import universal_observation
+
+    rules = Rules.resolve("jokers" if preset == "universal" else preset)
+    obs_t, _ = random_decisions(rules, seed=6, count=80)
+    if preset == "universal":
+        obs_t = torch.from_numpy(universal_observation(obs_t.numpy(), rules))
+    features = CardFeatures(rules, "universal" if preset == "universal" else "rules")
+    every = features(obs_t)
+    assert every.shape == (len(obs_t), features.num_cards, features.num_features)
+    _, slot_card = obs_t[:, : features.num_cards].topk(10, dim=1)
+    gathered = every.gather(1, slot_card[:, :, None].expand(-1, -1, every.shape[2]))
+    assert torch.equal(features.at(obs_t, slot_card), gathered)

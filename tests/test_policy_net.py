@@ -225,3 +225,109 @@ def test_a_checkpoint_from_before_the_cards_network_still_loads(tmp_path):
     loaded, _, _ = load_checkpoint(path, "short")
     obs = torch.rand(4, net.observation_size)
     assert loaded.arch == "mlp" and torch.equal(loaded.logits(obs), net.logits(obs))
+
+
+def test_the_policy_is_the_masked_categorical_and_samples_its_draws():
+    # get_action_and_value computes the masked categorical by log_softmax/softmax (Categorical's logsumexp is slow
+    # on -1e9 logits); the probabilities, log-probabilities, entropy and even the sampled actions for a given
+    # generator state must be those of torch.distributions.Categorical.
+    from torch.distributions import Categorical
+
+    rules = Rules.preset("standard")
+    torch.manual_seed(4)
+    net = make_model(rules, [32], arch="cards", card_width=8)
+    generator = np.random.default_rng(1)
+    obs = torch.from_numpy(generator.random((300, net.observation_size), dtype=np.float32).round())
+    mask = torch.from_numpy(generator.random((300, net.num_actions)) < 0.2)
+    mask[torch.arange(300), torch.from_numpy(generator.integers(net.num_actions, size=300))] = True
+    with torch.no_grad():
+        dist = Categorical(logits=net.logits(obs, mask))
+        torch.manual_seed(9)
+        expected = dist.sample()
+        torch.manual_seed(9)
+        action, logprob, entropy, value = net.get_action_and_value(obs, mask)
+        torch.manual_seed(9)
+        sampled, sampled_logprob, sampled_value = net.sample_action(obs, mask)
+    assert torch.equal(action, expected) and torch.equal(sampled, expected)
+    assert torch.allclose(logprob, dist.log_prob(expected), atol=1e-5)
+    assert torch.equal(sampled_logprob, logprob) and torch.equal(sampled_value, value)
+    assert torch.allclose(entropy, dist.entropy(), atol=1e-5)
+    assert torch.allclose(value, net.get_value(obs))
+    scored = net.get_action_and_value(obs, mask, expected)
+    assert torch.allclose(scored[1], dist.log_prob(expected), atol=1e-5)
+    scored[1].sum().backward()  # the scored log-probabilities carry gradients to the weights
+    assert net.card_query.weight.grad is not None and torch.isfinite(net.card_query.weight.grad).all()
+
+
+def test_sparse_rows_hold_every_nonzero_entry_and_refuse_a_narrow_width():
+    from blackout_training.policy_net import sparse_rows
+
+    generator = np.random.default_rng(2)
+    obs = (generator.random((40, 30)) < 0.2) * generator.random((40, 30)).astype(np.float32)
+    obs[3] = 0.0  # a row without any nonzero entry
+    rows = sparse_rows(obs)
+    assert rows.columns.shape == rows.values.shape == (40, int((obs != 0).sum(axis=1).max()))
+    rebuilt = torch.zeros(40, 30).scatter_add_(1, rows.columns, rows.values)
+    assert torch.equal(rebuilt, torch.from_numpy(obs.astype(np.float32)))
+    assert sparse_rows(obs, width=rows.columns.shape[1] + 4).values[:, -4:].eq(0).all()
+    with pytest.raises(ValueError, match="more than width=1"):
+        sparse_rows(obs, width=1)
+    with pytest.raises(ValueError, match="expected a \\(batch, size\\) array"):
+        sparse_rows(obs[0])
+
+
+@pytest.mark.parametrize("arch", ["mlp", "cards"])
+def test_the_network_on_sparse_observations_is_the_network_on_dense_ones(arch):
+    # The trainer feeds the first layer the observations' nonzero entries (CPU); values and gradients must be
+    # those of the dense observations up to float rounding.
+    from blackout_training.policy_net import sparse_rows
+
+    rules = Rules.preset("standard")
+    torch.manual_seed(5)
+    net = make_model(rules, [64, 32], arch=arch, card_width=8)
+    generator = np.random.default_rng(3)
+    obs = ((generator.random((64, net.observation_size)) < 0.05) * 1.0).astype(np.float32)
+    obs[:, :52] = 0.0
+    for row in range(64):  # a hand of 1..10 cards, so the "cards" network has cards to embed
+        obs[row, generator.choice(52, size=1 + row % 10, replace=False)] = 1.0
+    mask = torch.from_numpy(obs[:, : net.num_actions] != 0)
+    mask[:, -1] = True
+    obs_t, rows = torch.from_numpy(obs), sparse_rows(obs)
+    actions = net.greedy_action(obs_t, mask)
+    dense = net.get_action_and_value(obs_t, mask, actions)
+    sparse = net.get_action_and_value(None if arch == "mlp" else obs_t, mask, actions, sparse=rows)
+    for a, b in zip(dense, sparse):
+        assert torch.allclose(a.float(), b.float(), atol=1e-5)
+    grads = []
+    for out in (dense, sparse):
+        net.zero_grad()
+        (out[1].sum() + out[2].sum() + out[3].sum()).backward()
+        grads.append([p.grad.clone() for p in net.parameters()])
+    for a, b in zip(*grads):
+        assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)
+
+
+def test_the_sparse_first_layer_follows_every_change_of_the_weights_while_acting():
+    # While acting (no gradients) the transposed first-layer weight is kept from step to step; it must be
+    # recomputed after an optimizer step or a load_state_dict, or the policy would act with stale weights.
+    from blackout_training.policy_net import sparse_linear, sparse_rows
+
+    torch.manual_seed(6)
+    layer = torch.nn.Linear(12, 5)
+    obs = np.eye(12, dtype=np.float32)[:7] * 2.0
+    rows = sparse_rows(obs)
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.5)
+    for change in ("optimizer", "load_state_dict", "no_grad copy"):
+        with torch.inference_mode():
+            assert torch.allclose(sparse_linear(rows, layer), layer(torch.from_numpy(obs)), atol=1e-6)
+        if change == "optimizer":
+            optimizer.zero_grad()
+            sparse_linear(rows, layer).sum().backward()
+            optimizer.step()
+        elif change == "load_state_dict":
+            layer.load_state_dict({"weight": torch.randn(5, 12), "bias": torch.randn(5)})
+        else:
+            with torch.no_grad():
+                layer.weight.mul_(-1.0)
+        with torch.no_grad():
+            assert torch.allclose(sparse_linear(rows, layer), layer(torch.from_numpy(obs)), atol=1e-6), change

@@ -270,3 +270,22 @@ def test_init_checkpoint_of_another_network_is_refused_naming_both(tmp_path, cap
     )
     assert main(same) == 0
     assert "starting from the weights of" in capsys.readouterr().out
+
+
+def test_the_rollout_keeps_sparse_observations_widening_its_buffers_and_clearing_stale_entries():
+    import torch
+    from blackout_training.policy_net import SparseRows
+    from blackout_training.ppo import _keep_sparse
+
+    def rows(width: int, value: float) -> SparseRows:
+        return SparseRows(torch.full((2, width), 7, dtype=torch.long), torch.full((2, width), value))
+
+    buffers = _keep_sparse([], rows(3, 1.0), 0, steps=4)
+    assert buffers[0].shape == (4, 2, 11) and buffers[1][0, :, :3].eq(1.0).all()
+    buffers = _keep_sparse(buffers, rows(12, 2.0), 1, steps=4)  # wider than the buffers: widened, step 0 kept
+    assert buffers[1].shape == (4, 2, 20)
+    assert buffers[1][0, :, :3].eq(1.0).all() and buffers[1][0, :, 3:].eq(0).all()
+    assert buffers[1][1, :, :12].eq(2.0).all()
+    buffers = _keep_sparse(buffers, rows(2, 3.0), 1, steps=4)  # a narrower step overwrites the whole slot
+    assert buffers[1][1, :, :2].eq(3.0).all() and buffers[1][1, :, 2:].eq(0).all()
+    assert buffers[0][1, :, 2:].eq(0).all()

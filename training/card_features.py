@@ -103,39 +103,54 @@ class CardFeatures(nn.Module):
         return flat(above), flat(below), flat(total.expand(batch, 4, 13))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.by_feature(obs).transpose(1, 2)
+
+    def at(self, obs: torch.Tensor, cards: torch.Tensor) -> torch.Tensor:
+        """The features of the given cards only: ``cards`` (batch, K) -> (batch, K, num_features).
+
+        The same values as ``self(obs)`` gathered at ``cards``, in one small gather.
+        """
+        features = self.by_feature(obs)
+        return features.gather(2, cards[:, None, :].expand(-1, features.shape[1], -1)).transpose(1, 2)
+
+    def by_feature(self, obs: torch.Tensor) -> torch.Tensor:
+        """The features laid out feature-major: (batch, num_features, num_cards), contiguous."""
         n, c = self.num_players, self.num_cards
+        batch = obs.shape[0]
         hand = self.block(obs, "hand", c)
         played = self.block(obs, "played", n, c).sum(dim=1)
         turned = self.block(obs, "turned_card", c)
-        trick = self.block(obs, "current_trick", n, c)
-        in_trick = trick.sum(dim=1)
+        in_trick = self.block(obs, "current_trick", n, c).sum(dim=1)
         exists = self.exists
         if self.universal:  # jokers one-hot (0, 1, 2): joker 52 exists with 1 or 2, joker 53 with 2
             jokers = self.block(obs, "jokers", 3)
-            exists = torch.cat([exists[:NUM_STANDARD_CARDS].expand(obs.shape[0], -1),
+            exists = torch.cat([exists[:NUM_STANDARD_CARDS].expand(batch, -1),
                                 1.0 - jokers[:, :1], jokers[:, 2:]], dim=1)
         unseen = (exists - hand - played - turned).clamp(0.0, 1.0)
 
-        trump_suits = self.block(obs, "trump", 5)[:, :4]
-        led_suits = self.block(obs, "led_suit", 5)[:, :4]
-        joker_column = obs.new_ones(obs.shape[0], 1)  # jokers: trump-like, never of the led suit
-        is_trump = torch.cat([trump_suits, joker_column], dim=1)[:, self.suit]
-        is_led = torch.cat([led_suits, torch.zeros_like(joker_column)], dim=1)[:, self.suit]
+        trump_block = self.block(obs, "trump", 5)
+        led_block = self.block(obs, "led_suit", 5)
+        # one row per suit column (4 suits and the jokers' column) of: is trump, is led, a void of each other seat
+        voids = self.block(obs, "voids", n, 4)[:, 1:]  # the other seats, clockwise
+        per_suit = torch.cat([
+            trump_block[:, None, :4], led_block[:, None, :4], voids,
+        ], dim=1)  # (batch, n + 1, 4)
+        joker_column = torch.zeros_like(per_suit[:, :, :1])
+        joker_column[:, 0] = 1.0  # jokers: trump-like, never of the led suit, no void
+        by_suit = torch.cat([per_suit, joker_column], dim=2).index_select(2, self.suit)  # (batch, n + 1, C)
 
         unseen_above, _, unseen_suit = self._per_suit(unseen)
         hand_above, hand_below, hand_suit = self._per_suit(hand)
 
-        trump_column = self.block(obs, "trump", 5).argmax(dim=1)
-        led_column = self.block(obs, "led_suit", 5).argmax(dim=1)
-        power = self.power[trump_column, led_column]
+        power = self.power.flatten(0, 1).index_select(0, trump_block.argmax(dim=1) * 5 + led_block.argmax(dim=1))
         best = torch.where(in_trick > 0, power, -torch.inf).amax(dim=1, keepdim=True)  # -inf: an empty trick
         beats = (power > best).float()
 
-        voids = self.block(obs, "voids", n, 4)[:, 1:]  # the other seats, clockwise
-        voids = torch.cat([voids, torch.zeros_like(voids[:, :, :1])], dim=2)[:, :, self.suit]  # (batch, n-1, C)
-
-        features = [
-            hand, unseen, in_trick, is_trump, is_led, self.rank_feature.expand_as(hand),
+        features = torch.empty(batch, self.num_features, c, dtype=obs.dtype, device=obs.device)
+        for column, value in enumerate((
+            hand, unseen, in_trick, by_suit[:, 0], by_suit[:, 1], self.rank_feature,
             unseen_above / 12.0, hand_above / 12.0, hand_below / 12.0, hand_suit / 13.0, unseen_suit / 13.0, beats,
-        ]
-        return torch.cat([torch.stack(features, dim=2), voids.transpose(1, 2)], dim=2)
+        )):
+            features[:, column] = value
+        features[:, 12:] = by_suit[:, 2:]
+        return features

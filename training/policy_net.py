@@ -31,12 +31,11 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
-from torch.distributions import Categorical
 
 from blackout_env import PlayerView, Rules, encoding
 from blackout_env.universal import (
@@ -56,13 +55,17 @@ __all__ = [
     "CheckpointError",
     "PolicyBot",
     "SHIPPED_CHECKPOINT",
+    "SparseRows",
     "load_checkpoint",
     "load_policy_bot",
     "load_ppo_policy",
     "export_policy",
     "make_model",
     "masked_logits",
+    "masked_policy",
     "save_checkpoint",
+    "sparse_linear",
+    "sparse_rows",
 ]
 
 CHECKPOINT_FORMAT = "blackout-ppo-checkpoint"
@@ -92,6 +95,99 @@ def layer_init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias_const: flo
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Logits with illegal actions (``mask`` false or 0) pushed to ``-1e9``."""
     return logits.masked_fill(~mask.bool(), MASKED_LOGIT)
+
+
+def masked_policy(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The masked categorical policy of rows of logits: ``(log-probabilities, probabilities)``.
+
+    The values of ``torch.distributions.Categorical(logits=masked_logits(logits, mask))``'s
+    ``logits`` and ``probs`` (up to float rounding), computed by ``log_softmax`` and
+    ``softmax``: ``Categorical`` normalises with ``logsumexp``, whose ``exp`` of the
+    ``-1e9`` of the illegal actions takes a slow path on the CPU (several times the
+    time of the whole softmax).
+    """
+    log_policy = torch.log_softmax(masked_logits(logits, mask), dim=-1)
+    return log_policy, torch.softmax(log_policy, dim=-1)
+
+
+def sample_policy(policy: torch.Tensor) -> torch.Tensor:
+    """One action per row of probabilities: the same draw as ``Categorical.sample()`` (one multinomial draw)."""
+    return torch.multinomial(policy, 1, True).squeeze(-1)
+
+
+class SparseRows(NamedTuple):
+    """A batch of observations as their nonzero entries: row ``i`` of the dense batch is the sum over ``k`` of
+    ``values[i, k]`` at column ``columns[i, k]``. Rows hold at most K entries; the rest of a row is padding
+    (column 0, value 0), which adds exactly nothing."""
+
+    columns: torch.Tensor  # (batch, K) int64
+    values: torch.Tensor  # (batch, K) float32
+
+
+def sparse_rows(obs: np.ndarray, width: int | None = None) -> SparseRows:
+    """The nonzero entries of a (batch, size) float32 array, row by row in column order, as :class:`SparseRows`.
+
+    ``width``: the number of slots per row (default: the most nonzeros of any row); it must be at least that.
+    """
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    if obs.ndim != 2:
+        raise ValueError(f"sparse_rows: expected a (batch, size) array, got shape {obs.shape}")
+    nonzero = obs != 0
+    counts = nonzero.sum(axis=1)
+    most = int(counts.max()) if len(counts) else 0
+    width = most if width is None else int(width)
+    if width < most:
+        raise ValueError(f"sparse_rows: a row has {most} nonzero entries, more than width={width}")
+    flat = np.flatnonzero(nonzero)  # (on the boolean array: twice as fast as on the floats)
+    rows = flat // obs.shape[1]
+    position = np.arange(flat.size) - np.repeat(np.cumsum(counts) - counts, counts)  # the entry's rank in its row
+    at = rows * width + position
+    out_columns = np.zeros((obs.shape[0], width), dtype=np.int64)
+    out_values = np.zeros((obs.shape[0], width), dtype=np.float32)
+    out_columns.ravel()[at] = flat - rows * obs.shape[1]
+    out_values.ravel()[at] = obs.ravel()[flat]
+    return SparseRows(torch.from_numpy(out_columns), torch.from_numpy(out_values))
+
+
+class _SparseLinear(torch.autograd.Function):
+    """``layer(dense rows)`` from :class:`SparseRows`: the forward pass sums the weight columns of the nonzero
+    entries (``embedding_bag``, a twentieth of the dense product's work for the ~5%-dense observation); the
+    weight's gradient is the dense product with the rows rebuilt exactly, as ``nn.Linear``'s own."""
+
+    @staticmethod
+    def forward(ctx: Any, columns: torch.Tensor, values: torch.Tensor, weight: torch.Tensor,
+                bias: torch.Tensor, weight_t: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(columns, values)
+        ctx.in_features = weight.shape[1]
+        return nn.functional.embedding_bag(columns, weight_t, mode="sum", per_sample_weights=values) + bias
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[None, None, torch.Tensor | None, torch.Tensor | None, None]:
+        columns, values = ctx.saved_tensors
+        grad_weight = grad_bias = None
+        if ctx.needs_input_grad[2]:
+            dense = values.new_zeros(values.shape[0], ctx.in_features).scatter_add_(1, columns, values)
+            grad_weight = grad.t() @ dense
+        if ctx.needs_input_grad[3]:
+            grad_bias = grad.sum(dim=0)
+        return None, None, grad_weight, grad_bias, None
+
+
+def sparse_linear(rows: SparseRows, layer: nn.Linear) -> torch.Tensor:
+    """``layer`` applied to the dense rows that ``rows`` stands for (the same values up to float rounding)."""
+    weight = layer.weight
+    # embedding_bag reads the weight transposed (one row per input column). While acting, the weights do not
+    # change from step to step: the transposed copy is kept until the weight changes (its version counter moves
+    # with every in-place update: an optimizer step, load_state_dict).
+    key = (weight.data_ptr(), weight._version, weight.device, weight.dtype)
+    cached = getattr(layer, "_sparse_weight_t", None)
+    if cached is not None and cached[0] == key:
+        weight_t = cached[1]
+    else:
+        weight_t = weight.detach().t().contiguous()
+        if not torch.is_grad_enabled():
+            layer._sparse_weight_t = (key, weight_t)
+    return _SparseLinear.apply(rows.columns, rows.values, weight, layer.bias, weight_t)
 
 
 ARCHITECTURES = ("mlp", "cards")
@@ -190,27 +286,33 @@ class ActorCritic(nn.Module):
         if self.arch != "cards":
             return None
         with torch.no_grad():
-            features = self.card_features(obs)  # (batch, C, F)
             held_weight, slot_card = obs[:, : self.num_cards].topk(self.max_hand, dim=1)  # "hand" is the 1st block
-            slots = features.gather(1, slot_card[:, :, None].expand(-1, -1, features.shape[2]))
+            slots = self.card_features.at(obs, slot_card)  # (batch, K, F): the slots' cards' features only
         return slots, held_weight, slot_card
 
     def _forward(
-        self, obs: torch.Tensor, need_logits: bool = True, inputs: tuple[torch.Tensor, ...] | None = None
+        self,
+        obs: torch.Tensor | None,
+        need_logits: bool = True,
+        inputs: tuple[torch.Tensor, ...] | None = None,
+        sparse: SparseRows | None = None,
     ) -> tuple[torch.Tensor | None, torch.Tensor]:
-        """(logits or None, trunk state); ``inputs``: :meth:`card_inputs` of ``obs``, when already computed."""
+        """(logits or None, trunk state); ``inputs``: :meth:`card_inputs` of ``obs``, when already computed;
+        ``sparse``: :func:`sparse_rows` of ``obs``, when already computed (then ``obs`` may be None if ``inputs``
+        is given or the arch is "mlp")."""
+        first, rest = self.trunk_mlp[0], self.trunk_mlp[1:]
+        hidden = first(obs) if sparse is None else sparse_linear(sparse, first)
         if self.arch == "mlp":
-            state = self.trunk_mlp(obs)
+            state = rest(hidden)
             return (self.actor(state) if need_logits else None), state
         slots, held_weight, slot_card = inputs if inputs is not None else self.card_inputs(obs)
         cards = self.card_net(slots)  # (batch, K, w)
         held = (cards * held_weight[:, :, None]).sum(dim=1)
-        first, rest = self.trunk_mlp[0], self.trunk_mlp[1:]
-        state = rest(first(obs) + self.held_in(held))
+        state = rest(hidden + self.held_in(held))
         if not need_logits:
             return None, state
         slot_logits = torch.einsum("bkw,bw->bk", cards, self.card_query(state)) + self.card_bias(cards).squeeze(-1)
-        card_logits = obs.new_zeros(obs.shape[0], self.num_cards).scatter(1, slot_card, slot_logits)
+        card_logits = state.new_zeros(state.shape[0], self.num_cards).scatter(1, slot_card, slot_logits)
         return torch.cat([card_logits, self.actor(state)], dim=1), state
 
     def trunk(self, obs: torch.Tensor) -> torch.Tensor:
@@ -232,16 +334,33 @@ class ActorCritic(nn.Module):
         mask: torch.Tensor,
         action: torch.Tensor | None = None,
         inputs: tuple[torch.Tensor, ...] | None = None,
+        sparse: SparseRows | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sample (or score the given) actions: ``(action, log_prob, entropy, value)``.
 
-        ``inputs``: :meth:`card_inputs` of ``obs`` when the caller already has them.
+        ``inputs``: :meth:`card_inputs` of ``obs`` when the caller already has them; ``sparse``:
+        :func:`sparse_rows` of ``obs``, likewise (with both, ``obs`` may be None).
         """
-        logits, state = self._forward(obs, inputs=inputs)
-        dist = Categorical(logits=masked_logits(logits, mask))
+        logits, state = self._forward(obs, inputs=inputs, sparse=sparse)
+        log_policy, policy = masked_policy(logits, mask)
         if action is None:
-            action = dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.critic(state).squeeze(-1)
+            action = sample_policy(policy)
+        entropy = -(log_policy * policy).sum(dim=-1)
+        return action, log_policy.gather(-1, action[:, None]).squeeze(-1), entropy, self.critic(state).squeeze(-1)
+
+    def sample_action(
+        self,
+        obs: torch.Tensor,
+        mask: torch.Tensor,
+        inputs: tuple[torch.Tensor, ...] | None = None,
+        sparse: SparseRows | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sample actions while acting: ``(action, log_prob, value)``, as :meth:`get_action_and_value`
+        without the entropy (the same random draws, so the same actions for the same generator state)."""
+        logits, state = self._forward(obs, inputs=inputs, sparse=sparse)
+        log_policy, policy = masked_policy(logits, mask)
+        action = sample_policy(policy)
+        return action, log_policy.gather(-1, action[:, None]).squeeze(-1), self.critic(state).squeeze(-1)
 
     def greedy_action(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The most probable legal action of every row."""

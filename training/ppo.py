@@ -46,7 +46,7 @@ from .evaluate import evaluate_against
 from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
 from .opponents import OpponentPool
 from .policies import load_policy
-from .policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
+from .policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint, sparse_rows
 from .returns import hand_rewards, seat_returns
 from .run_folder import RunFolderError, check_run_folder
 from .tables import TablesVecEnv
@@ -75,6 +75,22 @@ def resolve_device(name: str) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"run.device: {name!r} asked, but torch sees no CUDA device")
     return device
+
+
+def _keep_sparse(buffers: list[torch.Tensor], rows: SparseRows, t: int, steps: int) -> list[torch.Tensor]:
+    """Store step ``t``'s sparse observations in the rollout's (columns, values) buffers, widening them (their
+    padding adds nothing) when this step has a row with more nonzero entries than they hold."""
+    width = rows.columns.shape[1]
+    if not buffers or buffers[0].shape[2] < width:
+        wider = [torch.zeros((steps, *x.shape[:1], width + 8), dtype=x.dtype) for x in rows]
+        if buffers:
+            for new, old in zip(wider, buffers):
+                new[:, :, : old.shape[2]] = old
+        buffers = wider
+    for buffer, x in zip(buffers, rows):
+        buffer[t, :, :width] = x
+        buffer[t, :, width:] = 0
+    return buffers
 
 
 def _load_named(key: str, spec: str, rules: Rules, seed: int | None = None) -> Any:
@@ -184,7 +200,11 @@ def train(
                              universal=config.env.observation == "universal")
 
     # --- rollout storage: one slot per (step, game); `recorded` marks the learner's decisions
-    obs_buf = torch.zeros((T, n_envs, obs_size), device=device)
+    # On the CPU an observation is kept as its nonzero entries (policy_net.sparse_rows: about 5% of the vector),
+    # and the network's first layer reads only those, when acting and in the update; on a GPU, the dense vector.
+    sparse_obs = device.type == "cpu"
+    obs_buf = None if sparse_obs else torch.zeros((T, n_envs, obs_size), device=device)
+    sparse_buf: list[torch.Tensor] = []  # columns, values: (T, n_envs, width), widened when a step needs it
     mask_buf = torch.zeros((T, n_envs, num_actions), dtype=torch.bool, device=device)
     action_buf = torch.zeros((T, n_envs), dtype=torch.long, device=device)
     logprob_buf = torch.zeros((T, n_envs), device=device)
@@ -276,16 +296,21 @@ def train(
             mask_t = torch.from_numpy(batch.action_mask).to(device, non_blocking=True).bool()
             # The current learner plays its own seat, and every seat of a self-play game; all of those are data.
             learner = opponents.learner_acts(batch.current_player)
-            with torch.no_grad():
+            sparse = sparse_rows(batch.observation) if sparse_obs else None
+            with torch.inference_mode():
                 inputs = agent.card_inputs(obs_t)
-                action, logprob, _, value = agent.get_action_and_value(obs_t, mask_t, inputs=inputs)
-            opponents.act(action, obs_t, mask_t, learner, env, batch.current_player)  # the other seats' actions
+                action, logprob, value = agent.sample_action(obs_t, mask_t, inputs=inputs, sparse=sparse)
+                opponents.act(action, obs_t, mask_t, learner, env, batch.current_player)  # the other seats' actions
             if inputs is not None:
                 if cached_inputs is None:
                     cached_inputs = [torch.zeros((T, *x.shape), dtype=x.dtype, device=device) for x in inputs]
                 for buffer, x in zip(cached_inputs, inputs):
                     buffer[t] = x
-            obs_buf[t], mask_buf[t], action_buf[t], logprob_buf[t] = obs_t, mask_t, action, logprob
+            if sparse is None:
+                obs_buf[t] = obs_t
+            else:
+                sparse_buf = _keep_sparse(sparse_buf, sparse, t, T)
+            mask_buf[t], action_buf[t], logprob_buf[t] = mask_t, action, logprob
             value_buf[t] = value.cpu().numpy()
             recorded[t] = learner
             player_buf[t] = batch.current_player
@@ -316,7 +341,8 @@ def train(
 
         # ------------------------------------------------------------ PPO update
         flat = np.flatnonzero(trainable.reshape(-1))
-        b_obs = obs_buf.reshape(T * n_envs, obs_size)
+        b_obs = None if obs_buf is None else obs_buf.reshape(T * n_envs, obs_size)
+        b_sparse = [x.reshape(T * n_envs, x.shape[2]) for x in sparse_buf]
         b_mask = mask_buf.reshape(T * n_envs, num_actions)
         b_actions = action_buf.reshape(-1)
         b_logprobs = logprob_buf.reshape(-1)
@@ -330,9 +356,12 @@ def train(
             order = torch.from_numpy(rng.permutation(flat)).to(device)
             for mb_start in range(0, len(flat), minibatch):
                 idx = order[mb_start : mb_start + minibatch]
-                mb_inputs = None if cached_inputs is None else [b.flatten(0, 1)[idx] for b in cached_inputs]
+                # (index_select: the same rows as b_obs[idx], gathered in half the time)
+                mb_inputs = None if cached_inputs is None else [b.flatten(0, 1).index_select(0, idx) for b in cached_inputs]
+                mb_obs = None if b_obs is None else b_obs.index_select(0, idx)
+                mb_sparse = SparseRows(*(x.index_select(0, idx) for x in b_sparse)) if b_sparse else None
                 _, new_logprob, entropy, new_value = agent.get_action_and_value(
-                    b_obs[idx], b_mask[idx], b_actions[idx], inputs=mb_inputs
+                    mb_obs, b_mask.index_select(0, idx), b_actions[idx], inputs=mb_inputs, sparse=mb_sparse
                 )
                 log_ratio = new_logprob - b_logprobs[idx]
                 ratio = log_ratio.exp()
