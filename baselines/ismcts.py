@@ -546,13 +546,17 @@ class _Node:
     children are that seat's actions: one information set per hand.
     """
 
-    __slots__ = ("children", "visits", "total", "avail")
+    __slots__ = ("children", "visits", "total", "avail", "untried", "tried")
 
     def __init__(self) -> None:
         self.children: dict[int, _Node] = {}
         self.visits = 0
         self.total = 0.0
         self.avail = 0
+        self.untried: list[int] | None = None
+        """An information set's legal actions not in the tree yet (None: not visited)."""
+        self.tried = 0
+        """How often an action was chosen here (the parent's count in UCB)."""
 
 
 class ISMCTSBot(Bot):
@@ -634,7 +638,7 @@ class ISMCTSBot(Bot):
         log = math.log
         sqrt = math.sqrt
         root = _Node()
-        root_legal = list(view.legal_actions)
+        root.untried = list(view.legal_actions)
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
         budget = self.simulations
         deals: list[list[int]] = []
@@ -649,39 +653,58 @@ class ISMCTSBot(Bot):
             path: list[tuple[_Node, int]] = []  # (node entered, seat that chose the action into it)
             # --- select with UCB over the children legal in this determinization; expand one
             while state.tricks_done < state.hand_size:
-                # the root's legal actions are the view's in every determinization (its own hand)
-                legal = root_legal if node is root else state.legal_actions()
-                children = node.children
-                if split and state.current != me:
+                seat = state.current
+                if seat != me and split:
                     # this seat's information set in this determinization: its hand joins the key
-                    key = -1 - state.hands[state.current]
-                    own = children.get(key)
+                    key = -1 - state.hands[seat]
+                    own = node.children.get(key)
                     if own is None:
-                        own = children[key] = _Node()
-                    children = own.children
-                if children:
+                        own = node.children[key] = _Node()
+                    node = own
+                if seat == me or split:
+                    # an information set of the seat to act: the same legal actions in every determinization
+                    untried = node.untried
+                    if untried is None:
+                        untried = node.untried = state.legal_actions()
+                    if untried:  # expand a random untried action
+                        action = untried.pop(int(rand() * len(untried)))
+                        child = node.children[action] = _Node()
+                    else:
+                        best_value = -1.0
+                        spread = c * c * log(node.tried)
+                        for a, child in node.children.items():
+                            visits = child.visits
+                            value = child.total / visits + sqrt(spread / visits)
+                            if value > best_value:
+                                best_value, action = value, a
+                        child = node.children[action]
+                    node.tried += 1
+                else:
+                    # pooled statistics of another seat (split_by_hand off): its legal actions vary with the
+                    # determinization, so UCB counts a child's availability, not the parent's visits
+                    legal = state.legal_actions()
+                    children = node.children
                     untried = [a for a in legal if a not in children]
                     for a in legal:
                         if a in children:
                             children[a].avail += 1
-                else:
-                    untried = legal
-                if untried:
-                    action = untried[int(rand() * len(untried))]
-                    child = children[action] = _Node()
-                    child.avail = 1
-                else:
-                    best_value = -1.0
-                    for a in legal:
-                        child = children[a]
-                        visits = child.visits
-                        value = child.total / visits + c * sqrt(log(child.avail) / visits)
-                        if value > best_value:
-                            best_value, action = value, a
-                path.append((children[action], state.current))
+                    if untried:
+                        action = untried[int(rand() * len(untried))]
+                        child = children[action] = _Node()
+                        child.avail = 1
+                    else:
+                        best_value = -1.0
+                        for a in legal:
+                            child = children[a]
+                            visits = child.visits
+                            value = child.total / visits + c * sqrt(log(child.avail) / visits)
+                            if value > best_value:
+                                best_value, action = value, a
+                        child = children[action]
+                path.append((child, seat))
                 state.step(action)
-                node = children[action]
-                if untried:
+                node = child
+                if not child.visits:  # just expanded: leave the tree
                     break
             # --- play out at random, back up every seat's scaled score
             state.rollout(rand, greedy=greedy)
