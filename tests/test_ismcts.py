@@ -324,3 +324,18 @@ def test_the_greedy_playout_wins_cheaply_when_it_needs_a_trick_and_ducks_high_wh
     assert card(_greedy_card(legal, power_rows, led, win, want=True, last=False)) == parse_card("AH")
     assert card(_greedy_card(legal, power_rows, led, win, want=False, last=False)) == parse_card("9H")
     assert card(_greedy_card(legal, power_rows, -1, -1, want=False, last=False)) == parse_card("4H")
+
+
+def test_the_greedy_playout_bids_its_aces_kings_and_high_trumps():
+    from blackout_baselines.ismcts import _greedy_bid, _tables
+
+    from blackout_env.cards import parse_cards
+
+    rules = Rules(num_players=4, hand_sizes=[6])
+    state = SimState.__new__(SimState)
+    state.t, state.current, state.trump = _tables(rules), 1, 2  # trump hearts
+    state.hands = [0, sum(1 << c for c in parse_cards("AS KS AH 10H 2H 5C")), 0, 0]
+    # 0.85 (side ace) + 0.45 (side king) + 0.9 + 0.9 (trumps from the ten) + 0.35 (low trump) = 3.45
+    assert _greedy_bid(state) == rules.num_cards + 3
+    state.trump = -1  # no trump: the aces of spades and hearts and the king of spades
+    assert _greedy_bid(state) == rules.num_cards + 2
