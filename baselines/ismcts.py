@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -719,6 +719,11 @@ class ISMCTSBot(Bot):
             distribution of playouts, from numba's random numbers (so a seed gives
             other simulations than without it); an ImportError naming the extra if
             asked for without numba.
+        prior: a function of the view giving a probability per legal action (e.g.
+            a trained policy's); at the root, the action's UCB value gets
+            ``prior_weight * probability / (visits + 1)`` (progressive bias: it
+            steers the first simulations and fades as they accumulate).
+        prior_weight: the weight of the prior, in scaled score units (0..1).
     """
 
     name = "ismcts"
@@ -732,6 +737,8 @@ class ISMCTSBot(Bot):
         split_by_hand: bool = True,
         rollout: str = "random",
         compiled: bool | None = None,
+        prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
+        prior_weight: float = 1.0,
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -754,6 +761,12 @@ class ISMCTSBot(Bot):
         elif not isinstance(compiled, (bool, int, np.integer)) or compiled not in (0, 1):
             raise ValueError(f"compiled: must be 0 or 1 (or left out: 1 when numba is installed), got {compiled!r}")
         self.compiled = bool(compiled)
+        if prior is not None and not callable(prior):
+            raise ValueError(f"prior: must be a function of a view, got {prior!r}")
+        if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not prior_weight >= 0:
+            raise ValueError(f"prior_weight: must be a number >= 0, got {prior_weight!r}")
+        self.prior = prior
+        self.prior_weight = float(prior_weight)
         if self.compiled:
             _compiled_card_play()  # compile (or load from the cache) now, not inside a timed decision
         self.last_simulations = 0
@@ -794,6 +807,10 @@ class ISMCTSBot(Bot):
         sqrt = math.sqrt
         root = _Node()
         root.untried = list(view.legal_actions)
+        bias = None
+        if self.prior is not None:
+            probabilities = self.prior(view)
+            bias = {a: self.prior_weight * float(probabilities.get(a, 0.0)) for a in view.legal_actions}
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
         budget = self.simulations
         deals: list[list[int]] = []
@@ -827,11 +844,18 @@ class ISMCTSBot(Bot):
                     else:
                         best_value = -1.0
                         spread = c * c * log(node.tried)
-                        for a, child in node.children.items():
-                            visits = child.visits
-                            value = child.total / visits + sqrt(spread / visits)
-                            if value > best_value:
-                                best_value, action = value, a
+                        if bias is None or node is not root:
+                            for a, child in node.children.items():
+                                visits = child.visits
+                                value = child.total / visits + sqrt(spread / visits)
+                                if value > best_value:
+                                    best_value, action = value, a
+                        else:  # the root, with the prior's progressive bias
+                            for a, child in node.children.items():
+                                visits = child.visits
+                                value = child.total / visits + sqrt(spread / visits) + bias[a] / (visits + 1)
+                                if value > best_value:
+                                    best_value, action = value, a
                         child = node.children[action]
                     node.tried += 1
                 else:

@@ -339,3 +339,20 @@ def test_the_greedy_playout_bids_its_aces_kings_and_high_trumps():
     assert _greedy_bid(state) == rules.num_cards + 3
     state.trump = -1  # no trump: the aces of spades and hearts and the king of spades
     assert _greedy_bid(state) == rules.num_cards + 2
+
+
+def test_a_prior_steers_the_root_visits():
+    """With a heavy prior on one action, the simulations after the first visit of each go to it."""
+    game = BlackoutGame(Rules(num_players=4, hand_sizes=[10]), seed=0)
+    view = game.view(game.current_player)
+    favourite = view.legal_actions[-1]
+    bot = ISMCTSBot(seed=0, simulations=40, prior=lambda v: {favourite: 1.0}, prior_weight=100.0)
+    values = bot.action_values(view)
+    assert values[favourite][0] == 40 - (len(view.legal_actions) - 1)
+    assert bot.act(view) == favourite
+
+
+@pytest.mark.parametrize("options", [{"prior": 3}, {"prior_weight": -1.0}, {"prior_weight": "big"}])
+def test_a_bad_prior_is_refused(options):
+    with pytest.raises(ValueError, match="prior"):
+        ISMCTSBot(**options)
