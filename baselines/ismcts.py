@@ -724,6 +724,9 @@ class ISMCTSBot(Bot):
             ``prior_weight * probability / (visits + 1)`` (progressive bias: it
             steers the first simulations and fades as they accumulate).
         prior_weight: the weight of the prior, in scaled score units (0..1).
+        objective: what a simulation backs up for each seat: ``"score"`` (default),
+            its hand score scaled to 0..1; ``"exact"``, 1 if it made its bid, else 0
+            (the chance of making the bid, whatever the bid is worth).
     """
 
     name = "ismcts"
@@ -739,6 +742,7 @@ class ISMCTSBot(Bot):
         compiled: bool | None = None,
         prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
         prior_weight: float = 1.0,
+        objective: str = "score",
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -767,6 +771,9 @@ class ISMCTSBot(Bot):
             raise ValueError(f"prior_weight: must be a number >= 0, got {prior_weight!r}")
         self.prior = prior
         self.prior_weight = float(prior_weight)
+        if objective not in ("score", "exact"):
+            raise ValueError(f"objective: must be 'score' or 'exact', got {objective!r}")
+        self.objective = objective
         if self.compiled:
             _compiled_card_play()  # compile (or load from the cache) now, not inside a timed decision
         self.last_simulations = 0
@@ -797,7 +804,10 @@ class ISMCTSBot(Bot):
             seed_compiled(rng.getrandbits(32))
         n = view.num_players
         root_state = SimState.from_view(view, [view.hand if s == view.player else () for s in range(n)])
-        scaled = root_state.t.scores(view.hand_size)[0]
+        if self.objective == "score":
+            scaled = root_state.t.scores(view.hand_size)[0]
+        else:  # "exact": 1 for a made bid, else 0
+            scaled = [[float(b == w) for w in range(view.hand_size + 1)] for b in range(view.hand_size + 1)]
         sampler = DealSampler(view)
         c = self.exploration
         split = self.split_by_hand

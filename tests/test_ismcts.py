@@ -237,6 +237,7 @@ def test_the_dealer_never_makes_the_forbidden_bid():
         ({"rollout": "smart"}, "rollout"),
         ({"compiled": "yes"}, "compiled"),
         ({"compiled": 2}, "compiled"),
+        ({"objective": "win"}, "objective"),
     ],
 )
 def test_bad_budgets_are_refused(options, message):
