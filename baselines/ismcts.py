@@ -20,12 +20,16 @@ with each node the information set of the seat to act there:
    another seat by the actions and that seat's hand in the determinization
    (``split_by_hand``, as OpenSpiel's IS-MCTS keys nodes by the acting player's
    information state). At a node, the determinized game gives the legal actions
-   (the dealer's hook included, the follow-suit rule with the sampled hand); each
-   child legal in this determinization has its *availability* count raised, and
-   the child with the highest ``mean + c * sqrt(ln(availability) / visits)`` is
-   followed (UCB1 over the available children, as in the paper). The mean is the
-   hand score of the seat that chose the action, scaled to 0..1 by the rules'
-   lowest and highest score of the hand.
+   (the dealer's hook included, the follow-suit rule with the sampled hand);
+   keyed this way, they are the same in every determinization reaching the
+   node, so once each is tried the child with the highest
+   ``mean + c * sqrt(ln(parent visits) / visits)`` is followed (UCB1, as
+   OpenSpiel's IS-MCTS does). Pooled nodes (``split_by_hand=False``) see other
+   legal actions in other determinizations and count each child's
+   *availability* instead of the parent's visits, as in the paper. The mean is
+   the hand score of the seat that chose the action, scaled to 0..1 by the
+   rules' lowest and highest score of the hand (``objective="exact"``: 1 for a
+   made bid, else 0).
 3. **Expand** one legal action not in the tree yet (chosen at random), then
    **play out** the hand with random legal actions (bids included, for seats that
    have not bid) in a bitset mini-engine, and **back up** every seat's score: each
@@ -54,6 +58,8 @@ bit per card; the trick power of a card is a lookup table built from
 :func:`blackout_env.rules_logic.card_power`), not on :class:`~blackout_env.engine.BlackoutGame`: a
 simulation is a few hundred integer operations. tests/test_ismcts.py checks the
 mini-engine against the engine action by action on random hands of every preset.
+The playouts' card loop (:func:`_card_play_loop`) is one function that Python
+runs, or that numba compiles when installed (the ``fast`` extra; ``compiled``).
 
 Budget: ``simulations`` per decision (reproducible from the seed), or
 ``time_ms`` milliseconds per decision (machine-dependent).
