@@ -20,12 +20,16 @@ with each node the information set of the seat to act there:
    another seat by the actions and that seat's hand in the determinization
    (``split_by_hand``, as OpenSpiel's IS-MCTS keys nodes by the acting player's
    information state). At a node, the determinized game gives the legal actions
-   (the dealer's hook included, the follow-suit rule with the sampled hand); each
-   child legal in this determinization has its *availability* count raised, and
-   the child with the highest ``mean + c * sqrt(ln(availability) / visits)`` is
-   followed (UCB1 over the available children, as in the paper). The mean is the
-   hand score of the seat that chose the action, scaled to 0..1 by the rules'
-   lowest and highest score of the hand.
+   (the dealer's hook included, the follow-suit rule with the sampled hand);
+   keyed this way, they are the same in every determinization reaching the
+   node, so once each is tried the child with the highest
+   ``mean + c * sqrt(ln(parent visits) / visits)`` is followed (UCB1, as
+   OpenSpiel's IS-MCTS does). Pooled nodes (``split_by_hand=False``) see other
+   legal actions in other determinizations and count each child's
+   *availability* instead of the parent's visits, as in the paper. The mean is
+   the hand score of the seat that chose the action, scaled to 0..1 by the
+   rules' lowest and highest score of the hand (``objective="exact"``: 1 for a
+   made bid, else 0).
 3. **Expand** one legal action not in the tree yet (chosen at random), then
    **play out** the hand with random legal actions (bids included, for seats that
    have not bid) in a bitset mini-engine, and **back up** every seat's score: each
@@ -54,6 +58,8 @@ bit per card; the trick power of a card is a lookup table built from
 :func:`blackout_env.rules_logic.card_power`), not on :class:`~blackout_env.engine.BlackoutGame`: a
 simulation is a few hundred integer operations. tests/test_ismcts.py checks the
 mini-engine against the engine action by action on random hands of every preset.
+The playouts' card loop (:func:`_card_play_loop`) is one function that Python
+runs, or that numba compiles when installed (the ``fast`` extra; ``compiled``).
 
 Budget: ``simulations`` per decision (reproducible from the seed), or
 ``time_ms`` milliseconds per decision (machine-dependent).
@@ -64,7 +70,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -98,6 +104,9 @@ class _Tables:
             [[card_power(c, led, trump) for c in range(self.num_cards)] for led in (None, 0, 1, 2, 3)]
             for trump in (None, 0, 1, 2, 3)
         ]
+        # the same tables as numpy arrays, for compiled playouts
+        self.power_array = np.array(self.power, dtype=np.int64)
+        self.suit_mask_array = np.array(self.suit_mask, dtype=np.int64)
         self._scores: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
 
     def scores(self, hand_size: int) -> tuple[list[list[float]], list[list[int]]]:
@@ -272,15 +281,18 @@ class SimState:
         score = self.t.rules.hand_score
         return [score(b, w) for b, w in zip(self.bids, self.tricks_won)]
 
-    def rollout(self, rand: Callable[[], float], record: list[int] | None = None, greedy: bool = False) -> None:
+    def rollout(
+        self, rand: Callable[[], float], record: list[int] | None = None, greedy: bool = False, compiled: bool = False
+    ) -> None:
         """Play the hand out with uniformly random legal actions (``rand()`` in [0, 1)), or greedily.
 
         Greedy (``greedy=True``): a seat yet to bid bids its count of likely winners
-        (:func:`_greedy_bid`), and a seat plays by :func:`_greedy_card`.
-
-        The same rules as :meth:`legal_actions` and :meth:`step`, written as one loop
-        over local variables because it is where a search spends its time. With
-        ``record``, the actions taken are appended to it.
+        (:func:`_greedy_bid`), and a seat plays by :func:`_greedy_card`. The bids are
+        played here, the cards by :func:`_play_cards` (one loop over local
+        variables, because it is where a search spends its time); with
+        ``compiled``, by the same function compiled with numba (:func:`_compiled_card_play`;
+        its random numbers then come from numba's generator, seeded by :func:`seed_compiled`).
+        With ``record``, the actions taken are appended to it.
         """
         n = self.n
         hand_size = self.hand_size
@@ -296,19 +308,58 @@ class SimState:
                     record.append(action)
                 self.step(action)
         t = self.t
-        hands = self.hands
-        won = self.tricks_won
-        bids = self.bids
-        suit_mask = t.suit_mask
-        joker_mask = t.joker_mask
         trump = self.trump
-        power_rows = t.power[trump + 1]
-        power_row = power_rows[self.led + 1]
-        break_mask = suit_mask[trump] if trump >= 0 and self.must_break and not self.trump_broken else 0
-        standard_mask = t.standard_mask
-        standard = NUM_STANDARD_CARDS
-        current, trick_count, led = self.current, self.trick_count, self.led
-        win_power, win_seat, tricks_done = self.win_power, self.win_seat, self.tricks_done
+        break_mask = t.suit_mask[trump] if trump >= 0 and self.must_break and not self.trump_broken else 0
+        if compiled:
+            vector = np.array(
+                [n, hand_size, self.current, self.trick_count, self.led, self.win_power, self.win_seat,
+                 self.tricks_done, greedy, t.joker_mask, t.standard_mask, break_mask, *self.hands, *self.tricks_won,
+                 *self.bids],
+                dtype=np.int64,
+            )
+            record_array = np.zeros(n * hand_size if record is not None else 0, dtype=np.int64)
+            recorded = _compiled_card_play()(vector, t.power_array[trump + 1], t.suit_mask_array, record_array)
+            values = vector.tolist()
+            self.current, self.trick_count, self.led, self.win_power, self.win_seat, self.tricks_done = values[2:8]
+            self.hands, self.tricks_won = values[12 : 12 + n], values[12 + n : 12 + 2 * n]
+        else:
+            kernel = _play_cards
+            hands, won, bids, power_rows, suit_mask = self.hands, self.tricks_won, self.bids, t.power[trump + 1], t.suit_mask
+            record_array = [0] * (n * hand_size) if record is not None else []
+            trick = kernel(
+                hands, won, bids, power_rows, suit_mask, t.joker_mask, t.standard_mask, break_mask, n, hand_size,
+                self.current, self.trick_count, self.led, self.win_power, self.win_seat, self.tricks_done,
+                greedy, rand, record_array,
+            )
+            self.current, self.trick_count, self.led, self.win_power, self.win_seat, self.tricks_done, recorded = trick
+        if record is not None:
+            record.extend(int(card) for card in record_array[:recorded])
+        # (trump_broken is not kept up to date: the hand is over)
+
+
+def _card_play_loop(bit_count: Callable[[int], int], bit_length: Callable[[int], int], greedy_card: Callable) -> Callable:
+    """The card play of a playout, as one function over plain integers and indexable sequences.
+
+    The same source serves twice: run by Python with ``int.bit_count`` and
+    ``int.bit_length`` (:func:`_play_cards`), and compiled by numba with compiled
+    equivalents (:func:`_compiled_card_play`), so the rules of a playout are written
+    once. Arguments: every seat's hand (bitmask), tricks won and bid (mutated:
+    hands and tricks won), the power rows of this trump (``[led + 1][card]``,
+    :func:`blackout_env.rules_logic.card_power`), the suit masks, the joker and
+    standard-card masks, the trump suit's mask while a trump lead is forbidden (else
+    0), the table size and hand size, the trick in progress (seat to play, cards
+    played, led suit, winning power and seat, tricks done), ``greedy``, ``rand``
+    (uniform in [0, 1)) and ``record`` (empty: do not record; else room for the
+    cards played). Returns the trick state at the end and the number of cards recorded.
+    """
+
+    def play_cards(
+        hands, won, bids, power_rows, suit_mask, joker_mask, standard_mask, break_mask, n, hand_size,
+        current, trick_count, led, win_power, win_seat, tricks_done, greedy, rand, record,
+    ):
+        recording = len(record) > 0
+        recorded = 0
+        power_row = power_rows[led + 1]
         while tricks_done < hand_size:
             hand = hands[current]
             if trick_count:
@@ -323,18 +374,19 @@ class SimState:
                 legal = hand
             if legal & (legal - 1):  # more than one card
                 if greedy:
-                    legal = _greedy_card(
+                    legal = greedy_card(
                         legal, power_rows, led, win_power, bids[current] > won[current], trick_count == n - 1
                     )
                 else:  # pick one at random
-                    for _ in range(int(rand() * legal.bit_count())):
+                    for _ in range(int(rand() * bit_count(legal))):
                         legal &= legal - 1
             bit = legal & -legal
             hands[current] = hand ^ bit
-            card = bit.bit_length() - 1
-            if record is not None:
-                record.append(card)
-            if card < standard:  # a joker names no suit and breaks no trump
+            card = bit_length(bit) - 1
+            if recording:
+                record[recorded] = card
+                recorded += 1
+            if card < 52:  # a joker names no suit and breaks no trump
                 if led < 0:
                     led = card // 13
                     power_row = power_rows[led + 1]
@@ -354,65 +406,158 @@ class SimState:
                 current = win_seat
             else:
                 current = current + 1 if current + 1 < n else 0
-        self.current, self.trick_count, self.led = current, trick_count, led
-        self.win_power, self.win_seat, self.tricks_done = win_power, win_seat, tricks_done
-        # (trump_broken is not kept up to date: the hand is over)
+        return current, trick_count, led, win_power, win_seat, tricks_done, recorded
+
+    return play_cards
 
 
-def _greedy_card(legal: int, power_rows: list[list[int]], led: int, win_power: int, want: bool, last: bool) -> int:
-    """The greedy playout's card (as its bit) among ``legal`` (a bitmask of two or more cards).
+_COMPILED: list = []
 
-    A seat that still needs tricks plays its strongest card, or, last to play, the
-    cheapest card that wins; if none can win the trick, its weakest. A seat that
-    needs no more tricks plays its strongest card that loses to the trick so far,
-    else its weakest (leading: its weakest). Power is
-    :func:`blackout_env.rules_logic.card_power`.
+
+def numba_available() -> bool:
+    """Whether numba can be imported (the ``fast`` extra), so that playouts can run compiled."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _compiled_card_play() -> Callable:
+    """:func:`_play_cards` compiled with numba, drawing numba's random numbers (compiled once, cached on disk).
+
+    Its arguments are packed into one array (see :meth:`SimState.rollout`); ``.seed(value)`` seeds its random numbers.
     """
-    strongest = weakest = cheapest_win = best_loser = 0
-    strongest_p, weakest_p, cheapest_p, loser_p = -2, 10**6, 10**6, -2
-    m = legal
-    while m:
-        bit = m & -m
-        m ^= bit
-        card = bit.bit_length() - 1
-        p = power_rows[(led if led >= 0 or card >= NUM_STANDARD_CARDS else card // 13) + 1][card]
-        if p > strongest_p:
-            strongest_p, strongest = p, bit
-        if p < weakest_p:
-            weakest_p, weakest = p, bit
-        if p > win_power:
-            if p < cheapest_p:
-                cheapest_p, cheapest_win = p, bit
-        elif p > loser_p:
-            loser_p, best_loser = p, bit
-    if want:
-        if cheapest_win:
-            return cheapest_win if last else strongest
+    if not _COMPILED:
+        try:
+            import numba
+        except ImportError:
+            raise ImportError(
+                "numba is not installed: compiled playouts need the fast extra (pip install -e \".[fast]\")"
+            ) from None
+
+        @numba.njit(cache=True)
+        def bit_count(x):
+            count = 0
+            while x:
+                x &= x - 1
+                count += 1
+            return count
+
+        @numba.njit(cache=True)
+        def bit_length(x):
+            length = 0
+            while x:
+                x >>= 1
+                length += 1
+            return length
+
+        @numba.njit(cache=True)
+        def uniform():
+            return np.random.random()
+
+        @numba.njit(cache=True)
+        def seed(value):
+            np.random.seed(value)
+
+        play_cards = numba.njit(cache=True)(_card_play_loop(bit_count, bit_length, numba.njit(cache=True)(_greedy_card_rule(bit_length))))
+
+        @numba.njit  # not cached on disk (numba cannot cache a function that calls closures); quick to compile
+        def kernel(vector, power_rows, suit_mask, record):
+            # One array in and out: numba types every argument of every call, so few arguments are cheaper.
+            # vector: n, hand size, seat to play, cards in the trick, led suit, winning power, winning seat,
+            # tricks done, greedy, joker mask, standard mask, break mask, then hands, tricks won and bids by seat.
+            n = vector[0]
+            trick = play_cards(
+                vector[12 : 12 + n], vector[12 + n : 12 + 2 * n], vector[12 + 2 * n : 12 + 3 * n], power_rows,
+                suit_mask, vector[9], vector[10], vector[11], n, vector[1],
+                vector[2], vector[3], vector[4], vector[5], vector[6], vector[7], vector[8] != 0, uniform, record,
+            )
+            for i in range(6):
+                vector[2 + i] = trick[i]
+            return trick[6]
+
+        kernel.seed = seed
+        # compile now: a hand with no trick left to play
+        kernel(np.array([4, 0, 0, 0, -1, -1, -1, 0, 0, 0, 0, 0] + [0] * 12, dtype=np.int64),
+               np.zeros((5, 52), dtype=np.int64), np.zeros(4, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        _COMPILED.append(kernel)
+    return _COMPILED[0]
+
+
+def seed_compiled(value: int) -> None:
+    """Seed the random numbers of compiled playouts (numba's generator)."""
+    _compiled_card_play().seed(value)
+
+
+def _greedy_card_rule(bit_length: Callable[[int], int]) -> Callable:
+    """The greedy playout's choice of card, as one function for Python and numba (see :func:`_card_play_loop`)."""
+
+    def greedy_card(legal: int, power_rows: list[list[int]], led: int, win_power: int, want: bool, last: bool) -> int:
+        """The greedy playout's card (as its bit) among ``legal`` (a bitmask of two or more cards).
+
+        A seat that still needs tricks plays its strongest card, or, last to play, the
+        cheapest card that wins; if none can win the trick, its weakest. A seat that
+        needs no more tricks plays its strongest card that loses to the trick so far,
+        else its weakest (leading: its weakest). Power is
+        :func:`blackout_env.rules_logic.card_power`.
+        """
+        strongest = weakest = cheapest_win = best_loser = 0
+        strongest_p, weakest_p, cheapest_p, loser_p = -2, 10**6, 10**6, -2
+        m = legal
+        while m:
+            bit = m & -m
+            m ^= bit
+            card = bit_length(bit) - 1
+            p = power_rows[(led if led >= 0 or card >= NUM_STANDARD_CARDS else card // 13) + 1][card]
+            if p > strongest_p:
+                strongest_p, strongest = p, bit
+            if p < weakest_p:
+                weakest_p, weakest = p, bit
+            if p > win_power:
+                if p < cheapest_p:
+                    cheapest_p, cheapest_win = p, bit
+            elif p > loser_p:
+                loser_p, best_loser = p, bit
+        if want:
+            if cheapest_win:
+                return cheapest_win if last else strongest
+            return weakest
+        if win_power >= 0 and best_loser:
+            return best_loser
         return weakest
-    if win_power >= 0 and best_loser:
-        return best_loser
-    return weakest
+
+    return greedy_card
+
+
+_greedy_card = _greedy_card_rule(int.bit_length)
+"""The greedy playout's card, run by Python (see :func:`_greedy_card_rule`)."""
+
+_play_cards = _card_play_loop(int.bit_count, int.bit_length, _greedy_card)
+"""The card play of a playout, run by Python (see :func:`_card_play_loop`)."""
 
 
 def _greedy_bid(state: SimState) -> int:
     """The greedy playout's bid action: aces and kings of side suits, and trumps from the ten up, count as tricks."""
     hand = state.hands[state.current]
     trump = state.trump
-    tricks = 0.0
-    while hand:
-        bit = hand & -hand
-        hand ^= bit
-        card = bit.bit_length() - 1
-        rank = card % 13
-        if card >= NUM_STANDARD_CARDS:
-            tricks += 1.0
-        elif card // 13 == trump:
-            tricks += 0.9 if rank >= 8 else 0.35
-        elif rank == 12:
-            tricks += 0.85
-        elif rank == 11:
-            tricks += 0.45
+    side, trumps = _bid_tables()
+    tricks = float((hand >> NUM_STANDARD_CARDS).bit_count())  # jokers
+    for suit in range(4):
+        tricks += (trumps if suit == trump else side)[hand >> (13 * suit) & 8191]
     return state.t.num_cards + int(tricks + 0.5)
+
+
+_BID_TABLES: list[list[float]] = []
+
+
+def _bid_tables() -> tuple[list[float], list[float]]:
+    """The greedy bid's likely tricks in one suit, by the suit's 13-bit slice of the hand: as a side suit, as trump."""
+    if not _BID_TABLES:
+        slices = range(1 << 13)
+        _BID_TABLES.append([0.85 * (m >> 12 & 1) + 0.45 * (m >> 11 & 1) for m in slices])
+        _BID_TABLES.append([0.9 * (m >> 8).bit_count() + 0.35 * (m & 255).bit_count() for m in slices])
+    return _BID_TABLES[0], _BID_TABLES[1]
 
 
 class DealSampler:
@@ -546,13 +691,17 @@ class _Node:
     children are that seat's actions: one information set per hand.
     """
 
-    __slots__ = ("children", "visits", "total", "avail")
+    __slots__ = ("children", "visits", "total", "avail", "untried", "tried")
 
     def __init__(self) -> None:
         self.children: dict[int, _Node] = {}
         self.visits = 0
         self.total = 0.0
         self.avail = 0
+        self.untried: list[int] | None = None
+        """An information set's legal actions not in the tree yet (None: not visited)."""
+        self.tried = 0
+        """How often an action was chosen here (the parent's count in UCB)."""
 
 
 class ISMCTSBot(Bot):
@@ -571,6 +720,19 @@ class ISMCTSBot(Bot):
             with the searching player's true hand, so the other seats choose in
             the tree as if they knew it).
         rollout: "random" (default) or "greedy" playouts (:meth:`SimState.rollout`).
+        compiled: play the playouts' cards with the numba-compiled loop (the ``fast``
+            extra); by default when numba is installed. The same rules and the same
+            distribution of playouts, from numba's random numbers (so a seed gives
+            other simulations than without it); an ImportError naming the extra if
+            asked for without numba.
+        prior: a function of the view giving a probability per legal action (e.g.
+            a trained policy's); at the root, the action's UCB value gets
+            ``prior_weight * probability / (visits + 1)`` (progressive bias: it
+            steers the first simulations and fades as they accumulate).
+        prior_weight: the weight of the prior, in scaled score units (0..1).
+        objective: what a simulation backs up for each seat: ``"score"`` (default),
+            its hand score scaled to 0..1; ``"exact"``, 1 if it made its bid, else 0
+            (the chance of making the bid, whatever the bid is worth).
     """
 
     name = "ismcts"
@@ -583,6 +745,10 @@ class ISMCTSBot(Bot):
         exploration: float = DEFAULT_EXPLORATION,
         split_by_hand: bool = True,
         rollout: str = "random",
+        compiled: bool | None = None,
+        prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
+        prior_weight: float = 1.0,
+        objective: str = "score",
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -600,6 +766,22 @@ class ISMCTSBot(Bot):
         if rollout not in ("random", "greedy"):
             raise ValueError(f"rollout: must be 'random' or 'greedy', got {rollout!r}")
         self.rollout = rollout
+        if compiled is None:
+            compiled = numba_available()
+        elif not isinstance(compiled, (bool, int, np.integer)) or compiled not in (0, 1):
+            raise ValueError(f"compiled: must be 0 or 1 (or left out: 1 when numba is installed), got {compiled!r}")
+        self.compiled = bool(compiled)
+        if prior is not None and not callable(prior):
+            raise ValueError(f"prior: must be a function of a view, got {prior!r}")
+        if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not prior_weight >= 0:
+            raise ValueError(f"prior_weight: must be a number >= 0, got {prior_weight!r}")
+        self.prior = prior
+        self.prior_weight = float(prior_weight)
+        if objective not in ("score", "exact"):
+            raise ValueError(f"objective: must be 'score' or 'exact', got {objective!r}")
+        self.objective = objective
+        if self.compiled:
+            _compiled_card_play()  # compile (or load from the cache) now, not inside a timed decision
         self.last_simulations = 0
         """Simulations run for the last decision."""
 
@@ -623,9 +805,15 @@ class ISMCTSBot(Bot):
         rng = random.Random(int(self.rng.integers(2**62)))
         rand = rng.random
         np_rng = np.random.default_rng(rng.getrandbits(63))
+        compiled = self.compiled
+        if compiled:
+            seed_compiled(rng.getrandbits(32))
         n = view.num_players
         root_state = SimState.from_view(view, [view.hand if s == view.player else () for s in range(n)])
-        scaled = root_state.t.scores(view.hand_size)[0]
+        if self.objective == "score":
+            scaled = root_state.t.scores(view.hand_size)[0]
+        else:  # "exact": 1 for a made bid, else 0
+            scaled = [[float(b == w) for w in range(view.hand_size + 1)] for b in range(view.hand_size + 1)]
         sampler = DealSampler(view)
         c = self.exploration
         split = self.split_by_hand
@@ -634,7 +822,11 @@ class ISMCTSBot(Bot):
         log = math.log
         sqrt = math.sqrt
         root = _Node()
-        root_legal = list(view.legal_actions)
+        root.untried = list(view.legal_actions)
+        bias = None
+        if self.prior is not None:
+            probabilities = self.prior(view)
+            bias = {a: self.prior_weight * float(probabilities.get(a, 0.0)) for a in view.legal_actions}
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
         budget = self.simulations
         deals: list[list[int]] = []
@@ -649,42 +841,68 @@ class ISMCTSBot(Bot):
             path: list[tuple[_Node, int]] = []  # (node entered, seat that chose the action into it)
             # --- select with UCB over the children legal in this determinization; expand one
             while state.tricks_done < state.hand_size:
-                # the root's legal actions are the view's in every determinization (its own hand)
-                legal = root_legal if node is root else state.legal_actions()
-                children = node.children
-                if split and state.current != me:
+                seat = state.current
+                if seat != me and split:
                     # this seat's information set in this determinization: its hand joins the key
-                    key = -1 - state.hands[state.current]
-                    own = children.get(key)
+                    key = -1 - state.hands[seat]
+                    own = node.children.get(key)
                     if own is None:
-                        own = children[key] = _Node()
-                    children = own.children
-                if children:
+                        own = node.children[key] = _Node()
+                    node = own
+                if seat == me or split:
+                    # an information set of the seat to act: the same legal actions in every determinization
+                    untried = node.untried
+                    if untried is None:
+                        untried = node.untried = state.legal_actions()
+                    if untried:  # expand a random untried action
+                        action = untried.pop(int(rand() * len(untried)))
+                        child = node.children[action] = _Node()
+                    else:
+                        best_value = -1.0
+                        spread = c * c * log(node.tried)
+                        if bias is None or node is not root:
+                            for a, child in node.children.items():
+                                visits = child.visits
+                                value = child.total / visits + sqrt(spread / visits)
+                                if value > best_value:
+                                    best_value, action = value, a
+                        else:  # the root, with the prior's progressive bias
+                            for a, child in node.children.items():
+                                visits = child.visits
+                                value = child.total / visits + sqrt(spread / visits) + bias[a] / (visits + 1)
+                                if value > best_value:
+                                    best_value, action = value, a
+                        child = node.children[action]
+                    node.tried += 1
+                else:
+                    # pooled statistics of another seat (split_by_hand off): its legal actions vary with the
+                    # determinization, so UCB counts a child's availability, not the parent's visits
+                    legal = state.legal_actions()
+                    children = node.children
                     untried = [a for a in legal if a not in children]
                     for a in legal:
                         if a in children:
                             children[a].avail += 1
-                else:
-                    untried = legal
-                if untried:
-                    action = untried[int(rand() * len(untried))]
-                    child = children[action] = _Node()
-                    child.avail = 1
-                else:
-                    best_value = -1.0
-                    for a in legal:
-                        child = children[a]
-                        visits = child.visits
-                        value = child.total / visits + c * sqrt(log(child.avail) / visits)
-                        if value > best_value:
-                            best_value, action = value, a
-                path.append((children[action], state.current))
+                    if untried:
+                        action = untried[int(rand() * len(untried))]
+                        child = children[action] = _Node()
+                        child.avail = 1
+                    else:
+                        best_value = -1.0
+                        for a in legal:
+                            child = children[a]
+                            visits = child.visits
+                            value = child.total / visits + c * sqrt(log(child.avail) / visits)
+                            if value > best_value:
+                                best_value, action = value, a
+                        child = children[action]
+                path.append((child, seat))
                 state.step(action)
-                node = children[action]
-                if untried:
+                node = child
+                if not child.visits:  # just expanded: leave the tree
                     break
             # --- play out at random, back up every seat's scaled score
-            state.rollout(rand, greedy=greedy)
+            state.rollout(rand, greedy=greedy, compiled=compiled)
             rewards = [scaled[b][w] for b, w in zip(state.bids, state.tricks_won)]
             for visited, seat in path:
                 visited.visits += 1

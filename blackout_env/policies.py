@@ -14,6 +14,9 @@ Specs
   that read as numbers become numbers.
 - ``ppo``: the checkpoint shipped with the package; ``ppo:PATH``: a trained
   checkpoint (``blackout_training``, needs torch).
+- ``ppo+search``: IS-MCTS guided at the root by the shipped ``ppo`` policy
+  (``blackout_training.search_policy``, needs torch); options as ``ismcts``'s, plus
+  ``prior_weight`` and ``checkpoint=PATH``.
 - ``rllib:PATH``: a policy trained on Ray RLlib (``blackout train`` with
   ``algo: rllib_ppo``): its run folder or RLlib checkpoint (needs the ``rllib`` extra).
 
@@ -183,6 +186,8 @@ LOADERS: dict[str, Loader] = {
     "ismcts": BotLoader("ismcts"),
     # "ppo": the checkpoint shipped in training/checkpoints; "ppo:PATH": a trained checkpoint.
     "ppo": LazyLoader("blackout_training.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
+    # "ppo+search": IS-MCTS with the shipped ppo policy's probabilities as a prior at the root (docs/ismcts.md).
+    "ppo+search": LazyLoader("blackout_training.search_policy:load_ppo_search", hint=TRAIN_EXTRA_HINT),
     # "rllib:PATH": an RLlib checkpoint of `blackout train` with algo rllib_ppo (docs/rllib.md; needs Ray RLlib).
     "rllib": LazyLoader("blackout_training.rllib_backend:load_rllib_policy", hint=TRAIN_EXTRA_HINT,
                         path_argument=True),

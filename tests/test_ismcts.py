@@ -5,13 +5,17 @@ import random
 import numpy as np
 import pytest
 from blackout_baselines import ISMCTSBot, RandomBot, make_bot
-from blackout_baselines.ismcts import DealSampler, SimState
+from blackout_baselines.ismcts import DealSampler, SimState, numba_available, seed_compiled
 from blackout_baselines.search import determinize, sample_hands
 
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.cards import NUM_STANDARD_CARDS
 
 PRESETS = preset_names()
+NUMBA = numba_available()
+needs_numba = pytest.mark.skipif(not NUMBA, reason="numba is not installed (the fast extra)")
+# playouts run by Python, and by the same loop compiled with numba (when installed)
+PLAYOUTS = [pytest.param(False, id="python"), pytest.param(True, id="compiled", marks=needs_numba)]
 
 
 def random_moments(rules: Rules, count: int, seed: int):
@@ -45,19 +49,68 @@ def test_the_bitset_engine_plays_a_hand_exactly_as_the_engine_does(preset):
         assert state.hand_scores() == game.round_scores[-1]
 
 
+@pytest.mark.parametrize("compiled", PLAYOUTS)
 @pytest.mark.parametrize("greedy", [False, True], ids=["random", "greedy"])
 @pytest.mark.parametrize("preset", PRESETS)
-def test_a_playout_is_a_legal_hand_of_the_engine(preset, greedy):
+def test_a_playout_is_a_legal_hand_of_the_engine(preset, greedy, compiled):
     rules = Rules.preset(preset)
     pick = random.Random(1)
+    if compiled:
+        seed_compiled(1)
     for game in random_moments(rules, 12, 2):
         state = SimState.from_view(game.view(game.current_player), game.hands)
         actions: list[int] = []
-        state.rollout(pick.random, actions, greedy=greedy)
+        state.rollout(pick.random, actions, greedy=greedy, compiled=compiled)
         for action in actions:
             game.step(action)  # raises on an illegal action
         assert state.tricks_won == game.round_tricks[-1]
         assert state.hand_scores() == game.round_scores[-1]
+
+
+@pytest.mark.parametrize("compiled", PLAYOUTS)
+@pytest.mark.parametrize("cards_played", [0, 1], ids=["lead", "follow"])
+def test_a_random_playout_plays_every_legal_card_equally_often(cards_played, compiled):
+    """Uniform random playouts: the first card of the playout, over many playouts from one position."""
+    rules = Rules(num_players=4, hand_sizes=[10])
+    game = BlackoutGame(rules, seed=4)
+    for bid in (2, 3, 1, 2):
+        game.bid(bid)
+    for _ in range(cards_played):
+        game.step(game.legal_actions()[0])
+    legal = game.legal_actions()
+    state = SimState.from_view(game.view(game.current_player), game.hands)
+    pick = random.Random(3)
+    if compiled:
+        seed_compiled(3)
+    counts = dict.fromkeys(legal, 0)
+    for _ in range(4000):
+        actions: list[int] = []
+        state.copy().rollout(pick.random, actions, compiled=compiled)
+        counts[actions[0]] += 1
+    expected = 4000 / len(legal)
+    assert len(legal) > 1
+    assert all(abs(count - expected) < 5 * expected**0.5 for count in counts.values()), counts
+
+
+@needs_numba
+def test_compiled_and_python_playouts_take_tricks_alike():
+    """The compiled loop is the Python loop: the same mean tricks per seat over many random playouts."""
+    rules = Rules(num_players=4, hand_sizes=[10])
+    game = BlackoutGame(rules, seed=9)
+    for bid in (2, 3, 1, 2):
+        game.bid(bid)
+    state = SimState.from_view(game.view(game.current_player), game.hands)
+    pick = random.Random(5)
+    seed_compiled(5)
+    means = []
+    for compiled in (False, True):
+        won = np.zeros(4)
+        for _ in range(3000):
+            played = state.copy()
+            played.rollout(pick.random, compiled=compiled)
+            won += played.tricks_won
+        means.append(won / 3000)
+    assert np.abs(means[0] - means[1]).max() < 0.15, means
 
 
 def test_the_power_table_is_the_rules_card_power_for_every_card():
@@ -132,12 +185,13 @@ def test_the_decision_depends_on_the_view_only():
     assert checked == 8
 
 
-def test_the_same_seed_plays_the_same_hand():
+@pytest.mark.parametrize("compiled", PLAYOUTS)
+def test_the_same_seed_plays_the_same_hand(compiled):
     rules = Rules(num_players=4, hand_sizes=[6])
 
     def play(seed: int) -> list[int]:
         game = BlackoutGame(rules, seed=3)
-        bots = [ISMCTSBot(seed=seed + s, simulations=40) for s in range(4)]
+        bots = [ISMCTSBot(seed=seed + s, simulations=40, compiled=compiled) for s in range(4)]
         while not game.is_over:
             game.step(bots[game.current_player].act(game.view(game.current_player)))
         return game.actions
@@ -181,6 +235,9 @@ def test_the_dealer_never_makes_the_forbidden_bid():
         ({"time_ms": "fast"}, "time_ms"),
         ({"exploration": -0.1}, "exploration"),
         ({"rollout": "smart"}, "rollout"),
+        ({"compiled": "yes"}, "compiled"),
+        ({"compiled": 2}, "compiled"),
+        ({"objective": "win"}, "objective"),
     ],
 )
 def test_bad_budgets_are_refused(options, message):
@@ -188,6 +245,19 @@ def test_bad_budgets_are_refused(options, message):
         ISMCTSBot(**options)
     with pytest.raises(ValueError, match=message):
         make_bot("ismcts", **options)
+
+
+def test_compiled_playouts_without_numba_name_the_extra(monkeypatch):
+    import sys
+
+    import blackout_baselines.ismcts as ismcts
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    monkeypatch.setattr(ismcts, "_COMPILED", [])
+    assert not ismcts.numba_available()
+    assert not ISMCTSBot(seed=0).compiled  # by default: Python playouts
+    with pytest.raises(ImportError, match=r"fast extra"):
+        ISMCTSBot(seed=0, compiled=1)
 
 
 def test_a_time_budget_too_small_for_one_simulation_is_an_error():
@@ -255,3 +325,35 @@ def test_the_greedy_playout_wins_cheaply_when_it_needs_a_trick_and_ducks_high_wh
     assert card(_greedy_card(legal, power_rows, led, win, want=True, last=False)) == parse_card("AH")
     assert card(_greedy_card(legal, power_rows, led, win, want=False, last=False)) == parse_card("9H")
     assert card(_greedy_card(legal, power_rows, -1, -1, want=False, last=False)) == parse_card("4H")
+
+
+def test_the_greedy_playout_bids_its_aces_kings_and_high_trumps():
+    from blackout_baselines.ismcts import _greedy_bid, _tables
+
+    from blackout_env.cards import parse_cards
+
+    rules = Rules(num_players=4, hand_sizes=[6])
+    state = SimState.__new__(SimState)
+    state.t, state.current, state.trump = _tables(rules), 1, 2  # trump hearts
+    state.hands = [0, sum(1 << c for c in parse_cards("AS KS AH 10H 2H 5C")), 0, 0]
+    # 0.85 (side ace) + 0.45 (side king) + 0.9 + 0.9 (trumps from the ten) + 0.35 (low trump) = 3.45
+    assert _greedy_bid(state) == rules.num_cards + 3
+    state.trump = -1  # no trump: the aces of spades and hearts and the king of spades
+    assert _greedy_bid(state) == rules.num_cards + 2
+
+
+def test_a_prior_steers_the_root_visits():
+    """With a heavy prior on one action, the simulations after the first visit of each go to it."""
+    game = BlackoutGame(Rules(num_players=4, hand_sizes=[10]), seed=0)
+    view = game.view(game.current_player)
+    favourite = view.legal_actions[-1]
+    bot = ISMCTSBot(seed=0, simulations=40, prior=lambda v: {favourite: 1.0}, prior_weight=100.0)
+    values = bot.action_values(view)
+    assert values[favourite][0] == 40 - (len(view.legal_actions) - 1)
+    assert bot.act(view) == favourite
+
+
+@pytest.mark.parametrize("options", [{"prior": 3}, {"prior_weight": -1.0}, {"prior_weight": "big"}])
+def test_a_bad_prior_is_refused(options):
+    with pytest.raises(ValueError, match="prior"):
+        ISMCTSBot(**options)

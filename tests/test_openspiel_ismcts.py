@@ -59,6 +59,18 @@ def test_the_speed_comparison_times_both_bots_on_the_same_decisions(tmp_path):
     assert row["agent_cpu_ms_per_decision"] > 0 and row["openspiel_cpu_ms_per_decision"] > 0
 
 
+@pytest.mark.slow
+def test_single_hands_are_the_first_hand_of_a_standard_match_so_ppo_plays_them(tmp_path):
+    """The trained ppo (and ppo+search) play the standard rules: single hands are the match's 10-card first hand."""
+    pytest.importorskip("pyspiel")
+    pytest.importorskip("torch")
+    out = tmp_path / "result.json"
+    assert main(["--agents", "ppo", "ppo+search:simulations=10", "--deals", "1", "--simulations", "5",
+                 "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["deals"] for r in rows] == [1, 1]
+
+
 def test_bad_sizes_are_refused():
     pytest.importorskip("pyspiel")
     with pytest.raises(ValueError, match="--deals must be positive"):

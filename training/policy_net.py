@@ -603,6 +603,24 @@ class PolicyBot:
         return int(self.act_batch(obs, mask)[0])
 
 
+    def action_probabilities(self, view: PlayerView) -> dict[int, float]:
+        """The policy's probability of each legal action of ``view`` (the prior of ``ppo+search``)."""
+        if not view.legal_actions:
+            raise ValueError(f"{self.name}: player {view.player} has no legal action now (phase {view.phase})")
+        rules = view.rules if self.model.observation == "universal" else self.rules
+        mask = np.zeros((1, rules.num_actions), dtype=np.int8)
+        mask[0, list(view.legal_actions)] = 1
+        obs = encoding.encode(view)[None, :]
+        if self.model.observation == "universal":
+            obs, mask = universal_observation(obs, rules), universal_action_mask(mask, rules)
+        with torch.inference_mode():
+            logits = self.model.logits(torch.as_tensor(obs, dtype=torch.float32), torch.as_tensor(mask != 0))
+            probabilities = torch.softmax(logits, dim=-1)[0].numpy()
+        actions = np.flatnonzero(mask[0])
+        ours = rules_actions(actions, rules) if self.model.observation == "universal" else actions
+        return {int(a): float(probabilities[u]) for a, u in zip(ours, actions)}
+
+
 def load_policy_bot(
     path: str | os.PathLike[str] | None = None,
     rules: Rules | str | Mapping[str, Any] | None = None,

@@ -109,6 +109,13 @@ def _start_openspiel_hand(pyspiel: Any, game: BlackoutGame) -> Any:
     return state
 
 
+def _decks(rng: np.random.Generator, rules: Rules, match: bool) -> list[list[int]]:
+    """The deck orders of a deal: one per hand of a match, or only the first hand's (the others never played)."""
+    played = rules.num_rounds if match else 1
+    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (played, 1)), axis=1).tolist()
+    return decks + [list(range(rules.deck_size))] * (rules.num_rounds - played)
+
+
 def play_deal(
     pyspiel: Any,
     rules: Rules,
@@ -122,8 +129,8 @@ def play_deal(
     """Play deal ``deal`` once per seat of the agent; per rotation the scores, bids and timings."""
     n = rules.num_players
     rng = np.random.default_rng([seed, deal])
-    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (rules.num_rounds, 1)), axis=1).tolist()
-    start = 0 if match else deal % rules.num_rounds
+    decks = _decks(rng, rules, match)
+    start = 0
     first_dealer = int(rng.integers(n))
     rotations = []
     for seat in range(n):
@@ -182,19 +189,23 @@ def speed(pyspiel: Any, spec: str, hands: int, seed: int, simulations: int, uct_
     for a busy machine's cores does not count; both sides run in this process,
     alternately, under the same load.
     """
-    rules = Rules.preset("standard").replace(hand_sizes=[10])
+    rules = Rules.preset("standard")  # its first hand: 10 cards
     agent = load_policy(spec, rules, seed)
     used = {"agent": 0.0, "openspiel": 0.0}
     decisions = 0
     for hand in range(hands):
         rng = np.random.default_rng([seed, hand])
-        game = BlackoutGame(rules, decks=[rng.permutation(rules.deck_size).tolist()], first_dealer=int(rng.integers(4)))
+        first_hand = rng.permutation(rules.deck_size).tolist()
+        game = BlackoutGame(
+            rules, decks=[first_hand] + [list(range(rules.deck_size))] * (rules.num_rounds - 1),
+            first_dealer=int(rng.integers(4)),
+        )
         state = _start_openspiel_hand(pyspiel, game)
         bot = pyspiel.ISMCTSBot(
             seed + hand, pyspiel.RandomRolloutEvaluator(1, seed + hand), uct_c, simulations, -1,
             pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False,
         )
-        while not game.is_over:
+        while game.round_index == 0:
             legal = game.legal_actions()
             if len(legal) == 1:
                 action = legal[0]
@@ -345,10 +356,9 @@ def run(args: argparse.Namespace) -> int:
             with open(args.json, "w", encoding="utf-8") as handle:
                 json.dump({"simulations": args.simulations, "speed": rows}, handle, indent=2)
         return 0
-    # OpenSpiel's oh_hell: 4 players by default here, hands 10..1 (a match) or one 10-card hand.
+    # OpenSpiel's oh_hell: 4 players by default here, hands 10..1 (a match) or the match's first hand (10 cards):
+    # our agents play the standard rules either way, so policies trained for them (ppo) play single hands too.
     rules = Rules.preset("standard")
-    if not args.match:
-        rules = rules.replace(hand_sizes=[10])
     rows = []
     for spec in args.agents:
         rows.append(run_agent(spec, rules, args.deals, args.seed, args.simulations, args.uct_c, args.match, args.workers))

@@ -16,7 +16,7 @@ from blackout_env.rules import Rules
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policies", nargs="+", required=True, metavar="SPEC",
-        help="policies: random, heuristic, search, ismcts, search:samples=64, ismcts:simulations=200, random:seed=3, ppo, ppo:PATH, rllib:PATH; "
+        help="policies: random, heuristic, search, ismcts, search:samples=64, ismcts:simulations=200, random:seed=3, ppo, ppo:PATH, ppo+search, rllib:PATH; "
         "with fewer policies than seats the last one fills the remaining seats",
     )
     parser.add_argument("--players", type=int, default=None, help="number of players (overrides the rules)")

@@ -1,0 +1,44 @@
+"""``ppo+search``: IS-MCTS guided at the root by the shipped PPO policy."""
+
+import pytest
+
+pytest.importorskip("torch")
+
+from blackout_baselines import ISMCTSBot  # noqa: E402
+from blackout_training.policies import load_policy  # noqa: E402
+from blackout_training.policy_net import load_policy_bot  # noqa: E402
+
+from blackout_env import BlackoutGame, Rules  # noqa: E402
+
+
+def test_the_policys_probabilities_cover_the_legal_actions():
+    rules = Rules.preset("standard")
+    policy = load_policy_bot(rules=rules)
+    game = BlackoutGame(rules, seed=2)
+    for _ in range(6):
+        view = game.view(game.current_player)
+        probabilities = policy.action_probabilities(view)
+        assert set(probabilities) == set(view.legal_actions)
+        assert abs(sum(probabilities.values()) - 1.0) < 1e-4
+        game.step(policy.act(view))
+
+
+def test_ppo_search_is_a_policy_spec_that_plays_legal_actions():
+    rules = Rules.preset("standard")
+    bot = load_policy("ppo+search:simulations=30,prior_weight=0.5", rules, seed=1)
+    assert isinstance(bot, ISMCTSBot) and bot.name == "ppo+search"
+    assert bot.simulations == 30 and bot.prior_weight == 0.5
+    game = BlackoutGame(rules, seed=3)
+    round_index = game.round_index
+    while game.round_index == round_index:
+        view = game.view(game.current_player)
+        action = bot.act(view)
+        assert action in view.legal_actions
+        game.step(action)
+
+
+def test_a_bad_ppo_search_option_names_the_spec():
+    with pytest.raises(ValueError, match=r"ppo\+search:simulations=0"):
+        load_policy("ppo+search:simulations=0", Rules.preset("standard"), seed=0)
+    with pytest.raises(ValueError, match="ppo\\+search:depth=3"):
+        load_policy("ppo+search:depth=3", Rules.preset("standard"), seed=0)

@@ -1,0 +1,37 @@
+"""``ppo+search``: IS-MCTS guided by a trained policy (the shipped PPO checkpoint by default).
+
+:class:`~blackout_baselines.ISMCTSBot` searches as the ``ismcts`` policy does;
+the policy's probability of each legal action at the decision is a
+progressive bias at the root (``prior_weight * probability / (visits + 1)`` on
+the action's UCB value), so the first simulations go to the moves the policy
+likes and the search's own statistics take over as they accumulate. One
+forward pass of the network per decision.
+
+Spec: ``ppo+search`` or ``ppo+search:simulations=500,prior_weight=1,checkpoint=PATH``
+(any other option of ``ismcts``; ``checkpoint`` defaults to the shipped one).
+"""
+
+from __future__ import annotations
+
+from blackout_baselines import ISMCTSBot
+
+from blackout_env import Rules
+from blackout_env.policies import parse_options
+
+from .policy_net import load_policy_bot
+
+__all__ = ["load_ppo_search"]
+
+
+def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot:
+    """The loader behind the policy spec ``ppo+search`` (``blackout_env.policies``)."""
+    spec = "ppo+search" if argument is None else f"ppo+search:{argument}"
+    options = parse_options(argument, spec)
+    checkpoint = options.pop("checkpoint", None)
+    policy = load_policy_bot(None if checkpoint is None else str(checkpoint), rules, seed=seed)
+    try:
+        bot = ISMCTSBot(seed=seed, prior=policy.action_probabilities, **options)
+    except (TypeError, ValueError) as error:  # an option the bot does not take
+        raise ValueError(f"policy {spec!r}: {error}") from None
+    bot.name = "ppo+search"
+    return bot
