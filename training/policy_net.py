@@ -589,8 +589,8 @@ class PolicyBot:
                 actions = torch.multinomial(probs, 1, generator=self._generator).squeeze(-1)
         return actions.numpy()
 
-    def act(self, view: PlayerView) -> int:
-        """The action for one player's view (always one of ``view.legal_actions``)."""
+    def _network_inputs(self, view: PlayerView) -> tuple[Rules, np.ndarray, np.ndarray]:
+        """The rules of ``view`` and its observation and mask (batches of one) in the network's own spaces."""
         if not view.legal_actions:
             raise ValueError(f"{self.name}: player {view.player} has no legal action now (phase {view.phase})")
         rules = view.rules if self.model.observation == "universal" else self.rules
@@ -599,20 +599,17 @@ class PolicyBot:
         obs = encoding.encode(view)[None, :]
         if self.model.observation == "universal":
             obs, mask = universal_observation(obs, rules), universal_action_mask(mask, rules)
-            return int(rules_actions(self.act_batch(obs, mask), rules)[0])
-        return int(self.act_batch(obs, mask)[0])
+        return rules, obs, mask
 
+    def act(self, view: PlayerView) -> int:
+        """The action for one player's view (always one of ``view.legal_actions``)."""
+        rules, obs, mask = self._network_inputs(view)
+        action = self.act_batch(obs, mask)
+        return int((rules_actions(action, rules) if self.model.observation == "universal" else action)[0])
 
     def action_probabilities(self, view: PlayerView) -> dict[int, float]:
         """The policy's probability of each legal action of ``view`` (the prior of ``ppo+search``)."""
-        if not view.legal_actions:
-            raise ValueError(f"{self.name}: player {view.player} has no legal action now (phase {view.phase})")
-        rules = view.rules if self.model.observation == "universal" else self.rules
-        mask = np.zeros((1, rules.num_actions), dtype=np.int8)
-        mask[0, list(view.legal_actions)] = 1
-        obs = encoding.encode(view)[None, :]
-        if self.model.observation == "universal":
-            obs, mask = universal_observation(obs, rules), universal_action_mask(mask, rules)
+        rules, obs, mask = self._network_inputs(view)
         with torch.inference_mode():
             logits = self.model.logits(torch.as_tensor(obs, dtype=torch.float32), torch.as_tensor(mask != 0))
             probabilities = torch.softmax(logits, dim=-1)[0].numpy()
