@@ -551,30 +551,42 @@ class BatchedBlackout:
         self.trump[g] = self._t.suit_or_none[turned + 1]
 
     # ------------------------------------------------------------ legal moves
-    def _compute_legal(self) -> None:
-        """The acting seats' legal cards (bitsets) and the dealer's forbidden bids.
+    def _compute_legal(self, g: np.ndarray | None = None) -> None:
+        """The acting seats' legal cards (bitsets) and the dealer's forbidden bids, in games ``g`` (None: all).
 
         The legal cards are :func:`~blackout_env.rules_logic.playable_cards` written as bitset
         operations (a table over every hand would not fit); the differential test holds them equal.
+        After a partial step only the games that moved need them again.
         """
         t = self._t
-        hand = self.hands.reshape(-1)[self._seat_base + self.current_player]
+        if g is None:
+            player, led_suit, trump = self.current_player, self.led_suit, self.trump
+            trick_size, phase, bids_made = self.trick_size, self.phase, self.bids_made
+            hand_size, bid_total, seat_base = self.hand_size, self.bid_total, self._seat_base
+        else:
+            player, led_suit, trump = self.current_player[g], self.led_suit[g], self.trump[g]
+            trick_size, phase, bids_made = self.trick_size[g], self.phase[g], self.bids_made[g]
+            hand_size, bid_total, seat_base = self.hand_size[g], self.bid_total[g], self._seat_base[g]
+        hand = self.hands.reshape(-1)[seat_base + player]
         # Following: the led suit (plus jokers) when held, else anything; a led joker sets no suit.
-        follow = hand & t.suit_bits[self.led_suit + 1]
+        follow = hand & t.suit_bits[led_suit + 1]
         following = np.where(follow != 0, follow | (hand & t.joker_bits), hand)
         leading = hand
         if self.rules.lead_trump == "broken":
             # Trump may not be led before it is broken, unless the leader holds nothing else.
-            others = hand & ~t.suit_bits[self.trump + 1]
-            restricted = ~self.trump_broken & (self.trump != NONE) & ((others & t.standard_bits) != 0)
+            broken = self.trump_broken if g is None else self.trump_broken[g]
+            others = hand & ~t.suit_bits[trump + 1]
+            restricted = ~broken & (trump != NONE) & ((others & t.standard_bits) != 0)
             leading = np.where(restricted, others, hand)
-        legal = np.where(self.trick_size > 0, following, leading)
-        self._legal_cards = np.where(self.phase == PLAY, legal, np.uint64(0))
+        legal = np.where(phase == PLAY, np.where(trick_size > 0, following, leading), np.uint64(0))
         # The hook (rules_logic.forbidden_bid, tabled): the dealer bids last.
-        dealer_bids = (self.phase == BID) & (self.bids_made == self.num_players - 1)
-        self._forbidden_bid = np.where(dealer_bids, t.forbidden_bid[self.hand_size, self.bid_total], NONE).astype(
-            np.int8
-        )
+        dealer_bids = (phase == BID) & (bids_made == self.num_players - 1)
+        forbidden = np.where(dealer_bids, t.forbidden_bid[hand_size, bid_total], NONE).astype(np.int8)
+        if g is None:
+            self._legal_cards, self._forbidden_bid = legal, forbidden
+        else:
+            self._legal_cards[g] = legal
+            self._forbidden_bid[g] = forbidden
 
     def _action_mask(self) -> np.ndarray:
         """int8 mask of the acting seats' legal actions: the legal cards and bids as one bitset, unpacked once.
@@ -599,12 +611,19 @@ class BatchedBlackout:
 
         Much cheaper than sampling from the mask: one random number per game.
         """
-        rng = self._rng if rng is None else rng
-        uniform = rng.random(self.num_envs)
+        return self._random_actions(self._rng if rng is None else rng)
+
+    def _random_actions(self, rng: np.random.Generator, g: np.ndarray | None = None) -> np.ndarray:
+        """A uniformly random legal action in games ``g`` (None: every game), one random number each."""
+        if g is None:
+            legal_cards, forbidden, hand_size, phase = self._legal_cards, self._forbidden_bid, self.hand_size, self.phase
+        else:
+            legal_cards, forbidden, hand_size, phase = self._legal_cards[g], self._forbidden_bid[g], self.hand_size[g], self.phase[g]
+        uniform = rng.random(len(legal_cards))
         # A card: the r-th of the legal cards, found by halving the 64-bit set six times.
-        rest = self._legal_cards.copy()
+        rest = legal_cards.copy()
         rank = (uniform * np.bitwise_count(rest)).astype(np.uint8)
-        card = np.zeros(self.num_envs, dtype=np.uint8)
+        card = np.zeros(len(rest), dtype=np.uint8)
         for width in (32, 16, 8, 4, 2, 1):
             in_low = np.bitwise_count(rest & np.uint64((1 << width) - 1))
             upper = rank >= in_low  # the card is in the upper half: skip the lower one
@@ -613,11 +632,10 @@ class BatchedBlackout:
             card += shift
             rest >>= shift.astype(np.uint64)
         # A bid: uniform over 0..hand size, stepping over the dealer's forbidden bid.
-        forbidden = self._forbidden_bid
         hooked = forbidden != NONE
-        tricks = (uniform * (self.hand_size + 1 - hooked)).astype(np.int64)
+        tricks = (uniform * (hand_size + 1 - hooked)).astype(np.int64)
         tricks += hooked & (tricks >= forbidden)
-        return np.where(self.phase == PLAY, card, self.num_cards + tricks)
+        return np.where(phase == PLAY, card, self.num_cards + tricks)
 
     # ------------------------------------------------------------------- step
     def step(self, actions: Any, active: Any = None, *, observe: bool = True) -> BatchStep:
@@ -637,6 +655,20 @@ class BatchedBlackout:
             raise RuntimeError("call reset() before step()")
         moving = self._check_active(active)
         actions = self._check_actions(actions, moving)
+        return self._advance(actions, moving, observe)
+
+    def _random_step(self, moving: np.ndarray, rng: np.random.Generator) -> BatchStep:
+        """Games ``moving`` (indices) play a uniformly random legal action; unobserved, as ``step(observe=False)``.
+
+        The fast path of random opponents: the actions are drawn for the moving games only and are
+        legal by construction (no check), and only the moving games' legal sets are recomputed.
+        """
+        actions = np.zeros(self.num_envs, dtype=np.int64)
+        actions[moving] = self._random_actions(rng, moving)
+        return self._advance(actions, moving, observe=False)
+
+    def _advance(self, actions: np.ndarray, moving: np.ndarray | None, observe: bool) -> BatchStep:
+        """Apply checked (or legal by construction) ``actions`` in games ``moving`` (None: every game)."""
         num_cards = self.num_cards
         self._record(actions, moving)
         if moving is None:
@@ -666,7 +698,7 @@ class BatchedBlackout:
             next_hand = hands_over[~episode_over]
             self.round_index[next_hand] += 1
             self._deal(next_hand)
-        return self._observe(rewards, done, observe)
+        return self._observe(rewards, done, observe, moving)
 
     def _check_active(self, active: Any) -> np.ndarray | None:
         """The indices of the games that move (None: all of them)."""
@@ -791,8 +823,10 @@ class BatchedBlackout:
         return (rewards * self.reward_scale).astype(np.float32)
 
     # ---------------------------------------------------------------- observe
-    def _observe(self, rewards: np.ndarray, done: np.ndarray, observe: bool = True) -> BatchStep:
-        self._compute_legal()
+    def _observe(
+        self, rewards: np.ndarray, done: np.ndarray, observe: bool = True, moved: np.ndarray | None = None
+    ) -> BatchStep:
+        self._compute_legal(moved)
         if not observe:
             return BatchStep(self.current_player.copy(), None, None, rewards, done)
         return BatchStep(self.current_player.copy(), self.observe(), self._action_mask(), rewards, done)
