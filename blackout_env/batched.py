@@ -223,6 +223,13 @@ class _Tables:
             self.voids_shown[int(leads), int(broken), t, led_index, card] = sum(1 << suit for suit in shown)
         # Without "trump must break" only the led suit and the card matter: then a cheaper (led, card) lookup.
         self.voids_by_led = self.voids_shown[0, 0, 0]
+        # Flat copies of the (suit + 1, card) tables: one take over (suit + 1) * num_cards + card is
+        # cheaper than indexing with two arrays.
+        self.voids_by_led_flat = self.voids_by_led.ravel()
+        self.led_after_flat = self.led_after.ravel()
+        self.is_trump_flat = self.is_trump.ravel()
+        # power_flat[((trump + 1) * 5 + led + 1) * num_cards + card]
+        self.power_flat = self.power.ravel()
         self.voids_need_lead_state = bool((self.voids_shown != self.voids_by_led).any())
         # forbidden_bid[hand_size, bid_total]: the dealer's forbidden bid (NONE: none), read at the dealer's bid
         max_total = rules.num_players * max_bid
@@ -581,7 +588,9 @@ class BatchedBlackout:
         legal = np.where(phase == PLAY, np.where(trick_size > 0, following, leading), np.uint64(0))
         # The hook (rules_logic.forbidden_bid, tabled): the dealer bids last.
         dealer_bids = (phase == BID) & (bids_made == self.num_players - 1)
-        forbidden = np.where(dealer_bids, t.forbidden_bid[hand_size, bid_total], NONE).astype(np.int8)
+        forbidden = np.full(len(phase), NONE, dtype=np.int8)
+        dealers = np.flatnonzero(dealer_bids)
+        forbidden[dealers] = t.forbidden_bid[hand_size[dealers], bid_total[dealers]]
         if g is None:
             self._legal_cards, self._forbidden_bid = legal, forbidden
         else:
@@ -741,7 +750,7 @@ class BatchedBlackout:
             self.actions[self._games, self.action_count] = actions
             self.action_count += 1
         else:
-            self.actions[moving, self.action_count[moving]] = actions[moving]
+            self.actions.reshape(-1)[moving * self.actions.shape[1] + self.action_count[moving]] = actions[moving]
             self.action_count[moving] += 1
 
     def _apply_bids(self, g: np.ndarray, tricks: np.ndarray) -> None:
@@ -767,14 +776,15 @@ class BatchedBlackout:
         self.played_order.reshape(-1)[at * self.played_order.shape[2] + self.tricks_done[g]] = cards
         led = self.led_suit[g]
         trump = self.trump[g]
+        led_card = (led.astype(np.intp) + 1) * self.num_cards + cards  # index into the (led + 1, card) tables
         if t.voids_need_lead_state:
             leads = (self.trick_size[g] == 0).astype(np.intp)
             broken = self.trump_broken[g].astype(np.intp)
             all_voids[at] |= t.voids_shown[leads, broken, trump + 1, led + 1, cards]
         else:
-            all_voids[at] |= t.voids_by_led[led + 1, cards]
-        self.led_suit[g] = t.led_after[led + 1, cards]
-        self.trump_broken[g] |= t.is_trump[trump + 1, cards]
+            all_voids[at] |= t.voids_by_led_flat.take(led_card)
+        self.led_suit[g] = t.led_after_flat.take(led_card)
+        self.trump_broken[g] |= t.is_trump_flat.take((trump.astype(np.intp) + 1) * self.num_cards + cards)
         self.trick_cards.reshape(-1)[at] = cards
         size = self.trick_size[g] + 1
         self.trick_size[g] = size
@@ -786,7 +796,8 @@ class BatchedBlackout:
         """The seat winning the complete trick of each game ``g``: first joker, highest trump, highest led card."""
         n = self.num_players
         cards = self.trick_cards[g]
-        power = self._t.power[(self.trump[g] + 1)[:, None], (self.led_suit[g] + 1)[:, None], cards]
+        suits = (self.trump[g].astype(np.intp) + 1) * 5 + self.led_suit[g] + 1
+        power = self._t.power_flat.take(suits[:, None] * self.num_cards + cards)
         # Earlier cards win ties (only two jokers can tie): rank by power, then by order of play.
         order = (np.arange(n) - self.leader[g][:, None]) % n
         return np.argmax(power * 8 + (7 - order), axis=1).astype(np.int8)
@@ -796,7 +807,7 @@ class BatchedBlackout:
         if not g.size:
             return g
         winner = self._trick_winners(g)
-        self.tricks_won[g, winner] += 1
+        self.tricks_won.reshape(-1)[self._seat_base[g] + winner] += 1
         self.last_trick[g] = self.trick_cards[g]
         self.last_trick_leader[g] = self.leader[g]
         self.last_trick_winner[g] = winner
