@@ -502,15 +502,17 @@ class BatchedBlackout:
         r = self.round_index[g]
         hand_size = t.hand_sizes[r]
         dealer = (self.first_dealer[g] + r) % n
-        deck = self.decks[g, r]
+        deck = self.decks.reshape(-1, self.decks.shape[2])[g * self.decks.shape[1] + r]
         dealt = n * hand_size.astype(np.int64)
-        position = np.arange(deck.shape[1])
-        bits = np.where(position < dealt[:, None], t.card_bit[deck], np.uint64(0))
-        # Cards k, k + n, k + 2n, ... go to the same seat: OR them per residue k % n.
-        pad = -deck.shape[1] % n
-        if pad:
-            bits = np.concatenate([bits, np.zeros((len(g), pad), dtype=np.uint64)], axis=1)
-        by_offset = np.bitwise_or.reduce(bits.reshape(len(g), -1, n), axis=1)
+        # Cards k, k + n, k + 2n, ... go to the same seat: OR them per residue k % n, over the
+        # first n * (largest hand) positions only (the rest of the deck is never dealt).
+        largest = int(hand_size.max())
+        bits = t.card_bit.take(deck[:, : n * largest])
+        if int(hand_size.min()) < largest:  # hands of different sizes: drop the cards past each deal
+            bits[np.arange(n * largest) >= dealt[:, None]] = 0
+        by_offset = bits[:, :n].copy()
+        for k in range(1, largest):
+            by_offset |= bits[:, k * n : (k + 1) * n]
         seats = (dealer[:, None].astype(np.int64) + 1 + np.arange(n)) % n
         self.hands[g[:, None], seats] = by_offset
         self.hand_size[g] = hand_size
@@ -724,8 +726,8 @@ class BatchedBlackout:
         array = action_array(actions, self.num_envs)
         num_cards = self.num_cards
         inside = (array >= 0) & (array < self.num_actions)
-        card = np.clip(array, 0, num_cards - 1).astype(np.uint64)
-        card_ok = (array < num_cards) & ((self._legal_cards >> card) & np.uint64(1)).astype(bool)
+        card = (array & 63).astype(np.uint64)  # (any shift in 0..63; out-of-range actions fail below)
+        card_ok = (array < num_cards) & ((self._legal_cards >> card) & np.uint64(1) != 0)
         tricks = array - num_cards
         bid_ok = (
             (array >= num_cards) & (self.phase == BID) & (tricks <= self.hand_size) & (tricks != self._forbidden_bid)
