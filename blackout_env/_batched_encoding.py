@@ -146,7 +146,7 @@ class BatchedEncoder:
         self.env = env
         self.me = env.current_player.astype(np.intp)
         # seats[g, j]: the absolute seat j places to the observer's left (row j of per-seat blocks)
-        self._flat_seats = self._seat_rows + self._rotation[self.me]
+        self._flat_seats = self._seat_rows + self._rotation.take(self.me, axis=0)
         self._relative_cache: dict[str, np.ndarray] = {}
         cells = self._cells
         for positions, where, start, row_starts in self._ones:
@@ -223,7 +223,7 @@ class BatchedEncoder:
 
     # ------------------------------------------------------------ dense blocks
     def _hand(self, out: np.ndarray) -> None:
-        self._bits(out, self.env.hands[self._games, self.me])
+        self._bits(out, self.env.hands.reshape(-1).take(self._seat_rows[:, 0] + self.me))
 
     def _turned_card_held_by_dealer(self, out: np.ndarray) -> None:
         out[:, 0] = self.env.turned_card_held_by_dealer
