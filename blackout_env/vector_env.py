@@ -52,8 +52,10 @@ over games.
 Opponents: one spec for every other seat, or a list of one per other seat,
 clockwise from the learner. A spec is
 
-- ``"random"``: uniformly random legal actions, drawn by the batched engine for
-  every game at once (the fast path: no observation is built for them);
+- ``"random"``: uniformly random legal actions, drawn by the batched engine at
+  once for every game still waiting for the learner (the fast path: no
+  observation is built for them, and their moves, legal by construction, are
+  not checked);
 - ``"heuristic"``: :class:`~blackout_baselines.heuristic.HeuristicBot`'s
   decisions, made for every game at once from the engine's arrays
   (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, identical
