@@ -52,8 +52,10 @@ over games.
 Opponents: one spec for every other seat, or a list of one per other seat,
 clockwise from the learner. A spec is
 
-- ``"random"``: uniformly random legal actions, drawn by the batched engine for
-  every game at once (the fast path: no observation is built for them);
+- ``"random"``: uniformly random legal actions, drawn by the batched engine at
+  once for every game still waiting for the learner (the fast path: no
+  observation is built for them, and their moves, legal by construction, are
+  not checked);
 - ``"heuristic"``: :class:`~blackout_baselines.heuristic.HeuristicBot`'s
   decisions, made for every game at once from the engine's arrays
   (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, identical
@@ -313,7 +315,8 @@ class BlackoutVectorEnv(VectorEnv):
         tally.score_before = self.engine.scores[self._rows, self._learner].astype(np.int64)
         saved = self._save() if self._undoable else None
         try:
-            out = self.engine.step(actions, observe=False)
+            # (the actions were checked against the learner's mask above: the engine need not check again)
+            out = self.engine._advance(actions, None, observe=False)
             self._collect(out, tally)
             out = self._play_opponents(out, tally)
         except Exception:
@@ -363,6 +366,15 @@ class BlackoutVectorEnv(VectorEnv):
     def _play_opponents(self, out: BatchStep, tally: _Tally) -> BatchStep:
         """Opponent moves, in batch, until the learner is to act in every game."""
         engine = self.engine
+        if len(self._distinct_opponents) == 1 and self._distinct_opponents[0].kind == "random":
+            # The fast path: only the games still waiting for the learner move, with random legal
+            # actions drawn for them alone; a game back at a learner decision stays there.
+            waiting = np.flatnonzero(out.current_player != self._learner)
+            while waiting.size:
+                out = engine._random_step(waiting, self._rng)
+                self._collect(out, tally)
+                waiting = waiting[engine.current_player[waiting] != self._learner[waiting]]
+            return out
         while True:
             waiting = out.current_player != self._learner
             if not waiting.any():
@@ -374,8 +386,6 @@ class BlackoutVectorEnv(VectorEnv):
     def _opponent_actions(self, out: BatchStep, waiting: np.ndarray) -> np.ndarray:
         engine = self.engine
         n = self.num_players
-        if len(self._distinct_opponents) == 1 and self._distinct_opponents[0].kind == "random":
-            return engine.random_actions(self._rng)
         actions = np.zeros(self.num_envs, dtype=np.int64)
         mask = engine.action_mask()
         games = np.flatnonzero(waiting)

@@ -121,3 +121,33 @@ def test_observation_is_none_without_observations() -> None:
     env = BatchedBlackout("standard", 2, observations=False)
     env.reset()
     assert env.observe() is None
+
+
+@pytest.mark.parametrize("preset, episode", [("short", "match"), ("jokers", "hand"), ("trump-must-break", "hand")])
+def test_random_opponent_moves_of_some_games_are_legal_and_play_like_the_engine(preset: str, episode: str) -> None:
+    # The vector env's fast path for random opponents: unchecked moves drawn for the moving games only,
+    # and only their legal sets recomputed. Replayed through the rules engine (which refuses an illegal
+    # move), every game must stay the engine's, legal sets and observations included.
+    rules = Rules.preset(preset)
+    env = BatchedBlackout(rules, 6, episode=episode, seed=5)
+    env.reset()
+    engines = [_engine_game(env, g) for g in range(env.num_envs)]
+    rng = np.random.default_rng(5)
+    matches_ended = 0
+    for step in range(300):
+        moving = np.flatnonzero(rng.random(env.num_envs) < 0.6)
+        twin = np.random.default_rng()
+        twin.bit_generator.state = rng.bit_generator.state
+        drawn = env._random_actions(twin, moving)  # what _random_step will draw
+        out = env._random_step(moving, rng)
+        assert out.observation is None and out.action_mask is None
+        out = out._replace(observation=env.observe(), action_mask=env.action_mask())
+        for g, action in zip(moving.tolist(), drawn.tolist()):
+            engines[g].step(action)
+            if engines[g].is_over or (episode == "hand" and env.hand_over[g]):
+                assert out.done[g], f"step {step}, game {g}"
+                matches_ended += 1
+                engines[g] = _engine_game(env, g)
+        assert not out.done[np.setdiff1d(np.arange(env.num_envs), moving)].any()
+        _assert_same(env, out, engines, f"step {step}")
+    assert matches_ended > 0, "the test should cross an automatic reset"

@@ -73,13 +73,13 @@ def vector_runner(rules: Rules, games: int, seed: int, moves: list[int]) -> Call
     """Learner decisions per second of the vector env against random opponents; ``moves`` counts engine moves."""
     envs = BlackoutVectorEnv(games, rules=rules, opponents="random", seed=seed)
     engine = envs.engine
-    step_engine = engine.step
+    advance = engine._advance  # every move of the engine, checked or not, goes through it
 
-    def counting_step(actions, active=None, **kwargs):
-        moves[0] += games if active is None else int(np.count_nonzero(active))
-        return step_engine(actions, active, **kwargs)
+    def counting_advance(actions, moving, observe):
+        moves[0] += games if moving is None else len(moving)
+        return advance(actions, moving, observe)
 
-    engine.step = counting_step
+    engine._advance = counting_advance
     rng = np.random.default_rng(seed)
     envs.reset(seed=seed)
     for _ in range(20):
