@@ -69,6 +69,7 @@ __all__ = [
     "universal_action_mask",
     "universal_actions",
     "universal_bounds",
+    "universal_columns",
     "universal_layout",
     "universal_observation",
     "universal_size",
@@ -225,6 +226,26 @@ def _runs(dst: np.ndarray, src: np.ndarray) -> list[tuple[int, int, int]]:
 @lru_cache(maxsize=256)
 def _column_map(rules: Rules) -> _ColumnMap:
     return _ColumnMap(rules)
+
+
+def universal_columns(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where every column of the rules' own observation lands in the universal one.
+
+    Returns ``(source, destination, scale)``, one entry per
+    rules-sized column: ``universal[destination] == scale * rules_sized[source]`` for every
+    observation :func:`universal_observation` makes (``scale`` is ``max_bid / MAX_HAND`` for the
+    rescaled counts, 1 elsewhere). The universal columns that no entry names hold the rules block,
+    absent seats and card columns these rules lack. A network's first layer carries over with it:
+    ``W_universal[:, destination] = W_rules[:, source] / scale`` reads the same value.
+    """
+    columns = _column_map(rules)
+    copy_src = np.concatenate([np.arange(src, src + length) for _, src, length in columns.copy_runs])
+    copy_dst = np.concatenate([np.arange(dst, dst + length) for dst, _, length in columns.copy_runs])
+    source = np.concatenate([copy_src, columns.scaled_src])
+    destination = np.concatenate([copy_dst, columns.scaled_dst])
+    scale = np.concatenate([np.ones(len(copy_src)), np.full(len(columns.scaled_src), columns.max_bid / MAX_HAND)])
+    order = np.argsort(source, kind="stable")
+    return source[order], destination[order], scale[order]
 
 
 def universal_observation(

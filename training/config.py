@@ -117,7 +117,9 @@ class ModelConfig:
     card_width: int = 32
     """"cards": width of the per-card embedding."""
     init_checkpoint: str | None = None
-    """Start from this checkpoint's weights (same rules and hidden sizes) instead of random ones: fine-tuning."""
+    """Start from this checkpoint's weights (same rules and hidden sizes) instead of random ones: fine-tuning.
+    A rules-sized checkpoint of ``env.rules`` also starts a universal network (``env.observation: universal``),
+    which then acts exactly as the checkpoint does at that table (``blackout_training.transfer``)."""
 
 
 @dataclass

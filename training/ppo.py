@@ -40,6 +40,7 @@ import torch
 from torch import nn
 
 from blackout_env import Rules
+from blackout_env.universal import observation_kind
 
 from .config import ConfigError, TrainConfig, config_to_dict
 from .evaluate import evaluate_against
@@ -50,6 +51,7 @@ from .policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, mak
 from .returns import hand_rewards, seat_returns
 from .run_folder import RunFolderError, check_run_folder
 from .tables import TablesVecEnv
+from .transfer import universal_from_rules
 from .vec_env import VecEnv, make_vec_env
 
 __all__ = ["RunFolderError", "TrainResult", "resolve_device", "train"]
@@ -139,6 +141,8 @@ def train(
     start = None  # a fine-tuning start: missing, corrupt, or another network fails here
     if model_cfg.init_checkpoint:
         start, _, _ = load_checkpoint(model_cfg.init_checkpoint, rules)
+        if start.observation == "rules" and observation_kind(config.env.observation) == "universal":
+            start = universal_from_rules(start, rules)  # the specialist's play, read from the universal vector
         wanted = new_model().spec()
         if start.spec() != wanted:
             raise ConfigError(
