@@ -12,11 +12,13 @@ Specs
   (``blackout_baselines``); the argument is ``key=value`` options separated by
   commas, passed to the bot (``search:samples=64,time_limit_ms=200``). Values
   that read as numbers become numbers.
-- ``ppo``: the checkpoint shipped with the package; ``ppo:PATH``: a trained
-  checkpoint (``blackout_training``, needs torch).
-- ``ppo+search``: IS-MCTS guided at the root by the shipped ``ppo`` policy
-  (``blackout_training.search_policy``, needs torch); options as ``ismcts``'s, plus
-  ``prior_weight`` and ``checkpoint=PATH``.
+- ``ppo``: the generalist shipped with the package, one network for every
+  rules set at 3 to 7 players; ``ppo-standard``: the shipped standard 4-player
+  specialist (it refuses other rules); ``ppo:PATH``: a trained checkpoint
+  (``blackout_training``, needs torch).
+- ``ppo+search``: IS-MCTS guided at the root by the shipped ``ppo`` policy (so it
+  plays every table too; ``blackout_training.search_policy``, needs torch); options
+  as ``ismcts``'s, plus ``prior_weight`` and ``checkpoint=PATH``.
 - ``rllib:PATH``: a policy trained on Ray RLlib (``blackout train`` with
   ``algo: rllib_ppo``): its run folder or RLlib checkpoint (needs the ``rllib`` extra).
 
@@ -184,8 +186,10 @@ LOADERS: dict[str, Loader] = {
     "heuristic": BotLoader("heuristic"),
     "search": BotLoader("search"),
     "ismcts": BotLoader("ismcts"),
-    # "ppo": the checkpoint shipped in training/checkpoints; "ppo:PATH": a trained checkpoint.
+    # "ppo": the generalist shipped in training/checkpoints (every table); "ppo:PATH": a trained checkpoint.
     "ppo": LazyLoader("blackout_training.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
+    # "ppo-standard": the shipped standard 4-player specialist (rules-sized: it refuses other rules).
+    "ppo-standard": LazyLoader("blackout_training.policy_net:load_ppo_standard_policy", hint=TRAIN_EXTRA_HINT),
     # "ppo+search": IS-MCTS with the shipped ppo policy's probabilities as a prior at the root (docs/ismcts.md).
     "ppo+search": LazyLoader("blackout_training.search_policy:load_ppo_search", hint=TRAIN_EXTRA_HINT),
     # "rllib:PATH": an RLlib checkpoint of `blackout train` with algo rllib_ppo (docs/rllib.md; needs Ray RLlib).

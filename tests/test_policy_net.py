@@ -192,16 +192,16 @@ def test_export_keeps_the_network_and_drops_the_training_state(tmp_path):
     assert torch.equal(model.get_value(obs), net.get_value(obs))
 
 
-def test_the_shipped_policy_loads_by_name_and_plays_legal_standard_moves():
-    bot = load_policy("ppo", "standard", seed=0)
-    assert bot.name == "ppo"
+def test_the_shipped_specialist_loads_by_name_plays_legal_standard_moves_and_refuses_other_rules():
+    bot = load_policy("ppo-standard", "standard", seed=0)
+    assert bot.name == "ppo-standard"
     game = BlackoutGame("standard", seed=11)
     while game.round_index < 2:
         action = bot.act(game.view(game.current_player))
         assert action in game.legal_actions()
         game.step(action)
     with pytest.raises(CheckpointError, match="other rules"):
-        load_policy("ppo", "short")
+        load_policy("ppo-standard", "short")
 
 
 @pytest.mark.timeout(300)

@@ -6,7 +6,7 @@ pytest.importorskip("torch")
 
 from blackout_baselines import ISMCTSBot  # noqa: E402
 from blackout_training.policies import load_policy  # noqa: E402
-from blackout_training.policy_net import load_policy_bot  # noqa: E402
+from blackout_training.policy_net import SPECIALIST_CHECKPOINT, load_policy_bot  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 
@@ -35,6 +35,22 @@ def test_ppo_search_is_a_policy_spec_that_plays_legal_actions():
         action = bot.act(view)
         assert action in view.legal_actions
         game.step(action)
+
+
+def test_ppo_search_is_guided_by_the_generalist_so_it_plays_any_table():
+    rules = Rules.preset("short").replace(num_players=6, jokers=1)
+    bot = load_policy("ppo+search:simulations=10", rules, seed=2)
+    game = BlackoutGame(rules, seed=4, start_round=2)  # the 3-card hand
+    while game.round_index == 2:
+        view = game.view(game.current_player)
+        action = bot.act(view)
+        assert action in view.legal_actions
+        game.step(action)
+
+
+def test_ppo_search_with_the_specialist_as_its_prior_refuses_other_rules():
+    with pytest.raises(ValueError, match="other rules"):
+        load_policy(f"ppo+search:checkpoint={SPECIALIST_CHECKPOINT}", Rules.preset("short"), seed=0)
 
 
 def test_a_bad_ppo_search_option_names_the_spec():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 from blackout_training.config import load_config
-from blackout_training.policy_net import SHIPPED_CHECKPOINT, load_checkpoint, make_model, save_checkpoint
+from blackout_training.policy_net import SPECIALIST_CHECKPOINT, load_checkpoint, make_model, save_checkpoint
 from blackout_training.ppo import train
 from blackout_training.transfer import universal_from_rules
 
@@ -66,7 +66,7 @@ def test_the_carried_over_network_gives_the_same_policy_and_value_at_its_table(a
 
 
 def test_the_shipped_specialist_carried_over_picks_the_same_actions():
-    model, rules, _ = load_checkpoint(SHIPPED_CHECKPOINT)
+    model, rules, _ = load_checkpoint(SPECIALIST_CHECKPOINT)
     universal = universal_from_rules(model, rules)
     views = states(rules, seed=3)
     rules_obs = torch.as_tensor(np.stack([encoding.encode(view) for view in views]))

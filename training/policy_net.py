@@ -55,10 +55,13 @@ __all__ = [
     "CheckpointError",
     "PolicyBot",
     "SHIPPED_CHECKPOINT",
+    "SHIPPED_NAMES",
+    "SPECIALIST_CHECKPOINT",
     "SparseRows",
     "load_checkpoint",
     "load_policy_bot",
     "load_ppo_policy",
+    "load_ppo_standard_policy",
     "export_policy",
     "make_model",
     "masked_logits",
@@ -70,8 +73,12 @@ __all__ = [
 
 CHECKPOINT_FORMAT = "blackout-ppo-checkpoint"
 CHECKPOINT_VERSION = 1
-SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "ppo_standard_4p.pt"
-"""The small checkpoint shipped with the package: the policy named ``ppo``."""
+SHIPPED_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "ppo_generalist.pt"
+"""The policy named ``ppo``: the generalist shipped with the package, a universal network (every rules set, 3-7 players)."""
+SPECIALIST_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "ppo_standard_4p.pt"
+"""The policy named ``ppo-standard``: the standard 4-player specialist (rules-sized; refuses other rules)."""
+SHIPPED_NAMES = {SHIPPED_CHECKPOINT: "ppo", SPECIALIST_CHECKPOINT: "ppo-standard"}
+"""The policy spec of each shipped checkpoint (a bot loaded from it carries that name)."""
 
 MASKED_LOGIT = -1e9
 
@@ -625,20 +632,28 @@ def load_policy_bot(
     name: str | None = None,
     greedy: bool = True,
 ) -> PolicyBot:
-    """A :class:`PolicyBot` from a checkpoint (default: the shipped ``ppo`` checkpoint).
+    """A :class:`PolicyBot` from a checkpoint (default: the shipped ``ppo`` checkpoint, the generalist).
 
-    ``rules`` (when given) must be the rules the checkpoint was trained for.
+    ``rules`` (when given) must be the rules a rules-sized checkpoint was trained
+    for; a universal checkpoint plays any rules.
     """
     path = SHIPPED_CHECKPOINT if path is None else Path(path)
     model, trained_rules, _ = load_checkpoint(path, rules)
-    label = name or ("ppo" if path == SHIPPED_CHECKPOINT else f"ppo:{path}")
+    label = name or SHIPPED_NAMES.get(path, f"ppo:{path}")
     plays = Rules.resolve(rules) if rules is not None and model.observation == "universal" else trained_rules
     return PolicyBot(model, plays, name=label, greedy=greedy, seed=seed)
 
 
 def load_ppo_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:
-    """The loader behind the policy specs "ppo" (the shipped checkpoint) and "ppo:PATH" (``blackout_training.policies``)."""
+    """The loader behind the policy specs "ppo" (the shipped generalist) and "ppo:PATH" (``blackout_training.policies``)."""
     return load_policy_bot(argument, rules, seed=seed)
+
+
+def load_ppo_standard_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:
+    """The loader behind the policy spec "ppo-standard": the shipped standard 4-player specialist."""
+    if argument is not None:
+        raise ValueError(f"policy 'ppo-standard:{argument}' takes no argument (a checkpoint file is ppo:PATH)")
+    return load_policy_bot(SPECIALIST_CHECKPOINT, rules, seed=seed)
 
 
 def export_policy(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:

@@ -1,4 +1,4 @@
-"""``ppo+search``: IS-MCTS guided by a trained policy (the shipped PPO checkpoint by default).
+"""``ppo+search``: IS-MCTS guided by a trained policy (the shipped ``ppo`` generalist by default).
 
 :class:`~blackout_baselines.ISMCTSBot` searches as the ``ismcts`` policy does;
 the policy's probability of each legal action at the decision is a
@@ -8,7 +8,9 @@ likes and the search's own statistics take over as they accumulate. One
 forward pass of the network per decision.
 
 Spec: ``ppo+search`` or ``ppo+search:simulations=500,prior_weight=1,checkpoint=PATH``
-(any other option of ``ismcts``; ``checkpoint`` defaults to the shipped one).
+(any other option of ``ismcts``; ``checkpoint`` defaults to the shipped generalist, so
+``ppo+search`` plays every table ``ppo`` plays; ``checkpoint=training/checkpoints/ppo_standard_4p.pt``
+guides it with the standard 4-player specialist instead, at that table only).
 """
 
 from __future__ import annotations

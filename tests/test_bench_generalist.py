@@ -1,0 +1,51 @@
+"""``blackout bench generalist``: the result table of a policy, one duplicate evaluation per table."""
+
+import json
+
+import pytest
+from blackout_training.bench import benchmark_names
+from blackout_training.bench.generalist import default_rows, row_rules
+from blackout_training.cli import main
+
+from blackout_env.rules import preset_names
+
+
+def test_the_default_rows_are_every_preset_and_standard_at_3_5_6_and_7_players():
+    rows = default_rows()
+    assert rows == [*preset_names(), "standard-3p", "standard-5p", "standard-6p", "standard-7p"]
+    assert row_rules("standard-7p").num_players == 7 and row_rules("short").num_players == 4
+
+
+def test_bench_generalist_writes_one_row_per_table_and_per_versus_policy(tmp_path, capsys):
+    assert "generalist" in benchmark_names()
+    out_json, out_md = tmp_path / "table.json", tmp_path / "table.md"
+    code = main(["bench", "generalist", "--policy", "random", "--rows", "short,short-3p", "--deals", "2",
+                 "--row-deals", "short-3p=3", "--versus", "random", "--versus-deals", "1",
+                 "--json", str(out_json), "--markdown", str(out_md)])
+    assert code == 0
+    rows = json.loads(out_json.read_text())["rows"]
+    assert [(r["row"], r["players"], r["deals"], r["opponent"]) for r in rows] == [
+        ("short", 4, 2, "heuristic"), ("short-3p", 3, 3, "heuristic"), ("standard vs random", 4, 1, "random"),
+    ]
+    assert rows[0]["half_width"] == pytest.approx((rows[0]["high"] - rows[0]["low"]) / 2)
+    assert rows[2]["half_width"] is None  # one deal gives no interval
+    assert all(0 <= r["agent_bid_made"] <= 1 for r in rows)
+    table = out_md.read_text()
+    assert table.startswith("| table | players | deals | random per hand |") and "| short-3p | 3 | 3 |" in table
+    assert table in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--rows", "nope"], "unknown row 'nope'"),
+        (["--rows", "standard-9p"], "has 9 players; the engine plays 3 to 7"),
+        (["--rows", "short", "--row-deals", "standard=5"], "'standard' is not one of the rows"),
+        (["--rows", "short", "--row-deals", "short=0"], "the deals must be a positive whole number"),
+        (["--deals", "0"], "--deals must be positive"),
+        (["--rows", "short", "--versus", "nobody"], "unknown policy 'nobody'"),
+    ],
+)
+def test_bench_generalist_refuses_bad_input_before_playing(argv, message, capsys):
+    assert main(["bench", "generalist", *argv]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,205 @@
+"""``blackout bench generalist``: the result table of a policy for every table, by duplicate evaluation.
+
+One row per table: the policy (``--policy``, default ``ppo``, the shipped
+generalist) in one seat and the heuristic bot in the others, whole matches,
+duplicate deals (:func:`blackout_training.evaluate.evaluate`: every deal is
+played once per rotation of the seats, and the interval is over deals). The
+default rows are every preset at its default players plus ``standard`` at 3, 5,
+6 and 7 players; ``--rows`` picks some (``PRESET`` or ``PRESET-Np``, e.g.
+``standard,short,standard-7p``). ``--versus SPEC ...`` adds rows on the
+standard 4-player table with SPEC in the other seats instead of the heuristic.
+
+Per row: the agent's and the opponent's mean score per hand, the difference
+(agent minus opponent) with its 95% interval, paired per deal, the interval's
+half-width, the agent's bid-made rate, and the seconds the row took. The
+table prints as Markdown (``--markdown PATH`` writes it; ``--json PATH`` writes
+the figures). ``--deals`` sizes every row; ``--row-deals ROW=N`` sizes one row.
+
+Torch runs single-threaded here: the harness asks the network for one decision
+at a time, and on a busy 2-core machine torch's thread pool made a whole
+standard match several times slower (see docs/generalist.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from blackout_env import Rules
+from blackout_env.rules import preset_names
+
+from ..evaluate import check_tournament, evaluate
+from . import check_output_file, check_positive
+
+EXTRA_PLAYERS = (3, 5, 6, 7)
+"""The standard table is also played at these numbers of players (every preset at its own default)."""
+
+OPPONENT = "heuristic"
+VERSUS_TABLE = "standard"
+
+
+def default_rows() -> list[str]:
+    """Every preset at its default players, then ``standard`` at 3, 5, 6 and 7 players."""
+    return [*preset_names(), *(f"{VERSUS_TABLE}-{players}p" for players in EXTRA_PLAYERS)]
+
+
+def row_rules(row: str) -> Rules:
+    """The rules of a row name: ``PRESET`` (its default players) or ``PRESET-Np`` (N players)."""
+    match = re.fullmatch(r"(.+)-([0-9]+)p", row)
+    name, players = (match.group(1), int(match.group(2))) if match and match.group(1) in preset_names() else (row, None)
+    if name not in preset_names():
+        raise ValueError(f"--rows: unknown row {row!r}; a row is PRESET or PRESET-Np, presets: {', '.join(preset_names())}")
+    rules = Rules.preset(name)
+    if players is not None:
+        if not 3 <= players <= 7:
+            raise ValueError(f"--rows: {row!r} has {players} players; the engine plays 3 to 7")
+        rules = rules.replace(num_players=players)
+    return rules
+
+
+def parse_row_deals(items: list[str], rows: list[str]) -> dict[str, int]:
+    """``ROW=N`` items as a mapping row -> deals (each ROW one of ``rows``, N a positive whole number)."""
+    sizes: dict[str, int] = {}
+    for item in items:
+        row, _, number = item.rpartition("=")
+        if row not in rows:
+            raise ValueError(f"--row-deals {item!r}: {row!r} is not one of the rows ({', '.join(rows)})")
+        if not number.isdigit() or int(number) < 1:
+            raise ValueError(f"--row-deals {item!r}: the deals must be a positive whole number")
+        sizes[row] = int(number)
+    return sizes
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", default="ppo", help="the agent's policy spec (default ppo, the shipped generalist)")
+    parser.add_argument(
+        "--rows", default=None,
+        help="comma-separated rows, PRESET or PRESET-Np (default: every preset, then standard-3p,-5p,-6p,-7p)",
+    )
+    parser.add_argument("--deals", type=int, default=150, help="duplicate deals per row (default 150)")
+    parser.add_argument(
+        "--row-deals", nargs="+", default=[], metavar="ROW=N", help="deals for one row, e.g. standard-7p=200 short=400"
+    )
+    parser.add_argument(
+        "--versus", nargs="+", default=[], metavar="SPEC",
+        help="extra rows on the standard 4-player table: the agent against SPEC (1 vs the rest), e.g. ppo-standard search",
+    )
+    parser.add_argument("--versus-deals", type=int, default=None, help="deals of each --versus row (default --deals)")
+    parser.add_argument("--workers", type=int, default=1, help="processes playing deals in parallel (default 1)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--markdown", default=None, help="also write the Markdown table to this file")
+
+
+@contextmanager
+def single_threaded_torch() -> Iterator[None]:
+    """Torch on one thread inside the block (its previous setting restored after)."""
+    try:
+        import torch
+    except ImportError:  # a table of baseline bots needs no torch
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def play_row(row: str, rules: Rules, policy: str, opponent: str, deals: int, seed: int, workers: int) -> dict[str, Any]:
+    """One row of the table: ``policy`` in one seat, ``opponent`` in the others, whole matches."""
+    start = time.perf_counter()
+    result = evaluate({"agent": policy, "opponent": opponent}, rules=rules, deals=deals, seed=seed, workers=workers)
+    seconds = time.perf_counter() - start
+    agent, other = result.stats("agent"), result.stats("opponent")
+    difference = result.difference("agent", "opponent")
+    return {
+        "row": row, "rules": rules.to_dict(), "players": rules.num_players, "opponent": opponent, "deals": deals,
+        "agent_per_hand": agent.mean_score_per_hand, "opponent_per_hand": other.mean_score_per_hand,
+        "difference": difference["mean"], "low": difference["low"], "high": difference["high"],
+        "half_width": difference["ci95"], "agent_bid_made": agent.bid_made_rate,
+        "opponent_bid_made": other.bid_made_rate, "seconds": seconds,
+    }
+
+
+def markdown_table(policy: str, rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table."""
+    lines = [
+        f"| table | players | deals | {policy} per hand | opponent | opponent per hand "
+        "| difference [95% CI] | ± | bid made | seconds |",
+        "|---|---:|---:|---:|---|---:|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        if r["half_width"] is None:
+            interval, width = f"{r['difference']:+.2f} [n/a]", "n/a"
+        else:
+            interval, width = f"{r['difference']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", f"{r['half_width']:.2f}"
+        lines.append(
+            f"| {r['row']} | {r['players']} | {r['deals']} | {r['agent_per_hand']:.2f} | {r['opponent']} "
+            f"| {r['opponent_per_hand']:.2f} | {interval} | {width} | {r['agent_bid_made']:.1%} | {r['seconds']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_positive(deals=args.deals, workers=args.workers, versus_deals=args.versus_deals or args.deals)
+    if args.seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    check_output_file(args.json)
+    check_output_file(args.markdown)
+    names = default_rows() if args.rows is None else [row.strip() for row in args.rows.split(",") if row.strip()]
+    if not names and not args.versus:
+        raise ValueError("--rows: name at least one row (or give --versus)")
+    sizes = parse_row_deals(args.row_deals, names)
+    plan = [(row, row_rules(row), OPPONENT, sizes.get(row, args.deals)) for row in names]
+    versus_rules = Rules.preset(VERSUS_TABLE)
+    plan += [(f"{VERSUS_TABLE} vs {spec}", versus_rules, spec, args.versus_deals or args.deals) for spec in args.versus]
+    for _, rules, opponent, deals in plan:  # a bad spec or a refused checkpoint fails before any game
+        check_tournament({"agent": args.policy, "opponent": opponent}, rules, deals, args.seed, args.workers)
+    with single_threaded_torch():
+        rows = play_table(args, plan)
+    table = markdown_table(args.policy, rows)
+    print()
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as handle:
+            handle.write(table + "\n")
+    if args.json:
+        figures = {"policy": args.policy, "seed": args.seed, "workers": args.workers, "command": sys.argv,
+                   "load_average": os.getloadavg(), "rows": rows}
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(figures, handle, indent=2, allow_nan=False)
+    return 0
+
+
+def play_table(args: argparse.Namespace, plan: list[tuple[str, Rules, str, int]]) -> list[dict[str, Any]]:
+    """Every row of the plan, printed as it finishes."""
+    print(f"{args.policy}: 1 seat against the rest, whole matches, duplicate deals, seed {args.seed}, "
+          f"{args.workers} worker(s); load average {os.getloadavg()[0]:.1f}", flush=True)
+    rows = []
+    for row, rules, opponent, deals in plan:
+        rows.append(play_row(row, rules, args.policy, opponent, deals, args.seed, args.workers))
+        r = rows[-1]
+        width = "n/a" if r["half_width"] is None else f"{r['half_width']:.2f}"
+        print(f"  {row:<28} {r['difference']:+.2f} ± {width} vs {opponent} ({deals} deals, {r['seconds']:.0f} s)",
+              flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark from the command line (``python -m blackout_training.bench.generalist``)."""
+    parser = argparse.ArgumentParser(prog="blackout bench generalist", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
