@@ -23,6 +23,10 @@ observation (:mod:`blackout_env.universal`) and acts in the universal action
 space (card ``c`` is ``c``, bid ``k`` is ``54 + k``): one network for every
 table. Its checkpoint plays any rules; :class:`PolicyBot` translates each
 view's observation, mask and action.
+
+Two checkpoints ship in ``checkpoints/``: :data:`SHIPPED_CHECKPOINT`, the
+universal generalist (policy spec ``ppo``), and :data:`SPECIALIST_CHECKPOINT`,
+the rules-sized standard 4-player specialist (``ppo-standard``).
 """
 
 from __future__ import annotations

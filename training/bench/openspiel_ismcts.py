@@ -357,7 +357,8 @@ def run(args: argparse.Namespace) -> int:
                 json.dump({"simulations": args.simulations, "speed": rows}, handle, indent=2)
         return 0
     # OpenSpiel's oh_hell: 4 players by default here, hands 10..1 (a match) or the match's first hand (10 cards):
-    # our agents play the standard rules either way, so policies trained for them (ppo) play single hands too.
+    # our agents play the standard rules either way, so policies trained for them only (ppo-standard) play single
+    # hands too.
     rules = Rules.preset("standard")
     rows = []
     for spec in args.agents:
