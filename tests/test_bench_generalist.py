@@ -20,12 +20,14 @@ def test_bench_generalist_writes_one_row_per_table_and_per_versus_policy(tmp_pat
     assert "generalist" in benchmark_names()
     out_json, out_md = tmp_path / "table.json", tmp_path / "table.md"
     code = main(["bench", "generalist", "--policy", "random", "--rows", "short,short-3p", "--deals", "2",
-                 "--row-deals", "short-3p=3", "--versus", "random", "--versus-deals", "1",
+                 "--row-deals", "short-3p=3", "--versus", "random", "heuristic", "--versus-deals", "1",
+                 "--row-deals", "standard-vs-heuristic=2",
                  "--json", str(out_json), "--markdown", str(out_md)])
     assert code == 0
     rows = json.loads(out_json.read_text())["rows"]
     assert [(r["row"], r["players"], r["deals"], r["opponent"]) for r in rows] == [
-        ("short", 4, 2, "heuristic"), ("short-3p", 3, 3, "heuristic"), ("standard vs random", 4, 1, "random"),
+        ("short", 4, 2, "heuristic"), ("short-3p", 3, 3, "heuristic"), ("standard-vs-random", 4, 1, "random"),
+        ("standard-vs-heuristic", 4, 2, "heuristic"),
     ]
     assert rows[0]["half_width"] == pytest.approx((rows[0]["high"] - rows[0]["low"]) / 2)
     assert rows[2]["half_width"] is None  # one deal gives no interval

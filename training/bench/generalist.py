@@ -7,13 +7,15 @@ played once per rotation of the seats, and the interval is over deals). The
 default rows are every preset at its default players plus ``standard`` at 3, 5,
 6 and 7 players; ``--rows`` picks some (``PRESET`` or ``PRESET-Np``, e.g.
 ``standard,short,standard-7p``). ``--versus SPEC ...`` adds rows on the
-standard 4-player table with SPEC in the other seats instead of the heuristic.
+standard 4-player table with SPEC in the other seats instead of the heuristic
+(row ``standard-vs-SPEC``).
 
 Per row: the agent's and the opponent's mean score per hand, the difference
 (agent minus opponent) with its 95% interval, paired per deal, the interval's
 half-width, the agent's bid-made rate, and the seconds the row took. The
 table prints as Markdown (``--markdown PATH`` writes it; ``--json PATH`` writes
-the figures). ``--deals`` sizes every row; ``--row-deals ROW=N`` sizes one row.
+the figures). ``--deals`` sizes every row (``--versus-deals`` the versus rows);
+``--row-deals ROW=N`` sizes one row, a versus row included (``standard-vs-search=40``).
 
 Torch runs single-threaded here: the harness asks the network for one decision
 at a time, and on a busy 2-core machine torch's thread pool made a whole
@@ -85,7 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--deals", type=int, default=150, help="duplicate deals per row (default 150)")
     parser.add_argument(
-        "--row-deals", nargs="+", default=[], metavar="ROW=N", help="deals for one row, e.g. standard-7p=200 short=400"
+        "--row-deals", nargs="+", action="extend", default=[], metavar="ROW=N",
+        help="deals for one row, e.g. standard-7p=200 short=400 standard-vs-search=40 (repeatable)",
     )
     parser.add_argument(
         "--versus", nargs="+", default=[], metavar="SPEC",
@@ -158,10 +161,11 @@ def run(args: argparse.Namespace) -> int:
     names = default_rows() if args.rows is None else [row.strip() for row in args.rows.split(",") if row.strip()]
     if not names and not args.versus:
         raise ValueError("--rows: name at least one row (or give --versus)")
-    sizes = parse_row_deals(args.row_deals, names)
-    plan = [(row, row_rules(row), OPPONENT, sizes.get(row, args.deals)) for row in names]
-    versus_rules = Rules.preset(VERSUS_TABLE)
-    plan += [(f"{VERSUS_TABLE} vs {spec}", versus_rules, spec, args.versus_deals or args.deals) for spec in args.versus]
+    tables = [(row, row_rules(row), OPPONENT, args.deals) for row in names]
+    versus = [(f"{VERSUS_TABLE}-vs-{spec}", Rules.preset(VERSUS_TABLE), spec, args.versus_deals or args.deals)
+              for spec in args.versus]
+    sizes = parse_row_deals(args.row_deals, [row for row, *_ in tables + versus])
+    plan = [(row, rules, opponent, sizes.get(row, deals)) for row, rules, opponent, deals in tables + versus]
     for _, rules, opponent, deals in plan:  # a bad spec or a refused checkpoint fails before any game
         check_tournament({"agent": args.policy, "opponent": opponent}, rules, deals, args.seed, args.workers)
     with single_threaded_torch():
