@@ -83,7 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="ppo", help="the agent's policy spec (default ppo, the shipped generalist)")
     parser.add_argument(
         "--rows", default=None,
-        help="comma-separated rows, PRESET or PRESET-Np (default: every preset, then standard-3p,-5p,-6p,-7p)",
+        help="comma-separated rows, PRESET or PRESET-Np (default: every preset, then standard-3p,-5p,-6p,-7p; "
+        "\"\" with --versus: the versus rows alone)",
     )
     parser.add_argument("--deals", type=int, default=150, help="duplicate deals per row (default 150)")
     parser.add_argument(
