@@ -168,3 +168,24 @@ def test_a_missing_or_corrupt_checkpoint_is_refused_before_playing(capsys, tmp_p
     assert main(["eval", "--policies", f"ppo:{corrupt}", "heuristic", "--out", str(out), "--no-progress"]) == 2
     assert "corrupt.pt' is not a torch checkpoint" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_games_are_played_with_torch_on_one_thread_and_its_setting_is_restored():
+    torch = pytest.importorskip("torch")
+    threads_seen = []
+
+    class Recorder:
+        name = "recorder"
+
+        def act(self, view):
+            threads_seen.append(torch.get_num_threads())
+            return view.legal_actions[0]
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        evaluate({"recorder": Recorder(), "random": "random"}, rules="short", deals=1, seed=0)
+        assert threads_seen and set(threads_seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from blackout_training.bench.generalist import single_threaded_torch  # noqa: E402
+from blackout_training.evaluate import single_threaded_torch  # noqa: E402
 from blackout_training.policies import load_policy  # noqa: E402
 from blackout_training.policy_net import (  # noqa: E402
     SHIPPED_CHECKPOINT,

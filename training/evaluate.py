@@ -33,6 +33,9 @@ Everything is reproducible from ``seed``: deal ``i`` draws its decks from
 so results do not depend on the number of worker processes.
 
 This module imports no torch; a checkpoint policy imports it when loaded.
+Games are played one decision at a time, so torch runs on one thread while
+they are played (forked workers too): on a busy machine its thread pool only
+waits, and made an evaluation of a network several times slower.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +58,10 @@ from blackout_env.rules_logic import win_shares
 
 from .policies import Policy, load_policy
 
-__all__ = ["EvalResult", "PolicyStats", "evaluate", "evaluate_against", "check_tournament", "seating_for", "rotations", "confidence_half_width"]
+__all__ = [
+    "EvalResult", "PolicyStats", "evaluate", "evaluate_against", "check_tournament", "seating_for", "rotations",
+    "confidence_half_width", "single_threaded_torch",
+]
 
 
 # ---------------------------------------------------------------- seating
@@ -95,6 +103,25 @@ def confidence_half_width(samples: Sequence[float] | np.ndarray) -> float | None
 
 # ----------------------------------------------------------- playing deals
 _WORKER: dict[str, Any] = {}
+
+
+@contextmanager
+def single_threaded_torch() -> Iterator[None]:
+    """Torch on one thread inside the block, its setting restored after; nothing when torch is not loaded.
+
+    One decision at a time gains nothing from threads; on a loaded 2-core machine
+    torch's default pool made a standard evaluation of a network 6-10x slower.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _setup(entries: Sequence[tuple[str, Any]], rules: Rules, seating: Sequence[str], seed: int, hands: bool) -> None:
@@ -444,10 +471,11 @@ def evaluate(
     deals = int(deals)
     args = (entries, rules, seating, int(seed), bool(hands))
     if workers == 1:
-        _setup(*args)
+        _setup(*args)  # loads the policies (and torch, for a network)
         records: Iterable[dict[str, Any]] = map(_play_deal, range(deals))
         records = _progress(records, deals, progress)
-        result = _summarise(list(records), entries, rules, deals, int(seed), bool(hands), seating)
+        with single_threaded_torch():
+            result = _summarise(list(records), entries, rules, deals, int(seed), bool(hands), seating)
     else:
         import multiprocessing
 

@@ -16,10 +16,6 @@ half-width, the agent's bid-made rate, and the seconds the row took. The
 table prints as Markdown (``--markdown PATH`` writes it; ``--json PATH`` writes
 the figures). ``--deals`` sizes every row (``--versus-deals`` the versus rows);
 ``--row-deals ROW=N`` sizes one row, a versus row included (``standard-vs-search=40``).
-
-Torch runs single-threaded here: the harness asks the network for one decision
-at a time, and on a busy 2-core machine torch's thread pool made a whole
-standard match several times slower (see docs/generalist.md).
 """
 
 from __future__ import annotations
@@ -30,8 +26,6 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from blackout_env import Rules
@@ -102,22 +96,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", default=None, help="also write the Markdown table to this file")
 
 
-@contextmanager
-def single_threaded_torch() -> Iterator[None]:
-    """Torch on one thread inside the block (its previous setting restored after)."""
-    try:
-        import torch
-    except ImportError:  # a table of baseline bots needs no torch
-        yield
-        return
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def play_row(row: str, rules: Rules, policy: str, opponent: str, deals: int, seed: int, workers: int) -> dict[str, Any]:
     """One row of the table: ``policy`` in one seat, ``opponent`` in the others, whole matches."""
     start = time.perf_counter()
@@ -169,8 +147,7 @@ def run(args: argparse.Namespace) -> int:
     plan = [(row, rules, opponent, sizes.get(row, deals)) for row, rules, opponent, deals in tables + versus]
     for _, rules, opponent, deals in plan:  # a bad spec or a refused checkpoint fails before any game
         check_tournament({"agent": args.policy, "opponent": opponent}, rules, deals, args.seed, args.workers)
-    with single_threaded_torch():
-        rows = play_table(args, plan)
+    rows = play_table(args, plan)
     table = markdown_table(args.policy, rows)
     print()
     print(table)
