@@ -68,7 +68,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .rules import Rules
-from .rules_logic import bid_out_of_reach, is_trump, suit_led_after, voids_shown
+from .rules_logic import bid_out_of_reach, card_facts, suit_led_after, voids_shown
 from .view import PlayerView
 
 __all__ = [
@@ -374,6 +374,7 @@ class TableEncoder:
         self._not_yet_bid = [o.bids + j * o.bid_width for j in range(n)]
         self._held_by_dealer_rule = rules.trump == "turned" and rules.no_card_trump == "dealer_last"
         self._must_break = rules.lead_trump == "broken"
+        self._next_seat = [(seat + 1) % n for seat in range(n)]  # [seat]: the seat to its left
         self._rows = rows
         # Every row at the start of a hand, before the deal's own entries: bidding, nobody has bid, no led suit.
         self._fresh_hand = np.zeros((n, size), dtype=np.float32)
@@ -427,7 +428,7 @@ class TableEncoder:
         shared = _encoder_tables(self.rules)
         for key, value in self.__dict__.items():
             if key not in self._VIEWS:
-                twin.__dict__[key] = value if key in shared else copy.deepcopy(value, memo)
+                twin.__dict__[key] = value if key in shared or key in self._CARD_TABLES else copy.deepcopy(value, memo)
         twin._make_views()
         return twin
 
@@ -437,6 +438,9 @@ class TableEncoder:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._make_views()
+
+    # The card tables of the hand's trump (card_facts): read-only, shared by a copy.
+    _CARD_TABLES = ("_trumps", "_follow_voids")
 
     # Views of ``obs`` (rebuilt, not copied: a copy's views must show the copy's own rows).
     _VIEWS = ("_flat", "rows", "_trick_entries", "_last_entries")
@@ -512,6 +516,7 @@ class TableEncoder:
         self._hand_size = hand_size
         self._tricks_done = 0
         self._trump = trump
+        self._trumps, self._follow_voids = card_facts(trump, self._must_break)
         self._broken = False
         self._led: int | None = None
         self._trick_len = 0
@@ -548,7 +553,7 @@ class TableEncoder:
         if self._to_act != seat:  # only when reading several events at once
             self._set_to_act(seat)
         self._flat.put(*self._bid_moves[seat][bid])
-        self._to_act = (seat + 1) % self._o.n
+        self._to_act = self._next_seat[seat]
         self._bids[seat] = bid
         if None not in self._bids:
             o = self._o
@@ -560,20 +565,26 @@ class TableEncoder:
         if self._to_act != seat:  # only when reading several events at once
             self._set_to_act(seat)
         led_before = self._led
-        if led_before is None and (led := suit_led_after(None, card)) is not None:
-            flat.put(*self._lead_moves[seat][card])  # the move and the led suit, in one write
-            self._led = led
-        else:
+        if led_before is not None:  # following a named led suit: the voids it shows from the table
             flat.put(*self._play_moves[seat][card])
-        self._to_act = (seat + 1) % self._o.n
-        voids = self._voids[seat]
-        for suit in voids_shown(
-            card, led_before, self._trump, leads=self._trick_len == 0, trump_broken=self._broken, must_break=self._must_break
-        ):
-            if suit not in voids:
-                voids.add(suit)
-                flat.put(self._void_marks[seat][suit], 1.0)
-        if not self._broken and is_trump(card, self._trump):
+            shown = self._follow_voids[self._broken][led_before][card]
+        else:
+            if (led := suit_led_after(None, card)) is not None:
+                flat.put(*self._lead_moves[seat][card])  # the move and the led suit, in one write
+                self._led = led
+            else:
+                flat.put(*self._play_moves[seat][card])
+            shown = voids_shown(
+                card, None, self._trump, leads=self._trick_len == 0, trump_broken=self._broken, must_break=self._must_break
+            )
+        self._to_act = self._next_seat[seat]
+        if shown:
+            voids = self._voids[seat]
+            for suit in shown:
+                if suit not in voids:
+                    voids.add(suit)
+                    flat.put(self._void_marks[seat][suit], 1.0)
+        if not self._broken and card in self._trumps:
             self._broken = True
             self.obs[:, self._o.trump_broken] = 1.0
         self._trick_len += 1

@@ -30,9 +30,9 @@ from ._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, parse_card, suit_of
 from .rules import Rules
 from .rules_logic import (
+    card_facts,
     forbidden_bid,
     illegal_action_reason,
-    is_trump,
     match_winners,
     playable_cards,
     suit_led_after,
@@ -245,6 +245,7 @@ class BlackoutGame:
         self.turned_card = turned
         self.turned_card_held_by_dealer = held_by_dealer
         self.trump = trump
+        self._trumps, self._follow_voids = card_facts(trump, self._must_break)
         self.phase = "bid"
         self.leader = self.current_player = (dealer + 1) % n
         self.bids: list[int | None] = [None] * n
@@ -356,20 +357,21 @@ class BlackoutGame:
         trick = self.current_trick
         led_suit = self.led_suit
         self.hands[player].remove(card)
-        shown = voids_shown(
-            card,
-            led_suit,
-            self.trump,
-            leads=not trick,
-            trump_broken=self.trump_broken,
-            must_break=self._must_break,
-        )
+        if led_suit is not None:  # following a named led suit: the voids it shows from the table
+            shown = self._follow_voids[self.trump_broken][led_suit][card]
+        else:  # leading, or following a led joker: this card may name the led suit
+            shown = voids_shown(
+                card,
+                led_suit,
+                self.trump,
+                leads=not trick,
+                trump_broken=self.trump_broken,
+                must_break=self._must_break,
+            )
+            self.led_suit = suit_led_after(led_suit, card)
         if shown:  # most cards show nothing
             self.voids[player] |= shown
-        # Calls only while they can change something: a named led suit stays, broken trump stays broken.
-        if led_suit is None:
-            self.led_suit = suit_led_after(led_suit, card)
-        if not self.trump_broken and is_trump(card, self.trump):
+        if not self.trump_broken and card in self._trumps:  # once broken, trump stays broken
             self.trump_broken = True
         trick.append((player, card))
         self.played[player].append(card)
@@ -514,6 +516,17 @@ class BlackoutGame:
             legal_actions=legal,
             round_actions=tuple(self.actions[self._round_start :]),
         )
+
+    # The card tables of the hand's trump (card_facts) are shared, read-only and rebuilt from the
+    # trump: a pickle or deepcopy leaves them out.
+    _CARD_TABLES = ("_trumps", "_follow_voids")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key not in self._CARD_TABLES}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._trumps, self._follow_voids = card_facts(self.trump, self._must_break)
 
     def clone(self) -> BlackoutGame:
         """An independent copy of the whole state (hidden cards included)."""

@@ -26,10 +26,12 @@ the led suit               :func:`suit_led_after`, :func:`led_suit_of`; the engi
 trick power, trick winner  :func:`card_power`, :func:`trick_winner`; the engine, the
                            heuristic and search bots, the batched ``power`` table, the
                            ``power`` table of the policy's card features
-trump cards, trump broken  :func:`is_trump`; the engine, the table encoder, the AEC env's
-                           last view of a hand, the play front-end
-voids shown by a card      :func:`voids_shown`; the engine, the table encoder, the batched
-                           ``voids_shown`` table
+trump cards, trump broken  :func:`is_trump`; the engine and the table encoder (through
+                           :func:`card_facts`), the AEC env's last view of a hand, the play
+                           front-end
+voids shown by a card      :func:`voids_shown`; the engine and the table encoder (through
+                           :func:`card_facts` when following), the batched ``voids_shown``
+                           table
 illegal actions, why       :func:`illegal_action_reason`; the engine's error messages, the
                            play front-end's explanations (each in its own words)
 reward modes               :func:`seat_rewards`, :data:`REWARDS`; the AEC env, the batched
@@ -68,6 +70,7 @@ __all__ = [
     "REWARDS",
     "TRUMP_POWER",
     "bid_out_of_reach",
+    "card_facts",
     "card_power",
     "forbidden_bid",
     "illegal_action_reason",
@@ -268,6 +271,32 @@ def voids_shown(
         return _NO_SUITS
     return _NO_SUITS if suit == led_suit else _ONLY_SUIT[led_suit]
 
+
+
+@cache
+def card_facts(trump: int | None, must_break: bool) -> tuple[frozenset[int], tuple[tuple[tuple[frozenset[int], ...], ...], ...]]:
+    """The per-card facts that the engine and the table encoder read at every card, as tables.
+
+    ``(trumps, follow_voids)`` for one hand's trump: ``trumps`` the cards that
+    :func:`is_trump`, and ``follow_voids[trump_broken][led_suit][card]`` the
+    :func:`voids_shown` by a card that follows a named led suit (``leads=False``;
+    for a card that leads, or follows a led joker, call :func:`voids_shown`).
+    Built from those functions, once per trump and rule, so the fact stays in
+    one place and a card costs a lookup instead of two calls.
+    """
+    cards = range(NUM_STANDARD_CARDS + 2)
+    trumps = frozenset(card for card in cards if is_trump(card, trump))
+    follow_voids = tuple(
+        tuple(
+            tuple(
+                voids_shown(card, led_suit, trump, leads=False, trump_broken=broken, must_break=must_break)
+                for card in cards
+            )
+            for led_suit in range(4)
+        )
+        for broken in (False, True)
+    )
+    return trumps, follow_voids
 
 # ---------------------------------------------------------- illegal actions
 

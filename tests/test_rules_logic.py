@@ -14,6 +14,7 @@ from blackout_env.rules_logic import (
     CANNOT_WIN,
     REWARDS,
     bid_out_of_reach,
+    card_facts,
     card_power,
     forbidden_bid,
     illegal_action_reason,
@@ -209,6 +210,16 @@ def test_leading_unbroken_trump_shows_a_void_in_every_other_suit_when_trump_must
     # After a led joker the trump names the suit but does not lead: nothing is shown.
     assert voids_shown(ah, None, HEARTS, leads=False, trump_broken=False, must_break=True) == set()
 
+
+
+def test_the_card_tables_of_the_engine_and_encoder_equal_the_rule_functions():
+    for trump, must_break in itertools.product(SUITS_OR_NONE, (False, True)):
+        trumps, follow_voids = card_facts(trump, must_break)
+        for card in range(JOKER_2 + 1):
+            assert (card in trumps) == is_trump(card, trump)
+            for broken, led in itertools.product((False, True), (CLUBS, DIAMONDS, HEARTS, SPADES)):
+                shown = voids_shown(card, led, trump, leads=False, trump_broken=broken, must_break=must_break)
+                assert follow_voids[broken][led][card] == shown
 
 # ----------------------------------------------------------- illegal actions
 def test_every_illegal_action_is_named_by_the_rule_it_breaks():
