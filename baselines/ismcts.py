@@ -749,6 +749,7 @@ class ISMCTSBot(Bot):
         prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
         prior_weight: float = 1.0,
         objective: str = "score",
+        tree: str = "path",
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -777,9 +778,14 @@ class ISMCTSBot(Bot):
             raise ValueError(f"prior_weight: must be a number >= 0, got {prior_weight!r}")
         self.prior = prior
         self.prior_weight = float(prior_weight)
-        if objective not in ("score", "exact"):
-            raise ValueError(f"objective: must be 'score' or 'exact', got {objective!r}")
+        if objective not in ("score", "exact", "tricks"):
+            raise ValueError(f"objective: must be 'score', 'exact' or 'tricks', got {objective!r}")
         self.objective = objective
+        if tree not in ("path", "infoset"):
+            raise ValueError(f"tree: must be 'path' or 'infoset', got {tree!r}")
+        if tree == "infoset" and not self.split_by_hand:
+            raise ValueError("tree='infoset' keys every node by the acting seat's information set: it needs split_by_hand=1")
+        self.tree = tree
         if self.compiled:
             _compiled_card_play()  # compile (or load from the cache) now, not inside a timed decision
         self.last_simulations = 0
@@ -810,10 +816,14 @@ class ISMCTSBot(Bot):
             seed_compiled(rng.getrandbits(32))
         n = view.num_players
         root_state = SimState.from_view(view, [view.hand if s == view.player else () for s in range(n)])
+        size = view.hand_size
         if self.objective == "score":
-            scaled = root_state.t.scores(view.hand_size)[0]
-        else:  # "exact": 1 for a made bid, else 0
-            scaled = [[float(b == w) for w in range(view.hand_size + 1)] for b in range(view.hand_size + 1)]
+            scaled = root_state.t.scores(size)[0]
+        elif self.objective == "exact":  # 1 for a made bid, else 0
+            scaled = [[float(b == w) for w in range(size + 1)] for b in range(size + 1)]
+        else:  # "tricks": a point per trick plus the exact bonus (OpenSpiel's oh_hell returns), scaled to 0..1
+            bonus = view.rules.exact_bonus
+            scaled = [[(w + bonus * (b == w)) / (size + bonus) for w in range(size + 1)] for b in range(size + 1)]
         sampler = DealSampler(view)
         c = self.exploration
         split = self.split_by_hand
@@ -831,7 +841,63 @@ class ISMCTSBot(Bot):
         budget = self.simulations
         deals: list[list[int]] = []
         done = 0
-        while True:
+        if self.tree == "infoset":
+            table: dict[tuple[int, tuple[int, ...]], _Node] = {(root_state.hands[me], ()): root}
+        while self.tree == "infoset":
+            # Nodes are information sets found in one table, keyed by the acting seat's hand and the actions since
+            # the root (as OpenSpiel's IS-MCTS keys them by the information state): a seat's node is shared by every
+            # determinization and every path that reaches it (the other seats' hands are not in its key).
+            if not deals:
+                deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
+                deals.reverse()
+            state = root_state.copy()
+            state.hands = deals.pop()
+            node = root
+            actions: tuple[int, ...] = ()
+            path = []
+            while True:
+                seat = state.current
+                untried = node.untried
+                if untried:  # expand a random untried action
+                    action = untried.pop(int(rand() * len(untried)))
+                    child = node.children[action] = _Node()
+                else:
+                    best_value = -1.0
+                    spread = c * c * log(node.tried)
+                    for a, child in node.children.items():
+                        visits = child.visits
+                        value = child.total / visits + sqrt(spread / visits)
+                        if bias is not None and node is root:
+                            value += bias[a] / (visits + 1)
+                        if value > best_value:
+                            best_value, action = value, a
+                    child = node.children[action]
+                node.tried += 1
+                path.append((child, seat))
+                state.step(action)
+                if state.tricks_done >= state.hand_size:
+                    break
+                actions += (action,)
+                key = (state.hands[state.current], actions)
+                node = table.get(key)
+                if node is None:  # a new information set: enter it in the tree and leave the tree
+                    node = table[key] = _Node()
+                    node.untried = state.legal_actions()
+                    break
+            state.rollout(rand, greedy=greedy, compiled=compiled)
+            rewards = [scaled[b][w] for b, w in zip(state.bids, state.tricks_won)]
+            for visited, seat in path:
+                visited.visits += 1
+                visited.total += rewards[seat]
+            done += 1
+            if deadline is None:
+                if done >= budget:
+                    break
+            elif time.perf_counter() >= deadline:
+                if done == 1:
+                    self._too_short(view)
+                break
+        while self.tree == "path":
             if not deals:  # determinizations, drawn in batches
                 deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
                 deals.reverse()
@@ -913,11 +979,14 @@ class ISMCTSBot(Bot):
                     break
             elif time.perf_counter() >= deadline:
                 if done == 1:
-                    raise ValueError(
-                        f"time_ms={self.time_ms:g} is too small for one simulation of this decision "
-                        f"(player {view.player}, {view.phase} phase, {len(view.legal_actions)} legal actions): "
-                        "give more milliseconds, or a number of simulations"
-                    )
+                    self._too_short(view)
                 break
         self.last_simulations = done
         return root
+
+    def _too_short(self, view: PlayerView) -> None:
+        raise ValueError(
+            f"time_ms={self.time_ms:g} is too small for one simulation of this decision "
+            f"(player {view.player}, {view.phase} phase, {len(view.legal_actions)} legal actions): "
+            "give more milliseconds, or a number of simulations"
+        )

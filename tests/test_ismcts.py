@@ -167,7 +167,8 @@ def test_deals_with_voids_are_drawn_from_every_consistent_place():
     assert holders == expected
 
 
-def test_the_decision_depends_on_the_view_only():
+@pytest.mark.parametrize("tree", ["path", "infoset"])
+def test_the_decision_depends_on_the_view_only(tree):
     """Redeal the other players' hidden cards (consistently with the view): same view, same seed, same decision."""
     rules = Rules(num_players=4, hand_sizes=[10])
     rng = np.random.default_rng(5)
@@ -178,20 +179,21 @@ def test_the_decision_depends_on_the_view_only():
         other = determinize(view, sample_hands(view, rng))
         assert other.hands != game.hands or view.tricks_left <= 1
         assert other.view(player) == view
-        first = ISMCTSBot(seed=11, simulations=60).act(view)
-        second = ISMCTSBot(seed=11, simulations=60).act(other.view(player))
+        first = ISMCTSBot(seed=11, simulations=60, tree=tree).act(view)
+        second = ISMCTSBot(seed=11, simulations=60, tree=tree).act(other.view(player))
         assert first == second
         checked += 1
     assert checked == 8
 
 
 @pytest.mark.parametrize("compiled", PLAYOUTS)
-def test_the_same_seed_plays_the_same_hand(compiled):
+@pytest.mark.parametrize("tree", ["path", "infoset"])
+def test_the_same_seed_plays_the_same_hand(compiled, tree):
     rules = Rules(num_players=4, hand_sizes=[6])
 
     def play(seed: int) -> list[int]:
         game = BlackoutGame(rules, seed=3)
-        bots = [ISMCTSBot(seed=seed + s, simulations=40, compiled=compiled) for s in range(4)]
+        bots = [ISMCTSBot(seed=seed + s, simulations=40, compiled=compiled, tree=tree) for s in range(4)]
         while not game.is_over:
             game.step(bots[game.current_player].act(game.view(game.current_player)))
         return game.actions
@@ -200,9 +202,10 @@ def test_the_same_seed_plays_the_same_hand(compiled):
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-def test_only_legal_actions_in_every_preset(preset):
+@pytest.mark.parametrize("tree", ["path", "infoset"])
+def test_only_legal_actions_in_every_preset(preset, tree):
     rules = Rules.preset(preset)
-    bot = ISMCTSBot(seed=0, simulations=12)
+    bot = ISMCTSBot(seed=0, simulations=12, tree=tree)
     for game in random_moments(rules, 3, 6):
         round_index = game.round_index
         while game.round_index == round_index and not game.is_over:
@@ -238,6 +241,8 @@ def test_the_dealer_never_makes_the_forbidden_bid():
         ({"compiled": "yes"}, "compiled"),
         ({"compiled": 2}, "compiled"),
         ({"objective": "win"}, "objective"),
+        ({"tree": "flat"}, "tree"),
+        ({"tree": "infoset", "split_by_hand": 0}, "split_by_hand"),
     ],
 )
 def test_bad_budgets_are_refused(options, message):
@@ -275,10 +280,11 @@ def test_a_time_budget_runs_simulations_until_it_is_spent():
     assert bot.last_simulations > 1
 
 
-def test_the_budget_is_the_number_of_simulations():
+@pytest.mark.parametrize("tree", ["path", "infoset"])
+def test_the_budget_is_the_number_of_simulations(tree):
     game = BlackoutGame(Rules(num_players=4, hand_sizes=[10]), seed=0)
     view = game.view(game.current_player)
-    bot = ISMCTSBot(seed=0, simulations=123)
+    bot = ISMCTSBot(seed=0, simulations=123, tree=tree)
     values = bot.action_values(view)
     assert bot.last_simulations == 123
     assert sum(visits for visits, _ in values.values()) == 123

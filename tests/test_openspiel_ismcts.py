@@ -86,3 +86,63 @@ def test_a_bad_agent_or_output_path_is_refused_before_any_game(tmp_path):
         main(["--agents", "random", "nosuchbot", "--deals", "1"])
     with pytest.raises(ValueError, match="--json"):
         main(["--agents", "random", "--deals", "1", "--json", str(tmp_path / "missing" / "out.json")])
+
+
+def test_openspiel_specs_parse_and_bad_ones_are_refused():
+    from blackout_training.bench.openspiel_ismcts import parse_openspiel_spec
+
+    assert parse_openspiel_spec("ismcts:simulations=5") is None
+    assert parse_openspiel_spec("openspiel_ismcts") == {"simulations": 500, "uct_c": 2.0, "rollout_seed": 0}
+    assert parse_openspiel_spec("openspiel_ismcts:simulations=20,uct_c=0.5,rollout_seed=7") == {
+        "simulations": 20, "uct_c": 0.5, "rollout_seed": 7}
+    for bad in ("openspiel_ismcts:simulations=0", "openspiel_ismcts:uct_c=-1", "openspiel_ismcts:rollouts=2",
+                "openspiel_ismcts:simulations=many"):
+        with pytest.raises(ValueError, match="openspiel_ismcts|simulations|uct_c|rollouts"):
+            parse_openspiel_spec(bad)
+
+
+@pytest.mark.slow
+def test_openspiel_in_our_seat_and_our_policy_in_the_field_play_mirrored_hands(tmp_path):
+    """The null test (OpenSpiel's IS-MCTS in the agent's seat) and the reverse check (--field) run."""
+    pytest.importorskip("pyspiel")
+    out = tmp_path / "null.json"
+    assert main(["--agents", "openspiel_ismcts:simulations=5", "--deals", "2", "--simulations", "5",
+                 "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["deals"] == 2 and row["field"].startswith("openspiel_ismcts")
+    assert main(["--agents", "openspiel_ismcts:simulations=5", "--field", "heuristic", "--deals", "1",
+                 "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["field"] == "heuristic"
+    with pytest.raises(ValueError, match="--speed"):
+        main(["--agents", "openspiel_ismcts", "--speed", "1"])
+
+
+def test_our_views_carry_openspiel_information_states():
+    """At every decision of mirrored hands, an OpenSpiel state built from our view alone (hidden cards drawn)
+    has the mirrored state's information state for the player to act: our agents see what OpenSpiel's see."""
+    pyspiel = pytest.importorskip("pyspiel")
+    import numpy as np
+    from blackout_training.bench.openspiel_ismcts import (
+        _start_openspiel_hand,
+        openspiel_state_from_view,
+        to_openspiel_action,
+    )
+
+    from blackout_env import BlackoutGame, Rules
+
+    rules = Rules.preset("standard")
+    rng = np.random.default_rng(0)
+    checked = 0
+    for deal in range(3):
+        game = BlackoutGame(rules, seed=deal)
+        state = _start_openspiel_hand(pyspiel, game)
+        while game.round_index == 0:
+            player = game.current_player
+            rebuilt = openspiel_state_from_view(pyspiel, game.view(player), rng)
+            assert rebuilt.information_state_string(player) == state.information_state_string(player)
+            checked += 1
+            action = int(rng.choice(game.legal_actions()))
+            game.step(action)
+            state.apply_action(to_openspiel_action(action))
+    assert checked == 3 * 44

@@ -28,6 +28,13 @@ Whole matches (``--match``): the rules' hands 10..1, each a fresh OpenSpiel game
 with ``num_tricks_fixed`` set to the hand size (OpenSpiel's bot searches one
 hand at a time, as ours do).
 
+``--agents openspiel_ismcts[:simulations=N,uct_c=C]`` puts OpenSpiel's own
+IS-MCTS in the agent's seat (acting on the mirrored OpenSpiel state, seeded apart
+from the other seats): the harness's null test, which must score about 0.
+``--field SPEC`` puts one of our policies in the other seats instead of
+OpenSpiel's IS-MCTS (the reverse check: ``--agents openspiel_ismcts --field
+ismcts:simulations=500``).
+
 Reported per agent: mean score per hand of the agent and of the IS-MCTS seats,
 their difference per deal (agent minus the mean of the IS-MCTS seats, averaged
 over the rotations) with a 95% interval over deals, bid-made rates, and the
@@ -95,6 +102,97 @@ def to_openspiel_action(action: int) -> int:
     return to_openspiel_card(action) if action < 52 else action
 
 
+OPENSPIEL_SPEC = "openspiel_ismcts"
+
+
+class OpenSpielPlayer:
+    """OpenSpiel's IS-MCTS as a seat of the mirrored games: it acts on the OpenSpiel state (its own information set)."""
+
+    openspiel = True
+
+    def __init__(self, pyspiel: Any, simulations: int, uct_c: float, rollout_seed: int = 0) -> None:
+        self.pyspiel, self.simulations, self.uct_c = pyspiel, simulations, uct_c
+        self.rollout_seed = rollout_seed
+        self.bot = None
+
+    def seed(self, value: int) -> None:
+        """A fresh ISMCTSBot (and rollout evaluator) seeded with ``value``."""
+        pyspiel = self.pyspiel
+        self.bot = pyspiel.ISMCTSBot(
+            value, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c, self.simulations, -1,
+            pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False,
+        )
+
+    def act_openspiel(self, state: Any) -> int:
+        return from_openspiel_action(self.bot.step(state))
+
+
+def parse_openspiel_spec(spec: str, simulations: int = 500, uct_c: float = 2.0) -> dict[str, Any] | None:
+    """``openspiel_ismcts[:simulations=N,uct_c=C,rollout_seed=K]`` as keyword arguments of :class:`OpenSpielPlayer`.
+
+    None for any other spec. ``rollout_seed``: an offset added to the bot's seed to seed its rollout
+    evaluator (0, the default, seeds both with the same number, as the field's bot is seeded).
+    """
+    name, _, options = spec.partition(":")
+    if name != OPENSPIEL_SPEC:
+        return None
+    parsed: dict[str, Any] = {"simulations": simulations, "uct_c": uct_c, "rollout_seed": 0}
+    for option in filter(None, options.split(",")):
+        key, _, value = option.partition("=")
+        if key not in parsed:
+            raise ValueError(f"{spec}: unknown option {key!r} (options: simulations, uct_c, rollout_seed)")
+        try:
+            number = float(value) if key == "uct_c" else int(value)
+        except ValueError:
+            number = None
+        low = {"simulations": 1, "uct_c": 0, "rollout_seed": 0}[key]
+        if number is None or not number >= low:
+            wanted = "a number" if key == "uct_c" else "a whole number"
+            raise ValueError(f"{spec}: {key} must be {wanted} >= {low}, got {value!r}")
+        parsed[key] = number
+    return parsed
+
+
+def load_player(pyspiel: Any, spec: str, rules: Rules, seed: int) -> Any:
+    """OpenSpiel's IS-MCTS for an ``openspiel_ismcts`` spec, else our policy (:func:`load_policy`)."""
+    parsed = parse_openspiel_spec(spec)
+    if parsed is not None:
+        return OpenSpielPlayer(pyspiel, **parsed)
+    return load_policy(spec, rules, seed)
+
+
+def openspiel_state_from_view(pyspiel: Any, view: Any, rng: np.random.Generator) -> Any:
+    """An OpenSpiel ``oh_hell`` state built from one of our views alone (standard rules, 52 cards).
+
+    The hidden cards are drawn consistently with the view (:func:`blackout_baselines.ismcts.sample_deal`),
+    so the state's information state for the viewer is the one the viewer holds in the mirrored game:
+    a check that our views carry everything OpenSpiel's information state does.
+    """
+    import random
+
+    from blackout_baselines.ismcts import sample_deal
+
+    n = view.num_players
+    now = sample_deal(view, random.Random(int(rng.integers(2**62))), rng)
+    hands = [sorted(list(now[s]) + list(view.played[s])) for s in range(n)]
+    os_game = pyspiel.load_game("oh_hell", {"players": n, "num_tricks_fixed": view.hand_size})
+    state = os_game.new_initial_state()
+    state.apply_action(view.hand_size)
+    state.apply_action(view.dealer)
+    for k in range(n * view.hand_size):
+        state.apply_action(to_openspiel_card(hands[k % n][k // n]))
+    state.apply_action(to_openspiel_card(view.turned_card))
+    for action in view.round_actions:
+        state.apply_action(to_openspiel_action(action))
+    return state
+
+
+def _act(player: Any, game: BlackoutGame, state: Any) -> int:
+    if getattr(player, "openspiel", False):
+        return player.act_openspiel(state)
+    return int(player.act(game.view(game.current_player)))
+
+
 def _start_openspiel_hand(pyspiel: Any, game: BlackoutGame) -> Any:
     """The OpenSpiel state of the engine's current hand, just dealt: same dealer, hands and turned card."""
     n = game.num_players
@@ -125,8 +223,13 @@ def play_deal(
     simulations: int,
     uct_c: float,
     match: bool,
+    field: Any = None,
 ) -> dict[str, Any]:
-    """Play deal ``deal`` once per seat of the agent; per rotation the scores, bids and timings."""
+    """Play deal ``deal`` once per seat of the agent; per rotation the scores, bids and timings.
+
+    ``field`` plays the other seats (one player for all of them; default: OpenSpiel's IS-MCTS with
+    ``simulations`` and ``uct_c``).
+    """
     n = rules.num_players
     rng = np.random.default_rng([seed, deal])
     decks = _decks(rng, rules, match)
@@ -135,13 +238,16 @@ def play_deal(
     rotations = []
     for seat in range(n):
         bot_seed = int(np.random.SeedSequence([seed, deal, seat]).generate_state(1)[0] % (2**31))
-        reseed = getattr(agent, "seed", None)
-        if callable(reseed):
-            reseed(bot_seed)
-        evaluator = pyspiel.RandomRolloutEvaluator(1, bot_seed)
-        ismcts = pyspiel.ISMCTSBot(
-            bot_seed, evaluator, uct_c, simulations, -1, pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False
-        )
+        others = field if field is not None else OpenSpielPlayer(pyspiel, simulations, uct_c)
+        for player, player_seed in ((agent, bot_seed), (others, bot_seed)):
+            if (player is agent) == getattr(player, "openspiel", False):
+                # OpenSpiel's IS-MCTS in the agent's seat (the null test), or our policy in the other seats:
+                # seeded apart from the other side (the default sides keep the seeds of the runs in docs/ismcts.md)
+                stream = 1 if player is agent else 2
+                player_seed = int(np.random.SeedSequence([seed, deal, seat, stream]).generate_state(1)[0] % (2**31))
+            reseed = getattr(player, "seed", None)
+            if callable(reseed):
+                reseed(player_seed)
         game = BlackoutGame(rules, decks=decks, first_dealer=(first_dealer - start) % n, start_round=start)
         timing = {"agent": [0.0, 0], "openspiel": [0.0, 0]}
         while not game.is_over and (match or game.round_index == start):
@@ -157,10 +263,7 @@ def play_deal(
                     )
                 side = "agent" if game.current_player == seat else "openspiel"
                 began = time.perf_counter()
-                if side == "agent":
-                    action = int(agent.act(game.view(seat)))
-                else:
-                    action = from_openspiel_action(ismcts.step(state))
+                action = _act(agent if side == "agent" else others, game, state)
                 if len(legal) > 1:
                     timing[side][0] += time.perf_counter() - began
                     timing[side][1] += 1
@@ -228,16 +331,22 @@ def speed(pyspiel: Any, spec: str, hands: int, seed: int, simulations: int, uct_
     }
 
 
-def _worker(task: tuple[str, Rules, int, int, int, float, bool]) -> dict[str, Any]:
-    spec, rules, deal, seed, simulations, uct_c, match = task
+def _worker(task: tuple[str, Rules, int, int, int, float, bool, str | None]) -> dict[str, Any]:
+    spec, rules, deal, seed, simulations, uct_c, match, field_spec = task
     pyspiel = require_openspiel()
-    agent = _AGENTS.get(spec)
-    if agent is None:
-        agent = _AGENTS[spec] = load_policy(spec, rules, seed)
-    return play_deal(pyspiel, rules, agent, deal, seed, simulations, uct_c, match)
+    players = []
+    for key in (spec, field_spec):
+        if key is None:
+            players.append(None)
+            continue
+        player = _AGENTS.get((key, len(players)))
+        if player is None:
+            player = _AGENTS[(key, len(players))] = load_player(pyspiel, key, rules, seed)
+        players.append(player)
+    return play_deal(pyspiel, rules, players[0], deal, seed, simulations, uct_c, match, field=players[1])
 
 
-_AGENTS: dict[str, Any] = {}
+_AGENTS: dict[tuple[str, int], Any] = {}
 
 
 def summarise(spec: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -282,26 +391,32 @@ def summarise(spec: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_agent(
-    spec: str, rules: Rules, deals: int, seed: int, simulations: int, uct_c: float, match: bool, workers: int = 1
+    spec: str, rules: Rules, deals: int, seed: int, simulations: int, uct_c: float, match: bool, workers: int = 1,
+    field: str | None = None,
 ) -> dict[str, Any]:
-    """Play ``deals`` duplicate deals of agent ``spec`` against OpenSpiel's IS-MCTS; its figures."""
-    require_openspiel()
-    load_policy(spec, rules, seed)  # a bad spec fails here, before any game
-    tasks = [(spec, rules, deal, seed, simulations, uct_c, match) for deal in range(deals)]
+    """Play ``deals`` duplicate deals of agent ``spec`` against OpenSpiel's IS-MCTS (or ``field``); its figures."""
+    pyspiel = require_openspiel()
+    for key in (spec, field):  # a bad spec fails here, before any game
+        if key is not None:
+            load_player(pyspiel, key, rules, seed)
+    tasks = [(spec, rules, deal, seed, simulations, uct_c, match, field) for deal in range(deals)]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             results = list(pool.map(_worker, tasks))
     else:
         results = [_worker(task) for task in tasks]
-    return summarise(spec, results)
+    row = summarise(spec, results)
+    row["field"] = field or f"{OPENSPIEL_SPEC}:simulations={simulations},uct_c={uct_c:g}"
+    return row
 
 
-def table(rows: Sequence[dict[str, Any]], simulations: int) -> str:
+def table(rows: Sequence[dict[str, Any]], simulations: int, field: str | None = None) -> str:
     header = (
         f"{'agent':<28} {'deals':>5} {'agent/hand':>10} {'IS-MCTS/hand':>12} {'difference [95% CI]':>26} "
         f"{'made':>6} {'IS-MCTS made':>12} {'ms/dec':>7} {'OS ms/dec':>9}"
     )
-    lines = [f"vs OpenSpiel IS-MCTS ({simulations} simulations), scored by our rules", header, "-" * len(header)]
+    title = f"vs OpenSpiel IS-MCTS ({simulations} simulations)" if field is None else f"vs {field} in the other seats"
+    lines = [f"{title}, scored by our rules", header, "-" * len(header)]
     for r in rows:
         interval = "" if r["interval"] is None else f"[{r['interval'][0]:+.2f}, {r['interval'][1]:+.2f}]"
         lines.append(
@@ -316,6 +431,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agents", nargs="+", default=["ismcts:simulations=500"], metavar="SPEC",
         help="our policies, each played in one seat (default ismcts:simulations=500)",
+    )
+    parser.add_argument(
+        "--field", default=None, metavar="SPEC",
+        help="the policy in the other seats (default: OpenSpiel's IS-MCTS with --simulations and --uct-c)",
     )
     parser.add_argument("--deals", type=int, default=50, help="duplicate deals per agent (default 50)")
     parser.add_argument("--simulations", type=int, default=500, help="OpenSpiel IS-MCTS simulations per decision (default 500)")
@@ -341,9 +460,11 @@ def run(args: argparse.Namespace) -> int:
     if args.speed < 0:
         raise ValueError(f"--speed must be a number of hands (0: play games instead), got {args.speed}")
     check_output_file(args.json)
-    for spec in args.agents:  # a bad spec fails here, before any game
-        load_policy(spec, Rules.preset("standard"), args.seed)
+    for spec in [*args.agents, *([args.field] if args.field else [])]:  # a bad spec fails here, before any game
+        load_player(require_openspiel(), spec, Rules.preset("standard"), args.seed)
     if args.speed:
+        if args.field or any(parse_openspiel_spec(spec) for spec in args.agents):
+            raise ValueError("--speed times our policies against OpenSpiel's IS-MCTS: no --field, no openspiel_ismcts agent")
         pyspiel = require_openspiel()
         rows = [speed(pyspiel, spec, args.speed, args.seed, args.simulations, args.uct_c) for spec in args.agents]
         for r in rows:
@@ -362,10 +483,12 @@ def run(args: argparse.Namespace) -> int:
     rules = Rules.preset("standard")
     rows = []
     for spec in args.agents:
-        rows.append(run_agent(spec, rules, args.deals, args.seed, args.simulations, args.uct_c, args.match, args.workers))
+        rows.append(
+            run_agent(spec, rules, args.deals, args.seed, args.simulations, args.uct_c, args.match, args.workers, args.field)
+        )
         if len(args.agents) > 1:
             print(f"{spec}: done", file=sys.stderr, flush=True)
-    print(table(rows, args.simulations))
+    print(table(rows, args.simulations, args.field))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump({"simulations": args.simulations, "uct_c": args.uct_c, "match": args.match, "rows": rows}, handle, indent=2)
