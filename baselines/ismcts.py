@@ -19,7 +19,11 @@ with each node the information set of the seat to act there:
    actions alone (its hand is the same in every determinization), a node of
    another seat by the actions and that seat's hand in the determinization
    (``split_by_hand``, as OpenSpiel's IS-MCTS keys nodes by the acting player's
-   information state). At a node, the determinized game gives the legal actions
+   information state). (With the default ``tree="path"`` a node is found by its
+   path from the root, which holds the other seats' hands it passed, so the
+   searching player's later nodes are split by those hands too; ``tree="infoset"``
+   keys every node by its seat's information set alone, in one table, as OpenSpiel
+   does.) At a node, the determinized game gives the legal actions
    (the dealer's hook included, the follow-suit rule with the sampled hand);
    keyed this way, they are the same in every determinization reaching the
    node, so once each is tried the child with the highest
@@ -574,7 +578,7 @@ class DealSampler:
     dead-ends.
     """
 
-    def __init__(self, view: PlayerView) -> None:
+    def __init__(self, view: PlayerView, voids: bool = True) -> None:
         self.view = view
         n = view.num_players
         me = view.player
@@ -592,7 +596,7 @@ class DealSampler:
         # places: the other seats in order, then "out of play"; eligible[place, group] (group 4: jokers)
         eligible = np.ones((len(seats) + 1, 5), dtype=bool)
         for place, seat in enumerate(seats):
-            for suit in view.voids[seat]:
+            for suit in view.voids[seat] if voids else ():  # voids=False: deal as if nobody had shown a void
                 eligible[place, suit] = False
         self.eligible = eligible
         self.constrained = not eligible.all()
@@ -732,7 +736,15 @@ class ISMCTSBot(Bot):
         prior_weight: the weight of the prior, in scaled score units (0..1).
         objective: what a simulation backs up for each seat: ``"score"`` (default),
             its hand score scaled to 0..1; ``"exact"``, 1 if it made its bid, else 0
-            (the chance of making the bid, whatever the bid is worth).
+            (the chance of making the bid, whatever the bid is worth); ``"tricks"``,
+            a point per trick plus the exact bonus (OpenSpiel's ``oh_hell`` returns), scaled to 0..1.
+        tree: ``"path"`` (default): a node is found by its path from the root; ``"infoset"``:
+            by the acting seat's hand and the actions since the root, in one table (OpenSpiel's
+            keying), so a node is shared by every path and determinization reaching it, and a
+            simulation leaves the tree at a new information set.
+        voids: draw the other seats' hands consistently with the suits they have shown void in
+            (default); 0 deals the unseen cards ignoring voids, as OpenSpiel's ``oh_hell`` resampling does
+            (an experiment: such deals can contradict the play so far).
     """
 
     name = "ismcts"
@@ -750,6 +762,7 @@ class ISMCTSBot(Bot):
         prior_weight: float = 1.0,
         objective: str = "score",
         tree: str = "path",
+        voids: bool = True,
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -786,6 +799,9 @@ class ISMCTSBot(Bot):
         if tree == "infoset" and not self.split_by_hand:
             raise ValueError("tree='infoset' keys every node by the acting seat's information set: it needs split_by_hand=1")
         self.tree = tree
+        if not isinstance(voids, (bool, int, np.integer)) or voids not in (0, 1):
+            raise ValueError(f"voids: must be 0 or 1, got {voids!r}")
+        self.voids = bool(voids)
         if self.compiled:
             _compiled_card_play()  # compile (or load from the cache) now, not inside a timed decision
         self.last_simulations = 0
@@ -824,7 +840,7 @@ class ISMCTSBot(Bot):
         else:  # "tricks": a point per trick plus the exact bonus (OpenSpiel's oh_hell returns), scaled to 0..1
             bonus = view.rules.exact_bonus
             scaled = [[(w + bonus * (b == w)) / (size + bonus) for w in range(size + 1)] for b in range(size + 1)]
-        sampler = DealSampler(view)
+        sampler = DealSampler(view, voids=self.voids)
         c = self.exploration
         split = self.split_by_hand
         greedy = self.rollout == "greedy"

@@ -242,6 +242,7 @@ def test_the_dealer_never_makes_the_forbidden_bid():
         ({"compiled": 2}, "compiled"),
         ({"objective": "win"}, "objective"),
         ({"tree": "flat"}, "tree"),
+        ({"voids": "no"}, "voids"),
         ({"tree": "infoset", "split_by_hand": 0}, "split_by_hand"),
     ],
 )

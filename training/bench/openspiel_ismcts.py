@@ -411,9 +411,10 @@ def run_agent(
 
 
 def table(rows: Sequence[dict[str, Any]], simulations: int, field: str | None = None) -> str:
+    other = "IS-MCTS" if field is None else "field"
     header = (
-        f"{'agent':<28} {'deals':>5} {'agent/hand':>10} {'IS-MCTS/hand':>12} {'difference [95% CI]':>26} "
-        f"{'made':>6} {'IS-MCTS made':>12} {'ms/dec':>7} {'OS ms/dec':>9}"
+        f"{'agent':<28} {'deals':>5} {'agent/hand':>10} {other + '/hand':>12} {'difference [95% CI]':>26} "
+        f"{'made':>6} {other + ' made':>12} {'ms/dec':>7} {other + ' ms/dec':>9}"
     )
     title = f"vs OpenSpiel IS-MCTS ({simulations} simulations)" if field is None else f"vs {field} in the other seats"
     lines = [f"{title}, scored by our rules", header, "-" * len(header)]
