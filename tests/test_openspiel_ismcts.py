@@ -146,3 +146,37 @@ def test_our_views_carry_openspiel_information_states():
             game.step(action)
             state.apply_action(to_openspiel_action(action))
     assert checked == 3 * 44
+
+
+def test_the_openspiel_field_does_not_know_which_cards_are_out_of_play():
+    """OpenSpiel's oh_hell resampling deals the other seats only cards truly dealt to them, so searching from the
+    mirrored state its IS-MCTS knows the 11 cards out of play; the benchmark's field searches from a redealt state."""
+    pyspiel = pytest.importorskip("pyspiel")
+    import random
+
+    from blackout_training.bench.openspiel_ismcts import OpenSpielPlayer, _start_openspiel_hand, to_openspiel_card
+
+    from blackout_env import BlackoutGame, Rules
+
+    game = BlackoutGame(Rules.preset("standard"), seed=1)
+    state = _start_openspiel_hand(pyspiel, game)
+    me = game.current_player
+    dealt = {to_openspiel_card(c) for s in range(4) if s != me for c in game.hands[s]}
+    rng = random.Random(0)
+
+    def share_of_dealt_cards(root) -> float:
+        inside = total = 0
+        for _ in range(60):
+            history = root.resample_from_infostate(me, rng.random).history()[2:42]  # the 40 cards dealt
+            others = {card for k, card in enumerate(history) if k % 4 != me}
+            inside += len(others & dealt)
+            total += len(others)
+        return inside / total
+
+    assert share_of_dealt_cards(state) == 1.0  # the leak, in OpenSpiel's resampling of the mirrored state
+    player = OpenSpielPlayer(pyspiel, simulations=5, uct_c=2.0)
+    player.seed(3)
+    searched = player.search_state(state, game.view(me))
+    assert searched.information_state_string(me) == state.information_state_string(me)
+    assert share_of_dealt_cards(searched) < 0.9  # 30 of 41 unseen cards are dealt: about 0.73 when not known
+    assert OpenSpielPlayer(pyspiel, 5, 2.0, redeal=False).search_state(state, game.view(me)) is state

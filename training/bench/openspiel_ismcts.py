@@ -106,29 +106,49 @@ OPENSPIEL_SPEC = "openspiel_ismcts"
 
 
 class OpenSpielPlayer:
-    """OpenSpiel's IS-MCTS as a seat of the mirrored games: it acts on the OpenSpiel state (its own information set)."""
+    """OpenSpiel's IS-MCTS as a seat of the mirrored games.
+
+    With ``redeal`` (the default) it searches from an OpenSpiel state rebuilt from its seat's view,
+    the other seats' hidden cards drawn anew (:func:`openspiel_state_from_view`), not from the
+    mirrored state: OpenSpiel's ``oh_hell`` ``ResampleFromInfostate`` (open_spiel 2.0.2) deals the
+    other seats only cards that were really dealt to them, so from the mirrored state every
+    determinization knows which cards are out of play (11 of the 41 unseen cards in a 10-card hand),
+    which no player can know. ``redeal=False`` searches from the mirrored state (the earlier rounds).
+    """
 
     openspiel = True
 
-    def __init__(self, pyspiel: Any, simulations: int, uct_c: float, rollout_seed: int = 0) -> None:
+    def __init__(
+        self, pyspiel: Any, simulations: int, uct_c: float, rollout_seed: int = 0, redeal: bool = True
+    ) -> None:
         self.pyspiel, self.simulations, self.uct_c = pyspiel, simulations, uct_c
         self.rollout_seed = rollout_seed
+        self.redeal = bool(redeal)
         self.bot = None
+        self.rng = np.random.default_rng(0)
 
     def seed(self, value: int) -> None:
-        """A fresh ISMCTSBot (and rollout evaluator) seeded with ``value``."""
+        """A fresh ISMCTSBot (and rollout evaluator, and redeals) seeded with ``value``."""
         pyspiel = self.pyspiel
+        self.rng = np.random.default_rng([value, 7])
         self.bot = pyspiel.ISMCTSBot(
             value, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c, self.simulations, -1,
             pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False,
         )
 
-    def act_openspiel(self, state: Any) -> int:
-        return from_openspiel_action(self.bot.step(state))
+    def search_state(self, state: Any, view: Any = None) -> Any:
+        """The state the bot searches from: with ``redeal``, one rebuilt from ``view``; else ``state``."""
+        if self.redeal and view is not None:
+            return openspiel_state_from_view(self.pyspiel, view, self.rng)
+        return state
+
+    def act_openspiel(self, state: Any, view: Any = None) -> int:
+        """The bot's action in ``state`` (the mirrored state), searched from :meth:`search_state`."""
+        return from_openspiel_action(self.bot.step(self.search_state(state, view)))
 
 
 def parse_openspiel_spec(spec: str, simulations: int = 500, uct_c: float = 2.0) -> dict[str, Any] | None:
-    """``openspiel_ismcts[:simulations=N,uct_c=C,rollout_seed=K]`` as keyword arguments of :class:`OpenSpielPlayer`.
+    """``openspiel_ismcts[:simulations=N,uct_c=C,rollout_seed=K,redeal=0|1]`` as keyword arguments of :class:`OpenSpielPlayer`.
 
     None for any other spec. ``rollout_seed``: an offset added to the bot's seed to seed its rollout
     evaluator (0, the default, seeds both with the same number, as the field's bot is seeded).
@@ -136,17 +156,17 @@ def parse_openspiel_spec(spec: str, simulations: int = 500, uct_c: float = 2.0) 
     name, _, options = spec.partition(":")
     if name != OPENSPIEL_SPEC:
         return None
-    parsed: dict[str, Any] = {"simulations": simulations, "uct_c": uct_c, "rollout_seed": 0}
+    parsed: dict[str, Any] = {"simulations": simulations, "uct_c": uct_c, "rollout_seed": 0, "redeal": 1}
     for option in filter(None, options.split(",")):
         key, _, value = option.partition("=")
         if key not in parsed:
-            raise ValueError(f"{spec}: unknown option {key!r} (options: simulations, uct_c, rollout_seed)")
+            raise ValueError(f"{spec}: unknown option {key!r} (options: simulations, uct_c, rollout_seed, redeal)")
         try:
             number = float(value) if key == "uct_c" else int(value)
         except ValueError:
             number = None
-        low = {"simulations": 1, "uct_c": 0, "rollout_seed": 0}[key]
-        if number is None or not number >= low:
+        low = {"simulations": 1, "uct_c": 0, "rollout_seed": 0, "redeal": 0}[key]
+        if number is None or not number >= low or (key == "redeal" and number > 1):
             wanted = "a number" if key == "uct_c" else "a whole number"
             raise ValueError(f"{spec}: {key} must be {wanted} >= {low}, got {value!r}")
         parsed[key] = number
@@ -189,7 +209,7 @@ def openspiel_state_from_view(pyspiel: Any, view: Any, rng: np.random.Generator)
 
 def _act(player: Any, game: BlackoutGame, state: Any) -> int:
     if getattr(player, "openspiel", False):
-        return player.act_openspiel(state)
+        return player.act_openspiel(state, game.view(game.current_player))
     return int(player.act(game.view(game.current_player)))
 
 
@@ -224,6 +244,7 @@ def play_deal(
     uct_c: float,
     match: bool,
     field: Any = None,
+    redeal: bool = True,
 ) -> dict[str, Any]:
     """Play deal ``deal`` once per seat of the agent; per rotation the scores, bids and timings.
 
@@ -238,7 +259,7 @@ def play_deal(
     rotations = []
     for seat in range(n):
         bot_seed = int(np.random.SeedSequence([seed, deal, seat]).generate_state(1)[0] % (2**31))
-        others = field if field is not None else OpenSpielPlayer(pyspiel, simulations, uct_c)
+        others = field if field is not None else OpenSpielPlayer(pyspiel, simulations, uct_c, redeal=redeal)
         for player, player_seed in ((agent, bot_seed), (others, bot_seed)):
             if (player is agent) == getattr(player, "openspiel", False):
                 # OpenSpiel's IS-MCTS in the agent's seat (the null test), or our policy in the other seats:
@@ -331,8 +352,8 @@ def speed(pyspiel: Any, spec: str, hands: int, seed: int, simulations: int, uct_
     }
 
 
-def _worker(task: tuple[str, Rules, int, int, int, float, bool, str | None]) -> dict[str, Any]:
-    spec, rules, deal, seed, simulations, uct_c, match, field_spec = task
+def _worker(task: tuple[str, Rules, int, int, int, float, bool, str | None, bool]) -> dict[str, Any]:
+    spec, rules, deal, seed, simulations, uct_c, match, field_spec, redeal = task
     pyspiel = require_openspiel()
     players = []
     for key in (spec, field_spec):
@@ -343,7 +364,7 @@ def _worker(task: tuple[str, Rules, int, int, int, float, bool, str | None]) -> 
         if player is None:
             player = _AGENTS[(key, len(players))] = load_player(pyspiel, key, rules, seed)
         players.append(player)
-    return play_deal(pyspiel, rules, players[0], deal, seed, simulations, uct_c, match, field=players[1])
+    return play_deal(pyspiel, rules, players[0], deal, seed, simulations, uct_c, match, field=players[1], redeal=redeal)
 
 
 _AGENTS: dict[tuple[str, int], Any] = {}
@@ -393,20 +414,24 @@ def summarise(spec: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def run_agent(
     spec: str, rules: Rules, deals: int, seed: int, simulations: int, uct_c: float, match: bool, workers: int = 1,
     field: str | None = None,
+    redeal: bool = True,
 ) -> dict[str, Any]:
-    """Play ``deals`` duplicate deals of agent ``spec`` against OpenSpiel's IS-MCTS (or ``field``); its figures."""
+    """Play ``deals`` duplicate deals of agent ``spec`` against OpenSpiel's IS-MCTS (or ``field``); its figures.
+
+    ``redeal``: the default field searches from states rebuilt from its views (:class:`OpenSpielPlayer`).
+    """
     pyspiel = require_openspiel()
     for key in (spec, field):  # a bad spec fails here, before any game
         if key is not None:
             load_player(pyspiel, key, rules, seed)
-    tasks = [(spec, rules, deal, seed, simulations, uct_c, match, field) for deal in range(deals)]
+    tasks = [(spec, rules, deal, seed, simulations, uct_c, match, field, redeal) for deal in range(deals)]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             results = list(pool.map(_worker, tasks))
     else:
         results = [_worker(task) for task in tasks]
     row = summarise(spec, results)
-    row["field"] = field or f"{OPENSPIEL_SPEC}:simulations={simulations},uct_c={uct_c:g}"
+    row["field"] = field or f"{OPENSPIEL_SPEC}:simulations={simulations},uct_c={uct_c:g},redeal={int(redeal)}"
     return row
 
 
@@ -436,6 +461,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--field", default=None, metavar="SPEC",
         help="the policy in the other seats (default: OpenSpiel's IS-MCTS with --simulations and --uct-c)",
+    )
+    parser.add_argument(
+        "--redeal", type=int, choices=(0, 1), default=1,
+        help="1 (default): OpenSpiel's IS-MCTS in the other seats searches from a state rebuilt from its view, the "
+        "hidden cards drawn anew (OpenSpiel's oh_hell resampling would otherwise know which cards are out of play); "
+        "0: from the mirrored state, as before",
     )
     parser.add_argument("--deals", type=int, default=50, help="duplicate deals per agent (default 50)")
     parser.add_argument("--simulations", type=int, default=500, help="OpenSpiel IS-MCTS simulations per decision (default 500)")
@@ -485,7 +516,10 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for spec in args.agents:
         rows.append(
-            run_agent(spec, rules, args.deals, args.seed, args.simulations, args.uct_c, args.match, args.workers, args.field)
+            run_agent(
+                spec, rules, args.deals, args.seed, args.simulations, args.uct_c, args.match, args.workers, args.field,
+                bool(args.redeal),
+            )
         )
         if len(args.agents) > 1:
             print(f"{spec}: done", file=sys.stderr, flush=True)
