@@ -19,6 +19,12 @@ decision the legal actions of the two games are checked to be the same
 (OpenSpiel's ``oh_hell`` also has the dealer's hook, and the player left of
 the dealer bids first and leads).
 
+OpenSpiel's bots search from a state rebuilt from their seat's view, the other
+seats' hidden cards drawn anew (``--redeal 1``, the default): OpenSpiel's
+``oh_hell`` ``ResampleFromInfostate`` deals the other seats only cards truly dealt
+to them, so searching from the mirrored state its IS-MCTS would know which cards
+are out of play (:class:`OpenSpielPlayer`).
+
 Scoring: every hand is scored by OUR rules (standard: 10 + bid for an exact
 bid, 0 for a miss). OpenSpiel's ``oh_hell`` returns differ on a missed bid (it
 pays one point per trick taken, exact or not, plus 10 for an exact bid), so its
