@@ -92,12 +92,12 @@ def test_openspiel_specs_parse_and_bad_ones_are_refused():
     from blackout_training.bench.openspiel_ismcts import parse_openspiel_spec
 
     assert parse_openspiel_spec("ismcts:simulations=5") is None
-    assert parse_openspiel_spec("openspiel_ismcts") == {"simulations": 500, "uct_c": 2.0, "rollout_seed": 0}
-    assert parse_openspiel_spec("openspiel_ismcts:simulations=20,uct_c=0.5,rollout_seed=7") == {
-        "simulations": 20, "uct_c": 0.5, "rollout_seed": 7}
+    assert parse_openspiel_spec("openspiel_ismcts") == {"simulations": 500, "uct_c": 2.0, "rollout_seed": 0, "redeal": 1}
+    assert parse_openspiel_spec("openspiel_ismcts:simulations=20,uct_c=0.5,rollout_seed=7,redeal=0") == {
+        "simulations": 20, "uct_c": 0.5, "rollout_seed": 7, "redeal": 0}
     for bad in ("openspiel_ismcts:simulations=0", "openspiel_ismcts:uct_c=-1", "openspiel_ismcts:rollouts=2",
-                "openspiel_ismcts:simulations=many"):
-        with pytest.raises(ValueError, match="openspiel_ismcts|simulations|uct_c|rollouts"):
+                "openspiel_ismcts:simulations=many", "openspiel_ismcts:redeal=2"):
+        with pytest.raises(ValueError, match="openspiel_ismcts"):
             parse_openspiel_spec(bad)
 
 
