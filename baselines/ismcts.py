@@ -857,6 +857,25 @@ class ISMCTSBot(Bot):
         budget = self.simulations
         deals: list[list[int]] = []
         done = 0
+
+        def finish(state: SimState, path: list[tuple[_Node, int]]) -> bool:
+            """Play one simulation out from ``state``, back every seat's scaled score up ``path``; True once
+            the budget (simulations or time) is spent."""
+            nonlocal done
+            state.rollout(rand, greedy=greedy, compiled=compiled)
+            rewards = [scaled[b][w] for b, w in zip(state.bids, state.tricks_won)]
+            for visited, seat in path:
+                visited.visits += 1
+                visited.total += rewards[seat]
+            done += 1
+            if deadline is None:
+                return done >= budget
+            if time.perf_counter() >= deadline:
+                if done == 1:
+                    self._too_short(view)
+                return True
+            return False
+
         if self.tree == "infoset":
             table: dict[tuple[int, tuple[int, ...]], _Node] = {(root_state.hands[me], ()): root}
         while self.tree == "infoset":
@@ -900,18 +919,7 @@ class ISMCTSBot(Bot):
                     node = table[key] = _Node()
                     node.untried = state.legal_actions()
                     break
-            state.rollout(rand, greedy=greedy, compiled=compiled)
-            rewards = [scaled[b][w] for b, w in zip(state.bids, state.tricks_won)]
-            for visited, seat in path:
-                visited.visits += 1
-                visited.total += rewards[seat]
-            done += 1
-            if deadline is None:
-                if done >= budget:
-                    break
-            elif time.perf_counter() >= deadline:
-                if done == 1:
-                    self._too_short(view)
+            if finish(state, path):
                 break
         while self.tree == "path":
             if not deals:  # determinizations, drawn in batches
@@ -983,19 +991,7 @@ class ISMCTSBot(Bot):
                 node = child
                 if not child.visits:  # just expanded: leave the tree
                     break
-            # --- play out at random, back up every seat's scaled score
-            state.rollout(rand, greedy=greedy, compiled=compiled)
-            rewards = [scaled[b][w] for b, w in zip(state.bids, state.tricks_won)]
-            for visited, seat in path:
-                visited.visits += 1
-                visited.total += rewards[seat]
-            done += 1
-            if deadline is None:
-                if done >= budget:
-                    break
-            elif time.perf_counter() >= deadline:
-                if done == 1:
-                    self._too_short(view)
+            if finish(state, path):  # play out at random, back up every seat's scaled score
                 break
         self.last_simulations = done
         return root
