@@ -85,6 +85,12 @@ def test_a_universal_network_cannot_be_carried_over_again():
         universal_from_rules(make_model(rules, [8], "mlp", observation="universal"), rules)
 
 
+def test_a_network_for_other_rules_is_refused_naming_both_action_counts():
+    jokers = make_model(Rules.preset("jokers"), [8], "mlp")
+    with pytest.raises(ValueError, match=f"{jokers.num_actions} actions, the rules {Rules.preset('standard').num_actions}"):
+        universal_from_rules(jokers, Rules.preset("standard"))
+
+
 def test_a_universal_run_starts_from_a_rules_sized_checkpoint(tmp_path):
     rules = Rules.preset("short")
     torch.manual_seed(0)
@@ -103,3 +109,11 @@ def test_a_universal_run_starts_from_a_rules_sized_checkpoint(tmp_path):
     expected = universal_from_rules(specialist, rules)
     for key, value in expected.state_dict().items():  # a learning rate of 1e-9 barely moves a weight
         torch.testing.assert_close(trained.state_dict()[key], value, atol=1e-5, rtol=0)
+
+
+def test_a_network_for_another_table_size_is_refused_naming_the_input_sizes():
+    five = Rules.preset("standard").replace(num_players=5)
+    standard = Rules.preset("standard")
+    network = make_model(five, [8], "mlp")
+    with pytest.raises(ValueError, match=f"reads {network.observation_size} inputs.*has {encoding.observation_size(standard)}"):
+        universal_from_rules(network, standard)

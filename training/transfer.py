@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from blackout_env import Rules
+from blackout_env import Rules, encoding
 from blackout_env.universal import (
     UNIVERSAL_CARDS,
     UNIVERSAL_NUM_ACTIONS,
@@ -46,6 +46,11 @@ def universal_from_rules(model: ActorCritic, rules: Rules) -> ActorCritic:
     if model.num_actions != rules.num_actions:
         raise ValueError(
             f"universal_from_rules: the network has {model.num_actions} actions, the rules {rules.num_actions}"
+        )
+    if model.observation_size != encoding.observation_size(rules):
+        raise ValueError(
+            f"universal_from_rules: the network reads {model.observation_size} inputs, the rules' observation has "
+            f"{encoding.observation_size(rules)}: it was trained for other rules"
         )
     target = ActorCritic(universal_size(), UNIVERSAL_NUM_ACTIONS, model.hidden_sizes, model.arch, rules,
                          model.card_width, "universal")
