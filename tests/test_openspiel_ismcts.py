@@ -62,6 +62,36 @@ def test_the_speed_comparison_times_both_bots_on_the_same_decisions(tmp_path):
     assert row["agent_cpu_ms_per_decision"] > 0 and row["openspiel_cpu_ms_per_decision"] > 0
 
 
+def test_the_speed_comparison_times_a_network_on_one_torch_thread_as_the_games_play_it(monkeypatch):
+    """Torch's default pool made ppo+search 2-3x slower per decision on a loaded 2-core machine; the games
+    (evaluate's workers) act on one thread, so the timing must too, and the setting is restored after."""
+    pyspiel = pytest.importorskip("pyspiel")
+    torch = pytest.importorskip("torch")
+    from blackout_training.bench import openspiel_ismcts as bench
+
+    from blackout_env.policies import load_policy
+
+    threads_seen = []
+
+    class Recording:
+        def __init__(self, bot):
+            self.bot = bot
+
+        def act(self, view):
+            threads_seen.append(torch.get_num_threads())
+            return self.bot.act(view)
+
+    monkeypatch.setattr(bench, "load_policy", lambda spec, rules, seed: Recording(load_policy("random", rules, seed)))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        bench.speed(pyspiel, "random", 1, 0, 5, 2.0)
+        assert threads_seen and set(threads_seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.mark.slow
 def test_single_hands_are_the_first_hand_of_a_standard_match_so_ppo_plays_them(tmp_path):
     """The trained ppo (and ppo+search) play the standard rules: single hands are the match's 10-card first hand."""

@@ -68,7 +68,7 @@ import numpy as np
 
 from blackout_env import BlackoutGame, Rules
 
-from ..evaluate import confidence_half_width
+from ..evaluate import confidence_half_width, single_threaded_torch
 from ..policies import load_policy
 from . import check_output_file, check_positive
 
@@ -317,10 +317,19 @@ def speed(pyspiel: Any, spec: str, hands: int, seed: int, simulations: int, uct_
     at every decision with a choice our agent decides the same position too (its
     action is not played). Process CPU time (``time.process_time``), so waiting
     for a busy machine's cores does not count; both sides run in this process,
-    alternately, under the same load.
+    alternately, under the same load. A network acts with torch on one thread,
+    as in the games (``evaluate``'s workers): torch's default pool of threads
+    made ``ppo+search`` 2-3x slower per decision on a loaded 2-core machine.
     """
     rules = Rules.preset("standard")  # its first hand: 10 cards
-    agent = load_policy(spec, rules, seed)
+    agent = load_policy(spec, rules, seed)  # loads torch for a network, so the next line sees it
+    with single_threaded_torch():
+        return _speed(pyspiel, spec, agent, rules, hands, seed, simulations, uct_c)
+
+
+def _speed(
+    pyspiel: Any, spec: str, agent: Any, rules: Rules, hands: int, seed: int, simulations: int, uct_c: float
+) -> dict[str, Any]:
     used = {"agent": 0.0, "openspiel": 0.0}
     decisions = 0
     for hand in range(hands):
