@@ -17,6 +17,11 @@ copy), and the few scaled blocks (hand size, tricks, round, scores) are
 looked up in float32 tables into it. Nothing is carried from one step to the
 next: every call rebuilds every entry, so the encoder has no state to keep in
 sync (copies and pickles of the engine stay exact).
+
+With ``compiled=True`` the same values come from one numba loop over games
+(:func:`blackout_env._batched_kernels.encode`), which clears each row and
+writes its entries straight into the float32 array; it reads the block
+offsets and widths from the same layout and the same scaled-value tables.
 """
 
 from __future__ import annotations
@@ -39,16 +44,17 @@ __all__ = ["BatchedEncoder"]
 class BatchedEncoder:
     """Writes the acting seat's observation of every game into a float32 array (``out`` or its own buffer)."""
 
-    def __init__(self, rules: Rules, num_envs: int, tables: _Tables) -> None:
+    def __init__(self, rules: Rules, num_envs: int, tables: _Tables, compiled: bool = False) -> None:
         self.rules = rules
         self._t = tables
+        self.compiled = compiled
         layout = observation_layout(rules)
         self.size = layout[-1].offset + layout[-1].size
         self.num_envs = num_envs
         self.out = np.zeros((num_envs, self.size), dtype=np.float32)
         """The encoder's own float32 buffer (what :meth:`encode` fills when given no ``out``)."""
-        self.bits = np.zeros((num_envs, self.size), dtype=np.uint8)
-        """The 0/1 entries of the last observations (scaled blocks hold 0 here)."""
+        # The 0/1 entries of the last observations (scaled blocks hold 0 here); the compiled loop needs none.
+        self.bits = np.zeros((0 if compiled else num_envs, self.size), dtype=np.uint8)
         one_hot, bit_blocks, scaled = self._one_hot_blocks(), self._bit_blocks(), self._scaled_blocks()
         known = set(one_hot) | set(bit_blocks) | set(scaled)
         unknown = [block.name for block in layout if block.name not in known]
@@ -86,7 +92,7 @@ class BatchedEncoder:
             else:
                 self._scaled.append((scaled[block.name], slice(block.offset, block.offset + block.size), block.shape))
         # Flat cells of this step's ones, one column per one-hot row.
-        self._cells = np.zeros((num_envs, column), dtype=np.intp)
+        self._cells = np.zeros((0 if compiled else num_envs, column), dtype=np.intp)
         max_bid = rules.max_bid
         # Scaled values exactly as encode() computes them: Python division, rounded once to float32.
         self._per_max_bid = np.array([k / max_bid for k in range(max_bid + 1)], dtype=np.float32)
@@ -103,6 +109,24 @@ class BatchedEncoder:
         self._games = np.arange(num_envs)
         self._row_starts = (self._games * self.size)[:, None]
         self._seat_rows = (self._games * rules.num_players)[:, None]
+        if compiled:
+            self._compiled_arguments(layout)
+
+    def _compiled_arguments(self, layout: list) -> None:
+        """What the compiled loop reads besides the state: block offsets and widths, the bust table."""
+        from ._batched_kernels import ENCODER_BLOCKS  # (imports numba: only for compiled=True)
+
+        blocks = {block.name: block for block in layout}
+        if set(blocks) != set(ENCODER_BLOCKS):  # pragma: no cover - the check above names the blocks
+            raise ValueError("the compiled observation encoder is out of date with blackout_env.encoding")
+        self._offsets = np.array([blocks[name].offset for name in ENCODER_BLOCKS], dtype=np.int64)
+        self._num_cards = blocks["hand"].shape[0]
+        self._bid_width = blocks["bids"].shape[1]
+        # out_of_reach[bid, won, left]: rules_logic.bid_out_of_reach on every count of one hand
+        counts = np.arange(self.rules.max_bid + 1)
+        self._out_of_reach = np.asarray(
+            bid_out_of_reach(counts[:, None, None], counts[None, :, None], counts[None, None, :]), dtype=np.bool_
+        )
 
     def _one_hot_blocks(self) -> dict[str, Callable[[], np.ndarray]]:
         return {
@@ -143,6 +167,17 @@ class BatchedEncoder:
     def encode(self, env: BatchedBlackout, out: np.ndarray | None = None) -> np.ndarray:
         """The acting seat's observation in every game, written into ``out`` (default: the encoder's buffer)."""
         out = self.out if out is None else out
+        if self.compiled:
+            from ._batched_kernels import encode
+
+            return encode(
+                out, self._offsets, env.num_players, self._num_cards, self._bid_width, NO_SUIT,
+                self._per_max_bid, self._per_round, self._score_scale, self._out_of_reach, env.current_player,
+                env.hands, env.trump, env.turned_card, env.turned_card_held_by_dealer, env.phase, env.dealer,
+                env.leader, env.bids, env.tricks_won, env.hand_size, env.tricks_done, env.round_index,
+                env.trick_cards, env.led_suit, env.last_trick, env.last_trick_winner, env.played, env.voids,
+                env.trump_broken, env.scores,
+            )
         self.env = env
         self.me = env.current_player.astype(np.intp)
         # seats[g, j]: the absolute seat j places to the observer's left (row j of per-seat blocks)

@@ -174,6 +174,45 @@ class BatchStep(NamedTuple):
     """bool ``(num_envs,)``: an episode ended in this step (the game was reset or moved to the next hand)."""
 
 
+COMPILED = ("auto", True, False)
+"""Values of ``compiled``: numba when installed, numba (required), numpy only."""
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (the ``fast`` extra), so that the batched engine can run compiled."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _use_compiled(compiled: Any) -> bool:
+    """The ``compiled`` option as a bool, or a ValueError / ImportError naming the problem."""
+    if isinstance(compiled, str) and compiled == "auto":
+        return numba_available()
+    if compiled is True or compiled is False or (isinstance(compiled, np.bool_)):
+        if compiled and not numba_available():
+            raise ImportError(
+                "compiled=True: numba is not installed; install the fast extra "
+                '(pip install "blackout-rl[fast]", or pip install -e ".[fast]"), or use compiled="auto"'
+            )
+        return bool(compiled)
+    raise ValueError(f"compiled: must be 'auto', True or False; got {compiled!r}")
+
+
+_KERNELS: list[Any] = []
+
+
+def _kernels() -> Any:
+    """The numba kernels (imported on first use only: ``import blackout_env`` never imports numba)."""
+    if not _KERNELS:
+        from . import _batched_kernels
+
+        _KERNELS.append(_batched_kernels)
+    return _KERNELS[0]
+
+
 def _none_to(value: int | None) -> int:
     """The batched spelling of a suit, card or bid that may be None: NONE for None."""
     return NONE if value is None else value
@@ -274,6 +313,12 @@ class BatchedBlackout:
         seed: seeds the generator that shuffles the decks (and draws random first dealers).
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every
             rule set, :mod:`blackout_env.universal`); the actions and masks are the rules' own either way.
+        compiled: run the per-move work and the encoder as numba-compiled loops
+            (:mod:`blackout_env._batched_kernels`, the ``fast`` extra): ``"auto"`` (default) when
+            numba is installed, ``True`` (an error without numba), ``False`` numpy only. The
+            results are the same bit for bit either way (the numpy code is the reference and a
+            test holds the two equal); the first use on a machine compiles (tens of seconds,
+            then cached on disk).
 
     The state of every game is public, one row per game (seats absolute, NONE = -1):
     ``round_index``, ``first_dealer``, ``dealer``, ``hand_size``, ``phase`` (BID 0 / PLAY 1),
@@ -300,8 +345,10 @@ class BatchedBlackout:
         copy: bool = True,
         seed: int | np.random.Generator | None = None,
         observation: str = "rules",
+        compiled: bool | str = "auto",
     ) -> None:
         self.rules = rules = Rules.resolve(rules)
+        self.compiled = _use_compiled(compiled)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
         if episode not in EPISODES:
@@ -333,7 +380,7 @@ class BatchedBlackout:
         self._seat_base = self._games * n  # flat index of (game, seat 0) in the per-seat arrays
         self.observation = observation_kind(observation)
         self.observation_size = universal_size() if self.observation == "universal" else observation_size(rules)
-        self._encoder = BatchedEncoder(rules, num_envs, self._t) if self.observations else None
+        self._encoder = BatchedEncoder(rules, num_envs, self._t, self.compiled) if self.observations else None
         # The universal vectors are scattered from the rules-sized ones (the same function as the envs').
         self._universal = np.zeros((num_envs, universal_size()), np.float32) if self.observation == "universal" else None
         self._universal_filled = False
@@ -573,6 +620,14 @@ class BatchedBlackout:
         After a partial step only the games that moved need them again.
         """
         t = self._t
+        if self.compiled:
+            _kernels().compute_legal(
+                self._games if g is None else g, self.num_players, self.rules.lead_trump == "broken",
+                self._legal_cards, self._forbidden_bid, self.current_player, self.hands, self.led_suit, self.trump,
+                self.trump_broken, self.trick_size, self.phase, self.bids_made, self.hand_size, self.bid_total,
+                t.suit_bits, t.joker_bits, t.standard_bits, t.forbidden_bid,
+            )
+            return
         if g is None:
             player, led_suit, trump = self.current_player, self.led_suit, self.trump
             trick_size, phase, bids_made = self.trick_size, self.phase, self.bids_made
@@ -610,6 +665,11 @@ class BatchedBlackout:
         Action ``a`` is bit ``a`` of a 128-bit set (two uint64 words, low word first):
         the legal cards, then bids ``0..hand_size`` (less the forbidden one) from bit ``num_cards`` on.
         """
+        if self.compiled:
+            mask = np.empty((self.num_envs, self.num_actions), dtype=np.int8)
+            return _kernels().action_mask(
+                mask, self.num_cards, self._legal_cards, self.phase, self.hand_size, self._forbidden_bid
+            )
         num_cards = np.uint64(self.num_cards)
         one = np.uint64(1)
         bid_count = np.where(self.phase == BID, self.hand_size + 1, 0).astype(np.uint64)
@@ -631,6 +691,12 @@ class BatchedBlackout:
 
     def _random_actions(self, rng: np.random.Generator, g: np.ndarray | None = None) -> np.ndarray:
         """A uniformly random legal action in games ``g`` (None: every game), one random number each."""
+        if self.compiled:  # the same draws, turned into actions by a compiled loop
+            games = self._games if g is None else g
+            return _kernels().random_actions(
+                rng.random(len(games)), games, self.num_cards, self._legal_cards, self.phase, self.hand_size,
+                self._forbidden_bid,
+            )
         if g is None:
             legal_cards, forbidden, hand_size, phase = self._legal_cards, self._forbidden_bid, self.hand_size, self.phase
         else:
@@ -685,19 +751,10 @@ class BatchedBlackout:
 
     def _advance(self, actions: np.ndarray, moving: np.ndarray | None, observe: bool) -> BatchStep:
         """Apply checked (or legal by construction) ``actions`` in games ``moving`` (None: every game)."""
-        num_cards = self.num_cards
-        self._record(actions, moving)
-        if moving is None:
-            bidding = actions >= num_cards
-            bidders = np.flatnonzero(bidding)
-            players = np.flatnonzero(~bidding)
+        if self.compiled:
+            hands_over = self._advance_compiled(actions, self._games if moving is None else moving)
         else:
-            bidding = actions[moving] >= num_cards
-            bidders = moving[bidding]
-            players = moving[~bidding]
-        self._apply_bids(bidders, actions[bidders] - num_cards)
-        tricks_complete = self._apply_plays(players, actions[players])
-        hands_over = self._finish_tricks(tricks_complete)
+            hands_over = self._advance_numpy(actions, moving)
         rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
         done = np.zeros(self.num_envs, dtype=bool)
         self.hand_over = np.zeros(self.num_envs, dtype=bool)
@@ -716,6 +773,34 @@ class BatchedBlackout:
             self._deal(next_hand)
         return self._observe(rewards, done, observe, moving)
 
+    def _advance_numpy(self, actions: np.ndarray, moving: np.ndarray | None) -> np.ndarray:
+        """Record and apply the moves of games ``moving`` (None: all); returns the games whose hand is over."""
+        num_cards = self.num_cards
+        self._record(actions, moving)
+        if moving is None:
+            bidding = actions >= num_cards
+            bidders = np.flatnonzero(bidding)
+            players = np.flatnonzero(~bidding)
+        else:
+            bidding = actions[moving] >= num_cards
+            bidders = moving[bidding]
+            players = moving[~bidding]
+        self._apply_bids(bidders, actions[bidders] - num_cards)
+        tricks_complete = self._apply_plays(players, actions[players])
+        return self._finish_tricks(tricks_complete)
+
+    def _advance_compiled(self, actions: np.ndarray, moving: np.ndarray) -> np.ndarray:
+        """:meth:`_advance_numpy` as one compiled loop over games ``moving`` (indices, ascending)."""
+        t = self._t
+        return _kernels().advance(
+            actions, moving, self.num_players, self.num_cards, self.actions, self.action_count,
+            self.current_player, self.phase, self.leader, self.bids, self.bids_made, self.bid_total, self.hands,
+            self.played, self.played_order, self.voids, self.led_suit, self.trump, self.trump_broken,
+            self.trick_cards, self.trick_size, self.tricks_won, self.tricks_done, self.hand_size, self.last_trick,
+            self.last_trick_leader, self.last_trick_winner, t.voids_shown, t.led_after, t.is_trump, t.power_flat,
+            t.trick_key_low,
+        )
+
     def _check_active(self, active: Any) -> np.ndarray | None:
         """The indices of the games that move (None: all of them)."""
         if active is None:
@@ -729,6 +814,11 @@ class BatchedBlackout:
 
     def _check_actions(self, actions: Any, moving: np.ndarray | None = None) -> np.ndarray:
         array = action_array(actions, self.num_envs)
+        if self.compiled and not _kernels().check_actions(
+            array, self._games if moving is None else moving, self.num_cards, self.num_actions,
+            self._legal_cards, self.phase, self.hand_size, self._forbidden_bid,
+        ):
+            return array  # all legal (an illegal action goes on to the numpy check below, which names it)
         num_cards = self.num_cards
         inside = (array >= 0) & (array < self.num_actions)
         card = (array & 63).astype(np.uint64)  # (any shift in 0..63; out-of-range actions fail below)

@@ -1,0 +1,296 @@
+"""The batched engine's per-move work and its encoder, compiled with numba (the ``fast`` extra).
+
+Imported only when a :class:`~blackout_env.batched.BatchedBlackout` is built with
+``compiled=True`` (or ``"auto"`` and numba is installed): ``import blackout_env``
+never imports numba.
+
+These are the numpy steps of :mod:`blackout_env.batched` and
+:mod:`blackout_env._batched_encoding` written as one loop over games, one
+function per numpy method (named after it), reading the same state arrays and
+the same lookup tables (``_Tables``, built from :mod:`blackout_env.rules_logic`;
+the encoder's block offsets, read from :func:`blackout_env.encoding.observation_layout`).
+No rule is written here: trick power, the led suit after a card, trump, voids
+shown, the hook and the bust test are all table lookups. The numpy code stays
+the reference; ``tests/test_batched_compiled.py`` steps both in lockstep and
+compares every output and state array exactly.
+
+Each kernel is compiled on first use and cached on disk (``cache=True``), so a
+machine pays the compile time (tens of seconds) once.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+NONE = -1
+BID, PLAY = 0, 1
+
+# Index of the lowest set bit: _DEBRUIJN[((x & -x) * _MAGIC) >> 58] (a 64-bit de Bruijn sequence).
+_MAGIC = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN = np.zeros(64, dtype=np.int64)
+for _bit in range(64):
+    _DEBRUIJN[((1 << _bit) * 0x03F79D71B4CB0A89 & (2**64 - 1)) >> 58] = _bit
+del _bit
+
+# The encoder's blocks, in the order of the ``offsets`` argument of encode (see BatchedEncoder).
+ENCODER_BLOCKS = (
+    "hand",
+    "trump",
+    "turned_card",
+    "turned_card_held_by_dealer",
+    "phase",
+    "hand_size",
+    "tricks_left",
+    "round_index",
+    "position",
+    "to_act",
+    "leader",
+    "bids",
+    "tricks_won",
+    "bid_impossible",
+    "current_trick",
+    "led_suit",
+    "last_trick",
+    "last_trick_winner",
+    "played",
+    "voids",
+    "trump_broken",
+    "scores",
+)
+(
+    HAND, TRUMP, TURNED, HELD, PHASE, HAND_SIZE, TRICKS_LEFT, ROUND, POSITION, TO_ACT, LEADER, BIDS,
+    TRICKS_WON, BID_IMPOSSIBLE, CURRENT_TRICK, LED_SUIT, LAST_TRICK, LAST_WINNER, PLAYED, VOIDS,
+    TRUMP_BROKEN, SCORES,
+) = range(len(ENCODER_BLOCKS))
+
+
+@numba.njit(cache=True, inline="always")
+def _lowest(bits):
+    """Index of the lowest set bit of a non-zero uint64."""
+    low = bits & (~bits + np.uint64(1))
+    return _DEBRUIJN[(low * _MAGIC) >> np.uint64(58)]
+
+
+@numba.njit(cache=True, inline="always")
+def _set_cards(row, base, bits, one):
+    """row[base + c] = one for every card c in the set ``bits``."""
+    while bits:
+        row[base + _lowest(bits)] = one
+        bits &= bits - np.uint64(1)
+
+
+# ---------------------------------------------------------------- encoder
+@numba.njit(cache=True)
+def encode(
+    out, offsets, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, out_of_reach,
+    current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
+    tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played, voids,
+    trump_broken, scores,
+):
+    """BatchedEncoder.encode: the acting seat's observation of every game, written into ``out`` (float32)."""
+    wrap = np.arange(3 * n) % n  # wrap[k] = k % n for k < 3n: a lookup is cheaper than an integer division
+    for g in range(out.shape[0]):
+        row = out[g]
+        row[:] = 0.0
+        me = np.int64(current_player[g])
+        _set_cards(row, offsets[HAND], hands[g, me], np.float32(1.0))
+        row[offsets[TRUMP] + (no_suit if trump[g] < 0 else trump[g])] = 1.0
+        if turned_card[g] >= 0:
+            row[offsets[TURNED] + turned_card[g]] = 1.0
+        if held[g]:
+            row[offsets[HELD]] = 1.0
+        row[offsets[PHASE] + phase[g]] = 1.0
+        left = hand_size[g] - tricks_done[g]
+        row[offsets[HAND_SIZE]] = per_max_bid[hand_size[g]]
+        row[offsets[TRICKS_LEFT]] = per_max_bid[left]
+        row[offsets[ROUND]] = per_round[round_index[g]]
+        row[offsets[POSITION] + wrap[me - dealer[g] - 1 + 2 * n]] = 1.0
+        row[offsets[TO_ACT]] = 1.0  # the observer is the seat to act
+        if leader[g] >= 0:
+            row[offsets[LEADER] + wrap[leader[g] - me + n]] = 1.0
+        for j in range(n):
+            seat = wrap[me + j]
+            bid = bids[g, seat]
+            won = tricks_won[g, seat]
+            row[offsets[BIDS] + j * bid_width + bid + 1] = 1.0  # column 0: not yet bid
+            row[offsets[TRICKS_WON] + j] = per_max_bid[won]
+            row[offsets[BID_IMPOSSIBLE] + j] = np.float32(bid >= 0 and out_of_reach[bid, won, left])
+            card = trick_cards[g, seat]
+            if card >= 0:
+                row[offsets[CURRENT_TRICK] + j * num_cards + card] = 1.0
+            card = last_trick[g, seat]
+            if card >= 0:
+                row[offsets[LAST_TRICK] + j * num_cards + card] = 1.0
+            _set_cards(row, offsets[PLAYED] + j * num_cards, played[g, seat], np.float32(1.0))
+            void = voids[g, seat]
+            for suit in range(4):
+                row[offsets[VOIDS] + j * 4 + suit] = np.float32(void >> suit & 1)
+            # as numpy: the int32 total divided in float64, rounded once to float32
+            row[offsets[SCORES] + j] = np.float32(scores[g, seat] / score_scale)
+        row[offsets[LED_SUIT] + (no_suit if led_suit[g] < 0 else led_suit[g])] = 1.0
+        if last_trick_winner[g] >= 0:
+            row[offsets[LAST_WINNER] + wrap[last_trick_winner[g] - me + n]] = 1.0
+        if trump_broken[g]:
+            row[offsets[TRUMP_BROKEN]] = 1.0
+    return out
+
+
+# ------------------------------------------------------------------- step
+@numba.njit(cache=True)
+def check_actions(actions, games, num_cards, num_actions, legal_cards, phase, hand_size, forbidden_bid):
+    """How many of games ``games`` got an action that _check_actions refuses (0: all legal)."""
+    bad = 0
+    for g in games:
+        action = actions[g]
+        if action < 0 or action >= num_actions:
+            bad += 1
+        elif action < num_cards:
+            if not (legal_cards[g] >> np.uint64(action)) & np.uint64(1):
+                bad += 1
+        else:
+            tricks = action - num_cards
+            if phase[g] != BID or tricks > hand_size[g] or tricks == forbidden_bid[g]:
+                bad += 1
+    return bad
+
+
+@numba.njit(cache=True)
+def advance(
+    actions, games, n, num_cards, record, action_count, current_player, phase, leader, bids, bids_made,
+    bid_total, hands, played, played_order, voids, led_suit, trump, trump_broken, trick_cards, trick_size,
+    tricks_won, tricks_done, hand_size, last_trick, last_trick_leader, last_trick_winner,
+    voids_shown, led_after, is_trump, power_flat, trick_key_low,
+):
+    """_record, _apply_bids, _apply_plays and _finish_tricks for games ``games`` (ascending).
+
+    Returns the games whose hand is over (ascending), as _finish_tricks does.
+    """
+    over = np.empty(len(games), dtype=np.int64)
+    count = 0
+    for g in games:
+        action = actions[g]
+        record[g, action_count[g]] = action
+        action_count[g] += 1
+        seat = np.int64(current_player[g])
+        if action >= num_cards:  # _apply_bids
+            tricks = action - num_cards
+            bids[g, seat] = tricks
+            bid_total[g] += tricks
+            bids_made[g] += 1
+            if bids_made[g] == n:
+                phase[g] = PLAY
+                current_player[g] = leader[g]
+            else:
+                phase[g] = BID
+                current_player[g] = (seat + 1) % n
+            continue
+        # _apply_plays
+        card = action
+        bit = np.uint64(1) << np.uint64(card)
+        hands[g, seat] &= ~bit
+        played[g, seat] |= bit
+        played_order[g, seat, tricks_done[g]] = card
+        led = np.int64(led_suit[g])
+        suit = np.int64(trump[g])
+        voids[g, seat] |= voids_shown[np.int64(trick_size[g] == 0), np.int64(trump_broken[g]), suit + 1, led + 1, card]
+        led_suit[g] = led_after[led + 1, card]
+        trump_broken[g] |= is_trump[suit + 1, card]
+        trick_cards[g, seat] = card
+        size = trick_size[g] + 1
+        trick_size[g] = size
+        if size != n:
+            current_player[g] = (seat + 1) % n
+            continue
+        current_player[g] = seat
+        # _finish_tricks: _trick_winners ranks by power, then by order of play (trick_key_low)
+        first = np.int64(leader[g])
+        row = (suit + 1) * 5 + np.int64(led_suit[g]) + 1
+        best = np.int64(-(2**62))
+        for s in range(n):
+            key = np.int64(power_flat[row * num_cards + trick_cards[g, s]]) * 64 + trick_key_low[first, s]
+            if key > best:
+                best = key
+        winner = best & 7
+        tricks_won[g, winner] += 1
+        for s in range(n):
+            last_trick[g, s] = trick_cards[g, s]
+            trick_cards[g, s] = NONE
+        last_trick_leader[g] = first
+        last_trick_winner[g] = winner
+        trick_size[g] = 0
+        led_suit[g] = NONE
+        done = tricks_done[g] + 1
+        tricks_done[g] = done
+        leader[g] = winner
+        current_player[g] = winner
+        if done == hand_size[g]:
+            over[count] = g
+            count += 1
+    return over[:count]
+
+
+@numba.njit(cache=True)
+def compute_legal(
+    games, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
+    trick_size, phase, bids_made, hand_size, bid_total, suit_bits, joker_bits, standard_bits, forbidden_bid,
+):
+    """_compute_legal for games ``games``: the acting seats' legal cards and the dealer's forbidden bid."""
+    for g in games:
+        hand = hands[g, current_player[g]]
+        legal = np.uint64(0)
+        forbidden = NONE
+        if phase[g] == PLAY:
+            if trick_size[g] > 0:
+                follow = hand & suit_bits[led_suit[g] + 1]
+                legal = (follow | (hand & joker_bits)) if follow != 0 else hand
+            else:
+                legal = hand
+                if must_break:
+                    others = hand & ~suit_bits[trump[g] + 1]
+                    if not trump_broken[g] and trump[g] != NONE and (others & standard_bits) != 0:
+                        legal = others
+        elif bids_made[g] == n - 1:
+            forbidden = forbidden_bid[hand_size[g], bid_total[g]]
+        legal_cards[g] = legal
+        forbidden_out[g] = forbidden
+
+
+@numba.njit(cache=True)
+def action_mask(mask, num_cards, legal_cards, phase, hand_size, forbidden_bid):
+    """_action_mask: 1 at the legal cards, and at bids 0..hand size less the forbidden one while bidding."""
+    for g in range(mask.shape[0]):
+        row = mask[g]
+        row[:] = 0
+        _set_cards(row, 0, legal_cards[g], np.int8(1))
+        if phase[g] == BID:
+            for k in range(hand_size[g] + 1):
+                if k != forbidden_bid[g]:
+                    row[num_cards + k] = 1
+    return mask
+
+
+@numba.njit(cache=True)
+def random_actions(uniform, games, num_cards, legal_cards, phase, hand_size, forbidden_bid):
+    """_random_actions for games ``games`` from their ``uniform`` draws: the r-th legal card, or a bid."""
+    actions = np.empty(len(games), dtype=np.int64)
+    for i in range(len(games)):
+        g = games[i]
+        if phase[g] == PLAY:
+            rest = legal_cards[g]
+            count = 0
+            bits = rest
+            while bits:
+                bits &= bits - np.uint64(1)
+                count += 1
+            rank = np.int64(uniform[i] * count)
+            for _ in range(rank):
+                rest &= rest - np.uint64(1)
+            actions[i] = _lowest(rest)
+        else:
+            hooked = forbidden_bid[g] != NONE
+            tricks = np.int64(uniform[i] * (hand_size[g] + 1 - np.int64(hooked)))
+            if hooked and tricks >= forbidden_bid[g]:
+                tricks += 1
+            actions[i] = num_cards + tricks
+    return actions
