@@ -18,6 +18,7 @@ either way.
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 import subprocess
 import sys
@@ -127,7 +128,7 @@ def test_the_compiled_engine_steps_every_preset_like_numpy(preset: str, players:
         reward=REWARDS[index % 3],
         observation=("rules", "universal")[(index // 2) % 2],
         copy_out=bool(index % 5),
-        steps=240,
+        steps=200,
         seed=index,
     )
     if episode == "hand":
@@ -190,3 +191,44 @@ def test_blackout_env_and_the_numpy_engine_do_not_import_numba() -> None:
         "assert 'numba' not in sys.modules, 'numba was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@needs_numba
+def test_the_vector_env_plays_the_same_games_compiled_or_not() -> None:
+    from blackout_env.vector_env import BlackoutVectorEnv
+
+    envs = [
+        BlackoutVectorEnv(6, rules="short", opponents="random", learner_seat="random", seed=3, compiled=compiled)
+        for compiled in (False, True)
+    ]
+    assert [env.engine.compiled for env in envs] == [False, True]
+    results = [env.reset(seed=3) for env in envs]
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        mask = envs[0].action_masks()
+        np.testing.assert_array_equal(envs[1].action_masks(), mask)
+        actions = np.array([rng.choice(np.flatnonzero(row)) for row in mask])
+        results = [env.step(actions) for env in envs]
+        (obs, rewards, terminated, _, infos), (obs_c, rewards_c, terminated_c, _, infos_c) = results
+        np.testing.assert_array_equal(obs_c.view(np.uint32), obs.view(np.uint32))
+        np.testing.assert_array_equal(rewards_c, rewards)
+        np.testing.assert_array_equal(terminated_c, terminated)
+        for key, value in infos.items():
+            np.testing.assert_array_equal(infos_c[key], value, err_msg=key)
+
+
+@needs_numba
+def test_the_benchmarks_time_both_engines_in_one_run(tmp_path) -> None:
+    from blackout_training.bench.batched import main as bench_batched
+    from blackout_training.bench.vector import main as bench_vector
+
+    path = tmp_path / "batched.json"
+    common = ["--games", "8", "--seconds", "0.02", "--repeats", "1", "--json", str(path)]
+    assert bench_batched([*common, "--no-openspiel", "--scenarios", "hands"]) == 0
+    rows = json.loads(path.read_text())["batched"]
+    assert sorted((r["observations"], r["engine"]) for r in rows) == [
+        (False, "compiled"), (False, "numpy"), (True, "compiled"), (True, "numpy")
+    ]
+    assert bench_vector([*common, "--engines", "compiled"]) == 0
+    (row,) = json.loads(path.read_text())["rows"]
+    assert row["engine"] == "compiled" and row["ratio"] > 0
