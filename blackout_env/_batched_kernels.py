@@ -294,3 +294,80 @@ def random_actions(uniform, games, num_cards, legal_cards, phase, hand_size, for
                 tricks += 1
             actions[i] = num_cards + tricks
     return actions
+
+
+# ------------------------------------------------------------- deal, shuffle
+@numba.njit(cache=True)
+def shuffle(uniform, size):
+    """_shuffle from its ``uniform`` draws (positions x decks): Fisher-Yates, stopped after the drawn positions."""
+    count = uniform.shape[1]
+    decks = np.empty((count, size), dtype=np.int8)
+    for row in range(count):
+        deck = decks[row]
+        for card in range(size):
+            deck[card] = card
+        for position in range(uniform.shape[0]):
+            # swap position with a card drawn uniformly from positions position..size-1
+            drawn = position + np.int64(uniform[position, row] * (size - position))
+            card = deck[position]
+            deck[position] = deck[drawn]
+            deck[drawn] = card
+    return decks
+
+
+@numba.njit(cache=True)
+def deal(
+    games, n, turned_trump, dealer_last, hand_sizes, rule_trump, suit_or_none, decks, round_index, first_dealer,
+    hands, hand_size, dealer, turned_card, held, trump, phase, leader, current_player, bids, bids_made, bid_total,
+    tricks_won, tricks_done, trick_cards, trick_size, led_suit, trump_broken, last_trick, last_trick_leader,
+    last_trick_winner, played, played_order, voids, round_start, action_count,
+):
+    """_deal and _turn_trump for games ``games``: deck card k goes to seat (dealer + 1 + k) % n, k < n * hand size."""
+    size = decks.shape[2]
+    for g in games:
+        r = np.int64(round_index[g])
+        cards = np.int64(hand_sizes[r])
+        first = (np.int64(first_dealer[g]) + r) % n
+        deck = decks[g, r]
+        dealt = n * cards
+        for s in range(n):
+            hands[g, s] = 0
+        for k in range(dealt):
+            hands[g, (first + 1 + k) % n] |= np.uint64(1) << np.uint64(deck[k])
+        hand_size[g] = cards
+        dealer[g] = first
+        if not turned_trump:  # the rules name the suit of each hand
+            turned_card[g] = NONE
+            held[g] = False
+            trump[g] = rule_trump[r]
+        else:
+            turned = NONE
+            held[g] = False
+            if dealt < size:
+                turned = np.int64(deck[dealt])
+            elif dealer_last:  # the dealer's last dealt card is shown and names trump
+                turned = np.int64(deck[dealt - 1])
+                held[g] = True
+            turned_card[g] = turned
+            trump[g] = suit_or_none[turned + 1]  # a turned joker (or no card): no trump
+        phase[g] = BID
+        leader[g] = (first + 1) % n
+        current_player[g] = (first + 1) % n
+        bids_made[g] = 0
+        bid_total[g] = 0
+        tricks_done[g] = 0
+        trick_size[g] = 0
+        led_suit[g] = NONE
+        trump_broken[g] = False
+        last_trick_leader[g] = NONE
+        last_trick_winner[g] = NONE
+        for s in range(n):
+            bids[g, s] = NONE
+            tricks_won[g, s] = 0
+            trick_cards[g, s] = NONE
+            last_trick[g, s] = NONE
+            played[g, s] = 0
+            voids[g, s] = 0
+            for k in range(played_order.shape[2]):
+                played_order[g, s, k] = NONE
+        round_start[g] = action_count[g]

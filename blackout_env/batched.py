@@ -532,10 +532,12 @@ class BatchedBlackout:
         rest of the deck is never seen, so shuffling it would only cost time.
         """
         size = self.rules.deck_size
+        uniform = self._rng.random((min(needed, size), count))
+        if self.compiled:  # the same draws, the same swaps, in a compiled loop
+            return _kernels().shuffle(uniform, size)
         decks = np.broadcast_to(np.arange(size, dtype=np.int8), (count, size)).copy()
         cells = decks.reshape(-1)
         row_starts = np.arange(count) * size
-        uniform = self._rng.random((min(needed, size), count))
         for position, draws in enumerate(uniform):
             # Swap position with a card drawn uniformly from positions position..size-1.
             drawn = row_starts + position + (draws * (size - position)).astype(np.intp)
@@ -551,6 +553,17 @@ class BatchedBlackout:
             return
         n = self.num_players
         t = self._t
+        if self.compiled:
+            _kernels().deal(
+                g, n, self.rules.trump == "turned", self.rules.no_card_trump == "dealer_last", t.hand_sizes,
+                t.rule_trump, t.suit_or_none, self.decks, self.round_index, self.first_dealer, self.hands,
+                self.hand_size, self.dealer, self.turned_card, self.turned_card_held_by_dealer, self.trump, self.phase,
+                self.leader, self.current_player, self.bids, self.bids_made, self.bid_total, self.tricks_won,
+                self.tricks_done, self.trick_cards, self.trick_size, self.led_suit, self.trump_broken, self.last_trick,
+                self.last_trick_leader, self.last_trick_winner, self.played, self.played_order, self.voids,
+                self.round_start, self.action_count,
+            )
+            return
         r = self.round_index[g]
         hand_size = t.hand_sizes[r]
         dealer = (self.first_dealer[g] + r) % n
