@@ -122,11 +122,13 @@ class BatchedEncoder:
         self._offsets = np.array([blocks[name].offset for name in ENCODER_BLOCKS], dtype=np.int64)
         self._num_cards = blocks["hand"].shape[0]
         self._bid_width = blocks["bids"].shape[1]
-        # out_of_reach[bid, won, left]: rules_logic.bid_out_of_reach on every count of one hand
+        # The bid_impossible entry of every (bid + 1, won, left), flat: rules_logic.bid_out_of_reach on
+        # every count of one hand; 0 in the first rows (no bid yet, bid -1).
         counts = np.arange(self.rules.max_bid + 1)
-        self._out_of_reach = np.asarray(
-            bid_out_of_reach(counts[:, None, None], counts[None, :, None], counts[None, None, :]), dtype=np.bool_
-        )
+        reach = bid_out_of_reach(counts[:, None, None], counts[None, :, None], counts[None, None, :])
+        impossible = np.zeros((counts.size + 1, counts.size, counts.size), dtype=np.float32)
+        impossible[1:] = reach
+        self._impossible = impossible.ravel()
 
     def _one_hot_blocks(self) -> dict[str, Callable[[], np.ndarray]]:
         return {
@@ -172,10 +174,10 @@ class BatchedEncoder:
 
             return encode(
                 out, self._offsets, env.num_players, self._num_cards, self._bid_width, NO_SUIT,
-                self._per_max_bid, self._per_round, self._score_scale, self._out_of_reach, env.current_player,
+                self._per_max_bid, self._per_round, self._score_scale, self._impossible, env.current_player,
                 env.hands, env.trump, env.turned_card, env.turned_card_held_by_dealer, env.phase, env.dealer,
                 env.leader, env.bids, env.tricks_won, env.hand_size, env.tricks_done, env.round_index,
-                env.trick_cards, env.led_suit, env.last_trick, env.last_trick_winner, env.played, env.voids,
+                env.trick_cards, env.led_suit, env.last_trick, env.last_trick_winner, env.played_order, env.voids,
                 env.trump_broken, env.scores,
             )
         self.env = env

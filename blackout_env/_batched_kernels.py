@@ -83,56 +83,75 @@ def _set_cards(row, base, bits, one):
 # ---------------------------------------------------------------- encoder
 @numba.njit(cache=True)
 def encode(
-    out, offsets, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, out_of_reach,
+    out, offsets, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, impossible,
     current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
-    tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played, voids,
+    tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
     trump_broken, scores,
 ):
-    """BatchedEncoder.encode: the acting seat's observation of every game, written into ``out`` (float32)."""
+    """BatchedEncoder.encode: the acting seat's observation of every game, written into ``out`` (float32).
+
+    ``impossible[((bid + 1) * (max_bid + 1) + won) * (max_bid + 1) + left]``: the bid_impossible entry
+    (0. for no bid yet). The offsets are read once into locals: the compiler then keeps them in
+    registers (a store into the observation could otherwise alias the offsets array).
+    """
     wrap = np.arange(3 * n) % n  # wrap[k] = k % n for k < 3n: a lookup is cheaper than an integer division
+    counts = per_max_bid.shape[0]  # max_bid + 1
+    o_hand, o_trump, o_turned, o_held = offsets[HAND], offsets[TRUMP], offsets[TURNED], offsets[HELD]
+    o_phase, o_hand_size, o_tricks_left, o_round = offsets[PHASE], offsets[HAND_SIZE], offsets[TRICKS_LEFT], offsets[ROUND]
+    o_position, o_to_act, o_leader, o_bids = offsets[POSITION], offsets[TO_ACT], offsets[LEADER], offsets[BIDS]
+    o_won, o_impossible, o_trick, o_led = offsets[TRICKS_WON], offsets[BID_IMPOSSIBLE], offsets[CURRENT_TRICK], offsets[LED_SUIT]
+    o_last, o_winner, o_played, o_voids = offsets[LAST_TRICK], offsets[LAST_WINNER], offsets[PLAYED], offsets[VOIDS]
+    o_broken, o_scores = offsets[TRUMP_BROKEN], offsets[SCORES]
     for g in range(out.shape[0]):
         row = out[g]
         row[:] = 0.0
         me = np.int64(current_player[g])
-        _set_cards(row, offsets[HAND], hands[g, me], np.float32(1.0))
-        row[offsets[TRUMP] + (no_suit if trump[g] < 0 else trump[g])] = 1.0
+        _set_cards(row, o_hand, hands[g, me], np.float32(1.0))
+        row[o_trump + (no_suit if trump[g] < 0 else trump[g])] = 1.0
         if turned_card[g] >= 0:
-            row[offsets[TURNED] + turned_card[g]] = 1.0
+            row[o_turned + turned_card[g]] = 1.0
         if held[g]:
-            row[offsets[HELD]] = 1.0
-        row[offsets[PHASE] + phase[g]] = 1.0
-        left = hand_size[g] - tricks_done[g]
-        row[offsets[HAND_SIZE]] = per_max_bid[hand_size[g]]
-        row[offsets[TRICKS_LEFT]] = per_max_bid[left]
-        row[offsets[ROUND]] = per_round[round_index[g]]
-        row[offsets[POSITION] + wrap[me - dealer[g] - 1 + 2 * n]] = 1.0
-        row[offsets[TO_ACT]] = 1.0  # the observer is the seat to act
+            row[o_held] = 1.0
+        row[o_phase + phase[g]] = 1.0
+        done = np.int64(tricks_done[g])
+        left = np.int64(hand_size[g]) - done
+        row[o_hand_size] = per_max_bid[hand_size[g]]
+        row[o_tricks_left] = per_max_bid[left]
+        row[o_round] = per_round[round_index[g]]
+        row[o_position + wrap[me - dealer[g] - 1 + 2 * n]] = 1.0
+        row[o_to_act] = 1.0  # the observer is the seat to act
         if leader[g] >= 0:
-            row[offsets[LEADER] + wrap[leader[g] - me + n]] = 1.0
+            row[o_leader + wrap[leader[g] - me + n]] = 1.0
         for j in range(n):
             seat = wrap[me + j]
-            bid = bids[g, seat]
-            won = tricks_won[g, seat]
-            row[offsets[BIDS] + j * bid_width + bid + 1] = 1.0  # column 0: not yet bid
-            row[offsets[TRICKS_WON] + j] = per_max_bid[won]
-            row[offsets[BID_IMPOSSIBLE] + j] = np.float32(bid >= 0 and out_of_reach[bid, won, left])
+            bid = np.int64(bids[g, seat])
+            won = np.int64(tricks_won[g, seat])
+            row[o_bids + j * bid_width + bid + 1] = 1.0  # column 0: not yet bid
+            row[o_won + j] = per_max_bid[won]
+            row[o_impossible + j] = impossible[((bid + 1) * counts + won) * counts + left]
             card = trick_cards[g, seat]
             if card >= 0:
-                row[offsets[CURRENT_TRICK] + j * num_cards + card] = 1.0
+                row[o_trick + j * num_cards + card] = 1.0
             card = last_trick[g, seat]
             if card >= 0:
-                row[offsets[LAST_TRICK] + j * num_cards + card] = 1.0
-            _set_cards(row, offsets[PLAYED] + j * num_cards, played[g, seat], np.float32(1.0))
+                row[o_last + j * num_cards + card] = 1.0
+            # The cards the seat played this hand, in trick order (played_order, -1 where it has not played
+            # in the current trick yet, which goes to its first voids cell, written just after): the same
+            # count for every seat, so the loop's end is predictable, unlike a walk over a bitset.
+            spare = o_voids + j * 4
+            for k in range(done + 1):
+                card = played_order[g, seat, k]
+                row[o_played + j * num_cards + card if card >= 0 else spare] = 1.0
             void = voids[g, seat]
             for suit in range(4):
-                row[offsets[VOIDS] + j * 4 + suit] = np.float32(void >> suit & 1)
+                row[o_voids + j * 4 + suit] = np.float32(void >> suit & 1)
             # as numpy: the int32 total divided in float64, rounded once to float32
-            row[offsets[SCORES] + j] = np.float32(scores[g, seat] / score_scale)
-        row[offsets[LED_SUIT] + (no_suit if led_suit[g] < 0 else led_suit[g])] = 1.0
+            row[o_scores + j] = np.float32(scores[g, seat] / score_scale)
+        row[o_led + (no_suit if led_suit[g] < 0 else led_suit[g])] = 1.0
         if last_trick_winner[g] >= 0:
-            row[offsets[LAST_WINNER] + wrap[last_trick_winner[g] - me + n]] = 1.0
+            row[o_winner + wrap[last_trick_winner[g] - me + n]] = 1.0
         if trump_broken[g]:
-            row[offsets[TRUMP_BROKEN]] = 1.0
+            row[o_broken] = 1.0
     return out
 
 

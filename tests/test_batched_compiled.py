@@ -114,6 +114,7 @@ def play_both(rules: Rules, *, episode: str, reward: str, observation: str, copy
     return ended
 
 
+@pytest.mark.slow
 @needs_numba
 @pytest.mark.parametrize("players", [3, 4, 5, 6, 7])
 @pytest.mark.parametrize("preset", preset_names())
@@ -135,6 +136,7 @@ def test_the_compiled_engine_steps_every_preset_like_numpy(preset: str, players:
         assert ended > 0, "the test should cross automatic resets"
 
 
+@pytest.mark.slow
 @needs_numba
 @pytest.mark.parametrize("preset", ["short", "jokers", "trump-must-break"])
 def test_the_compiled_engine_follows_numpy_across_whole_matches(preset: str) -> None:
