@@ -8,6 +8,11 @@ legal actions, bid, play, trick winner, finish trick, finish hand), so the two
 can be read side by side; a differential test plays the same deals and actions
 through both and compares them state by state.
 
+``compiled="auto"`` (the default) runs the per-move work and the encoder as
+numba-compiled loops over the games when numba is installed (the ``fast``
+extra; :mod:`blackout_env._batched_kernels`), with the same results bit for
+bit; ``compiled=False`` keeps numpy alone, the reference.
+
 ==============================  ==========================================================
 ``reset(seed, decks, rounds)``  start a fresh episode in every game; returns a :class:`BatchStep`
 ``step(actions)``               one action per game (an int array of shape ``(num_envs,)``)

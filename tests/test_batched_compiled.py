@@ -231,6 +231,7 @@ def test_the_benchmarks_time_both_engines_in_one_run(tmp_path) -> None:
     assert sorted((r["observations"], r["engine"]) for r in rows) == [
         (False, "compiled"), (False, "numpy"), (True, "compiled"), (True, "numpy")
     ]
-    assert bench_vector([*common, "--engines", "compiled"]) == 0
-    (row,) = json.loads(path.read_text())["rows"]
-    assert row["engine"] == "compiled" and row["ratio"] > 0
+    assert bench_vector([*common, "--engines", "compiled", "--clock", "cpu"]) == 0
+    figures = json.loads(path.read_text())
+    (row,) = figures["rows"]
+    assert figures["clock"] == "cpu" and row["engine"] == "compiled" and row["ratio"] > 0
