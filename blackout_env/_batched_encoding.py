@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._compiled import kernels
 from .encoding import NO_SUIT, observation_layout, score_scale
 from .rules import Rules
 from .rules_logic import bid_out_of_reach
@@ -114,12 +115,12 @@ class BatchedEncoder:
 
     def _compiled_arguments(self, layout: list) -> None:
         """What the compiled loop reads besides the state: block offsets and widths, the bust table."""
-        from ._batched_kernels import ENCODER_BLOCKS  # (imports numba: only for compiled=True)
+        names = kernels().ENCODER_BLOCKS  # (imports numba: only for compiled=True)
 
         blocks = {block.name: block for block in layout}
-        if set(blocks) != set(ENCODER_BLOCKS):  # pragma: no cover - the check above names the blocks
+        if set(blocks) != set(names):  # pragma: no cover - the check above names the blocks
             raise ValueError("the compiled observation encoder is out of date with blackout_env.encoding")
-        self._offsets = np.array([blocks[name].offset for name in ENCODER_BLOCKS], dtype=np.int64)
+        self._offsets = np.array([blocks[name].offset for name in names], dtype=np.int64)
         self._num_cards = blocks["hand"].shape[0]
         self._bid_width = blocks["bids"].shape[1]
         # The bid_impossible entry of every (bid + 1, won, left), flat: rules_logic.bid_out_of_reach on
@@ -170,9 +171,7 @@ class BatchedEncoder:
         """The acting seat's observation in every game, written into ``out`` (default: the encoder's buffer)."""
         out = self.out if out is None else out
         if self.compiled:
-            from ._batched_kernels import encode
-
-            return encode(
+            return kernels().encode(
                 out, self._offsets, env.num_players, self._num_cards, self._bid_width, NO_SUIT,
                 self._per_max_bid, self._per_round, self._score_scale, self._impossible, env.current_player,
                 env.hands, env.trump, env.turned_card, env.turned_card_held_by_dealer, env.phase, env.dealer,

@@ -94,6 +94,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._batched_encoding import BatchedEncoder
+from ._compiled import kernels
 from ._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS, suit_of
 from .encoding import observation_size
@@ -206,16 +207,9 @@ def _use_compiled(compiled: Any) -> bool:
     raise ValueError(f"compiled: must be 'auto', True or False; got {compiled!r}")
 
 
-_KERNELS: list[Any] = []
-
-
 def _kernels() -> Any:
     """The numba kernels (imported on first use only: ``import blackout_env`` never imports numba)."""
-    if not _KERNELS:
-        from . import _batched_kernels
-
-        _KERNELS.append(_batched_kernels)
-    return _KERNELS[0]
+    return kernels()
 
 
 def _none_to(value: int | None) -> int:

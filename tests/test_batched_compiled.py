@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 from blackout_env import IllegalActionError, Rules, RulesError, preset_names
+from blackout_env import _compiled as compiled_module
 from blackout_env import batched as batched_module
 from blackout_env.batched import BatchedBlackout, BatchStep
 
@@ -235,3 +236,15 @@ def test_the_benchmarks_time_both_engines_in_one_run(tmp_path) -> None:
     figures = json.loads(path.read_text())
     (row,) = figures["rows"]
     assert figures["clock"] == "cpu" and row["engine"] == "compiled" and row["ratio"] > 0
+
+
+@needs_numba
+def test_a_compiled_engine_where_numba_cannot_be_imported_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = BatchedBlackout("standard", 2, compiled=True, seed=0)
+    env.reset()
+    copy_elsewhere = pickle.loads(pickle.dumps(env))
+    # as on a machine without numba: the kernels module cannot be imported
+    monkeypatch.setattr(compiled_module, "_KERNELS", [])
+    monkeypatch.setitem(sys.modules, "blackout_env._batched_kernels", None)
+    with pytest.raises(ImportError, match=r"runs compiled \(compiled=True\) but numba cannot be imported.*fast extra"):
+        copy_elsewhere.step(copy_elsewhere.random_actions())
