@@ -180,10 +180,6 @@ class BatchStep(NamedTuple):
     """bool ``(num_envs,)``: an episode ended in this step (the game was reset or moved to the next hand)."""
 
 
-COMPILED = ("auto", True, False)
-"""Values of ``compiled``: numba when installed, numba (required), numpy only."""
-
-
 def numba_available() -> bool:
     """Whether numba can be imported (the ``fast`` extra), so that the batched engine can run compiled."""
     try:
@@ -205,11 +201,6 @@ def _use_compiled(compiled: Any) -> bool:
             )
         return bool(compiled)
     raise ValueError(f"compiled: must be 'auto', True or False; got {compiled!r}")
-
-
-def _kernels() -> Any:
-    """The numba kernels (imported on first use only: ``import blackout_env`` never imports numba)."""
-    return kernels()
 
 
 def _none_to(value: int | None) -> int:
@@ -316,7 +307,7 @@ class BatchedBlackout:
             (:mod:`blackout_env._batched_kernels`, the ``fast`` extra): ``"auto"`` (default) when
             numba is installed, ``True`` (an error without numba), ``False`` numpy only. The
             results are the same bit for bit either way (the numpy code is the reference and a
-            test holds the two equal); the first use on a machine compiles (tens of seconds,
+            test holds the two equal); the first use on a machine compiles (about 7 seconds,
             then cached on disk).
 
     The state of every game is public, one row per game (seats absolute, NONE = -1):
@@ -533,7 +524,7 @@ class BatchedBlackout:
         size = self.rules.deck_size
         uniform = self._rng.random((min(needed, size), count))
         if self.compiled:  # the same draws, the same swaps, in a compiled loop
-            return _kernels().shuffle(uniform, size)
+            return kernels().shuffle(uniform, size)
         decks = np.broadcast_to(np.arange(size, dtype=np.int8), (count, size)).copy()
         cells = decks.reshape(-1)
         row_starts = np.arange(count) * size
@@ -553,7 +544,7 @@ class BatchedBlackout:
         n = self.num_players
         t = self._t
         if self.compiled:
-            _kernels().deal(
+            kernels().deal(
                 g, n, self.rules.trump == "turned", self.rules.no_card_trump == "dealer_last", t.hand_sizes,
                 t.rule_trump, t.suit_or_none, self.decks, self.round_index, self.first_dealer, self.hands,
                 self.hand_size, self.dealer, self.turned_card, self.turned_card_held_by_dealer, self.trump, self.phase,
@@ -633,7 +624,7 @@ class BatchedBlackout:
         """
         t = self._t
         if self.compiled:
-            _kernels().compute_legal(
+            kernels().compute_legal(
                 self._games if g is None else g, self.num_players, self.rules.lead_trump == "broken",
                 self._legal_cards, self._forbidden_bid, self.current_player, self.hands, self.led_suit, self.trump,
                 self.trump_broken, self.trick_size, self.phase, self.bids_made, self.hand_size, self.bid_total,
@@ -679,7 +670,7 @@ class BatchedBlackout:
         """
         if self.compiled:
             mask = np.empty((self.num_envs, self.num_actions), dtype=np.int8)
-            return _kernels().action_mask(
+            return kernels().action_mask(
                 mask, self.num_cards, self._legal_cards, self.phase, self.hand_size, self._forbidden_bid
             )
         num_cards = np.uint64(self.num_cards)
@@ -705,7 +696,7 @@ class BatchedBlackout:
         """A uniformly random legal action in games ``g`` (None: every game), one random number each."""
         if self.compiled:  # the same draws, turned into actions by a compiled loop
             games = self._games if g is None else g
-            return _kernels().random_actions(
+            return kernels().random_actions(
                 rng.random(len(games)), games, self.num_cards, self._legal_cards, self.phase, self.hand_size,
                 self._forbidden_bid,
             )
@@ -802,9 +793,9 @@ class BatchedBlackout:
         return self._finish_tricks(tricks_complete)
 
     def _advance_compiled(self, actions: np.ndarray, moving: np.ndarray) -> np.ndarray:
-        """:meth:`_advance_numpy` as one compiled loop over games ``moving`` (indices, ascending)."""
+        """:meth:`_advance_numpy` as one compiled loop over games ``moving`` (indices, taken in that order, as numpy does)."""
         t = self._t
-        return _kernels().advance(
+        return kernels().advance(
             actions, moving, self.num_players, self.num_cards, self.actions, self.action_count,
             self.current_player, self.phase, self.leader, self.bids, self.bids_made, self.bid_total, self.hands,
             self.played, self.played_order, self.voids, self.led_suit, self.trump, self.trump_broken,
@@ -826,7 +817,7 @@ class BatchedBlackout:
 
     def _check_actions(self, actions: Any, moving: np.ndarray | None = None) -> np.ndarray:
         array = action_array(actions, self.num_envs)
-        if self.compiled and not _kernels().check_actions(
+        if self.compiled and not kernels().check_actions(
             array, self._games if moving is None else moving, self.num_cards, self.num_actions,
             self._legal_cards, self.phase, self.hand_size, self._forbidden_bid,
         ):
