@@ -87,4 +87,4 @@ def test_bench_batched_without_openspiel_prints_no_ratio(capsys):
     out = capsys.readouterr().out
     assert "nan" not in out
     row = [line for line in out.splitlines() if line.startswith("hands ")][0]
-    assert row.split()[4] == "-"
+    assert row.split()[5] == "-"  # scenario, games, observations, engine, decisions/s, x OpenSpiel
