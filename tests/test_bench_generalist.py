@@ -6,6 +6,7 @@ import pytest
 from blackout_training.bench import benchmark_names
 from blackout_training.bench.generalist import default_rows, row_rules
 from blackout_training.cli import main
+from blackout_training.evaluate import confidence_half_width
 
 from blackout_env.rules import preset_names
 
@@ -51,3 +52,35 @@ def test_bench_generalist_writes_one_row_per_table_and_per_versus_policy(tmp_pat
 def test_bench_generalist_refuses_bad_input_before_playing(argv, message, capsys):
     assert main(["bench", "generalist", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_runs_with_other_seeds_pool_into_one_row_of_all_their_deals(tmp_path, capsys):
+    """A slow row can be played over several sittings: --pool concatenates the per-deal differences."""
+    files = []
+    for seed, deals in ((0, 2), (1, 3)):
+        files.append(tmp_path / f"seed{seed}.json")
+        assert main(["bench", "generalist", "--policy", "random", "--rows", "short", "--deals", str(deals),
+                     "--seed", str(seed), "--json", str(files[-1])]) == 0
+    parts = [json.loads(f.read_text())["rows"][0] for f in files]
+    assert [len(p["per_deal_differences"]) for p in parts] == [2, 3]
+    assert parts[1]["difference"] == pytest.approx(sum(parts[1]["per_deal_differences"]) / 3)
+    pooled_json = tmp_path / "pooled.json"
+    assert main(["bench", "generalist", "--pool", *map(str, files), "--json", str(pooled_json)]) == 0
+    (row,) = json.loads(pooled_json.read_text())["rows"]
+    differences = parts[0]["per_deal_differences"] + parts[1]["per_deal_differences"]
+    assert row["deals"] == 5 and row["seeds"] == [0, 1] and row["per_deal_differences"] == differences
+    assert row["difference"] == pytest.approx(sum(differences) / 5)
+    assert row["agent_per_hand"] == pytest.approx((2 * parts[0]["agent_per_hand"] + 3 * parts[1]["agent_per_hand"]) / 5)
+    assert row["half_width"] == pytest.approx(confidence_half_width(differences))
+    assert "| short | 4 | 5 |" in capsys.readouterr().out
+
+
+def test_pool_refuses_the_same_deals_twice_and_files_it_cannot_read(tmp_path, capsys):
+    run = tmp_path / "run.json"
+    assert main(["bench", "generalist", "--policy", "random", "--rows", "short", "--deals", "1", "--json", str(run)]) == 0
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    capsys.readouterr()
+    for files, message in (([run, run], "seed 0 is pooled already"), ([run, broken], "broken.json: not a")):
+        assert main(["bench", "generalist", "--pool", *map(str, files)]) != 0
+        assert message in capsys.readouterr().err

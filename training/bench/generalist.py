@@ -16,6 +16,13 @@ half-width, the agent's bid-made rate, and the seconds the row took. The
 table prints as Markdown (``--markdown PATH`` writes it; ``--json PATH`` writes
 the figures). ``--deals`` sizes every row (``--versus-deals`` the versus rows);
 ``--row-deals ROW=N`` sizes one row, a versus row included (``standard-vs-search=40``).
+
+The JSON keeps each row's per-deal differences and seed, so runs with other
+seeds (other deals) can be pooled into one interval: ``--pool A.json B.json``
+plays nothing and prints the table of every row found in the files, its
+per-deal differences concatenated (a slow row, such as the search bot's, can
+so be played over several sittings). Files with the same seed hold the same
+deals and are refused.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Any
 from blackout_env import Rules
 from blackout_env.rules import preset_names
 
-from ..evaluate import check_tournament, evaluate
+from ..evaluate import check_tournament, confidence_half_width, evaluate
 from . import check_output_file, check_positive
 
 EXTRA_PLAYERS = (3, 5, 6, 7)
@@ -94,6 +101,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     parser.add_argument("--markdown", default=None, help="also write the Markdown table to this file")
+    parser.add_argument(
+        "--pool", nargs="+", default=None, metavar="JSON",
+        help="play nothing: pool the rows of these --json files (runs with different seeds) into one table",
+    )
 
 
 def play_row(row: str, rules: Rules, policy: str, opponent: str, deals: int, seed: int, workers: int) -> dict[str, Any]:
@@ -103,12 +114,70 @@ def play_row(row: str, rules: Rules, policy: str, opponent: str, deals: int, see
     seconds = time.perf_counter() - start
     agent, other = result.stats("agent"), result.stats("opponent")
     difference = result.difference("agent", "opponent")
+    per_deal = [a - b for a, b in zip(result.per_deal["agent"], result.per_deal["opponent"])]
     return {
         "row": row, "rules": rules.to_dict(), "players": rules.num_players, "opponent": opponent, "deals": deals,
-        "agent_per_hand": agent.mean_score_per_hand, "opponent_per_hand": other.mean_score_per_hand,
+        "seed": seed, "agent_per_hand": agent.mean_score_per_hand, "opponent_per_hand": other.mean_score_per_hand,
         "difference": difference["mean"], "low": difference["low"], "high": difference["high"],
         "half_width": difference["ci95"], "agent_bid_made": agent.bid_made_rate,
-        "opponent_bid_made": other.bid_made_rate, "seconds": seconds,
+        "opponent_bid_made": other.bid_made_rate, "seconds": seconds, "per_deal_differences": per_deal,
+    }
+
+
+def pool_rows(files: list[str]) -> tuple[str, list[dict[str, Any]]]:
+    """The policy and the rows of several ``--json`` files, each row's deals pooled over the files.
+
+    Rows are matched by name and rules; a row's per-deal differences are
+    concatenated, and the per-hand means and bid-made rates are weighted by deals
+    (every deal of a row is the same number of hands). A file without per-deal
+    differences, another policy, or a seed already pooled for that row is refused,
+    naming the file.
+    """
+    policy = None
+    pooled: dict[str, list[dict[str, Any]]] = {}
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                figures = json.load(handle)
+            rows = figures["rows"]
+            name = figures["policy"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"--pool {path}: not a 'blackout bench generalist --json' file ({error})") from None
+        if policy is not None and name != policy:
+            raise ValueError(f"--pool {path}: its policy is {name!r}, the other files' {policy!r}")
+        policy = name
+        for row in rows:
+            if not isinstance(row, dict) or "per_deal_differences" not in row or "seed" not in row:
+                raise ValueError(f"--pool {path}: a row without its seed and per-deal differences "
+                                 "(written before they were kept, or a pooled table)")
+            parts = pooled.setdefault(row["row"], [])
+            if parts and parts[0]["rules"] != row["rules"]:
+                raise ValueError(f"--pool {path}: row {row['row']!r} has other rules than in the files before")
+            if any(part["seed"] == row["seed"] for part in parts):
+                raise ValueError(f"--pool {path}: row {row['row']!r} with seed {row['seed']} is pooled already "
+                                 "(the same seed plays the same deals)")
+            parts.append(row)
+    return str(policy), [_pooled_row(parts) for parts in pooled.values()]
+
+
+def _pooled_row(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    differences = [d for part in parts for d in part["per_deal_differences"]]
+    deals = len(differences)
+
+    def weighted(key: str) -> float:
+        return sum(part[key] * part["deals"] for part in parts) / deals
+
+    mean = sum(differences) / deals
+    half = confidence_half_width(differences)
+    low, high = (mean - half, mean + half) if half is not None else (None, None)
+    first = parts[0]
+    return {
+        "row": first["row"], "rules": first["rules"], "players": first["players"], "opponent": first["opponent"],
+        "deals": deals, "seeds": [part["seed"] for part in parts],
+        "agent_per_hand": weighted("agent_per_hand"), "opponent_per_hand": weighted("opponent_per_hand"),
+        "difference": mean, "low": low, "high": high, "half_width": half,
+        "agent_bid_made": weighted("agent_bid_made"), "opponent_bid_made": weighted("opponent_bid_made"),
+        "seconds": sum(part["seconds"] for part in parts), "per_deal_differences": differences,
     }
 
 
@@ -137,6 +206,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     check_output_file(args.json)
     check_output_file(args.markdown)
+    if args.pool is not None:
+        policy, rows = pool_rows(args.pool)
+        return _write(args, policy, rows)
     names = default_rows() if args.rows is None else [row.strip() for row in args.rows.split(",") if row.strip()]
     if not names and not args.versus:
         raise ValueError("--rows: name at least one row (or give --versus)")
@@ -148,14 +220,19 @@ def run(args: argparse.Namespace) -> int:
     for _, rules, opponent, deals in plan:  # a bad spec or a refused checkpoint fails before any game
         check_tournament({"agent": args.policy, "opponent": opponent}, rules, deals, args.seed, args.workers)
     rows = play_table(args, plan)
-    table = markdown_table(args.policy, rows)
+    return _write(args, args.policy, rows)
+
+
+def _write(args: argparse.Namespace, policy: str, rows: list[dict[str, Any]]) -> int:
+    """Print the table; write it to ``--markdown`` and the figures to ``--json`` when given."""
+    table = markdown_table(policy, rows)
     print()
     print(table)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as handle:
             handle.write(table + "\n")
     if args.json:
-        figures = {"policy": args.policy, "seed": args.seed, "workers": args.workers, "command": sys.argv,
+        figures = {"policy": policy, "seed": args.seed, "workers": args.workers, "command": sys.argv,
                    "load_average": os.getloadavg(), "rows": rows}
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(figures, handle, indent=2, allow_nan=False)
