@@ -210,7 +210,7 @@ def advance(
                 current_player[g] = leader[g]
             else:
                 phase[g] = BID
-                current_player[g] = (seat + 1) % n
+                current_player[g] = seat + 1 if seat + 1 < n else 0  # (seat + 1) % n without a division
             continue
         # _apply_plays
         card = action
@@ -227,7 +227,7 @@ def advance(
         size = trick_size[g] + 1
         trick_size[g] = size
         if size != n:
-            current_player[g] = (seat + 1) % n
+            current_player[g] = seat + 1 if seat + 1 < n else 0
             continue
         current_player[g] = seat
         # _finish_tricks: _trick_winners ranks by power, then by order of play (trick_key_low)
@@ -330,15 +330,19 @@ def shuffle(uniform, size):
     count = uniform.shape[1]
     decks = np.empty((count, size), dtype=np.int8)
     for row in range(count):
-        deck = decks[row]
         for card in range(size):
-            deck[card] = card
-        for position in range(uniform.shape[0]):
+            decks[row, card] = card
+    # Position by position over all decks: each deck still takes its swaps in order, and the draws of one
+    # position are read in memory order (deck by deck they are a column of ``uniform``, one cache line each).
+    for position in range(uniform.shape[0]):
+        draws = uniform[position]
+        left = size - position
+        for row in range(count):
             # swap position with a card drawn uniformly from positions position..size-1
-            drawn = position + np.int64(uniform[position, row] * (size - position))
-            card = deck[position]
-            deck[position] = deck[drawn]
-            deck[drawn] = card
+            drawn = position + np.int64(draws[row] * left)
+            card = decks[row, position]
+            decks[row, position] = decks[row, drawn]
+            decks[row, drawn] = card
     return decks
 
 
@@ -359,8 +363,11 @@ def deal(
         dealt = n * cards
         for s in range(n):
             hands[g, s] = 0
+        start = first + 1 if first + 1 < n else 0  # (first + 1) % n
+        seat = start  # (first + 1 + k) % n, without a division per card
         for k in range(dealt):
-            hands[g, (first + 1 + k) % n] |= np.uint64(1) << np.uint64(deck[k])
+            hands[g, seat] |= np.uint64(1) << np.uint64(deck[k])
+            seat = seat + 1 if seat + 1 < n else 0
         hand_size[g] = cards
         dealer[g] = first
         if not turned_trump:  # the rules name the suit of each hand
@@ -378,8 +385,8 @@ def deal(
             turned_card[g] = turned
             trump[g] = suit_or_none[turned + 1]  # a turned joker (or no card): no trump
         phase[g] = BID
-        leader[g] = (first + 1) % n
-        current_player[g] = (first + 1) % n
+        leader[g] = start
+        current_player[g] = start
         bids_made[g] = 0
         bid_total[g] = 0
         tricks_done[g] = 0
