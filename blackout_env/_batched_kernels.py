@@ -323,6 +323,26 @@ def random_actions(uniform, games, num_cards, legal_cards, phase, hand_size, for
     return actions
 
 
+@numba.njit(cache=True)
+def finish_hands(games, hand_score, bids, tricks_won, scores, round_scores, round_index, last_hand_bids, last_hand_tricks):
+    """_finish_hands for games ``games``: the hand scores (games x seats, int32), added to the totals."""
+    n = bids.shape[1]
+    hand_scores = np.empty((len(games), n), dtype=np.int32)
+    for i in range(len(games)):
+        g = games[i]
+        r = round_index[g]
+        for s in range(n):
+            bid = bids[g, s]
+            won = tricks_won[g, s]
+            last_hand_bids[g, s] = bid
+            last_hand_tricks[g, s] = won
+            score = hand_score[bid, won]
+            hand_scores[i, s] = score
+            scores[g, s] += score
+            round_scores[g, r, s] = score
+    return hand_scores
+
+
 # ------------------------------------------------------------- deal, shuffle
 @numba.njit(cache=True)
 def shuffle(uniform, size):

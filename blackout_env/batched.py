@@ -925,6 +925,11 @@ class BatchedBlackout:
 
     def _finish_hands(self, g: np.ndarray) -> np.ndarray:
         """Score the finished hands of games ``g``; returns the hand scores (games x seats)."""
+        if self.compiled:
+            return kernels().finish_hands(
+                g, self._t.hand_score, self.bids, self.tricks_won, self.scores, self.round_scores, self.round_index,
+                self.last_hand_bids, self.last_hand_tricks,
+            )
         self.last_hand_bids[g] = self.bids[g]
         self.last_hand_tricks[g] = self.tricks_won[g]
         hand_scores = self._t.hand_score[self.bids[g], self.tricks_won[g]]
