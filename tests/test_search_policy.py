@@ -7,6 +7,7 @@ pytest.importorskip("torch")
 from blackout_baselines import ISMCTSBot  # noqa: E402
 from blackout_training.policies import load_policy  # noqa: E402
 from blackout_training.policy_net import SPECIALIST_CHECKPOINT, load_policy_bot  # noqa: E402
+from blackout_training.search_policy import DEFAULT_SIMULATIONS  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 
@@ -58,3 +59,12 @@ def test_a_bad_ppo_search_option_names_the_spec():
         load_policy("ppo+search:simulations=0", Rules.preset("standard"), seed=0)
     with pytest.raises(ValueError, match="ppo\\+search:depth=3"):
         load_policy("ppo+search:depth=3", Rules.preset("standard"), seed=0)
+
+
+def test_ppo_search_defaults_to_400_simulations_unless_the_spec_gives_a_budget():
+    """400, not ismcts's 500: with the network's pass it stays within OpenSpiel's time per decision."""
+    rules = Rules.preset("standard")
+    assert load_policy("ppo+search", rules, seed=0).simulations == DEFAULT_SIMULATIONS == 400
+    assert load_policy("ppo+search:simulations=500", rules, seed=0).simulations == 500
+    timed = load_policy("ppo+search:time_ms=20", rules, seed=0)
+    assert timed.time_ms == 20
