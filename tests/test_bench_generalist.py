@@ -66,7 +66,9 @@ def test_runs_with_other_seeds_pool_into_one_row_of_all_their_deals(tmp_path, ca
     assert parts[1]["difference"] == pytest.approx(sum(parts[1]["per_deal_differences"]) / 3)
     pooled_json = tmp_path / "pooled.json"
     assert main(["bench", "generalist", "--pool", *map(str, files), "--json", str(pooled_json)]) == 0
-    (row,) = json.loads(pooled_json.read_text())["rows"]
+    pooled = json.loads(pooled_json.read_text())
+    assert pooled["seed"] is None  # the seeds are the rows' own
+    (row,) = pooled["rows"]
     differences = parts[0]["per_deal_differences"] + parts[1]["per_deal_differences"]
     assert row["deals"] == 5 and row["seeds"] == [0, 1] and row["per_deal_differences"] == differences
     assert row["difference"] == pytest.approx(sum(differences) / 5)

@@ -232,7 +232,8 @@ def _write(args: argparse.Namespace, policy: str, rows: list[dict[str, Any]]) ->
         with open(args.markdown, "w", encoding="utf-8") as handle:
             handle.write(table + "\n")
     if args.json:
-        figures = {"policy": policy, "seed": args.seed, "workers": args.workers, "command": sys.argv,
+        seed = None if args.pool is not None else args.seed  # a pooled table's seeds are in its rows
+        figures = {"policy": policy, "seed": seed, "workers": args.workers, "command": sys.argv,
                    "load_average": os.getloadavg(), "rows": rows}
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(figures, handle, indent=2, allow_nan=False)
