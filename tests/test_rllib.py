@@ -5,6 +5,8 @@ Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); skipped without it.
 
 from __future__ import annotations
 
+import json
+import shutil
 import time
 from pathlib import Path
 
@@ -157,6 +159,58 @@ def test_blackout_eval_and_play_accept_an_rllib_checkpoint(rllib_run, tmp_path, 
     assert "Seats: P0 rllib" in out and "win" in out.splitlines()[-1]  # (a match may end in a shared win)
 
 
+def _copy_run(run_dir: Path, to: Path) -> Path:
+    """A copy of a run folder that resumes where it lies (its config names the new ``run.out_dir``)."""
+    import yaml
+
+    shutil.copytree(run_dir, to / run_dir.name)
+    config_path = to / run_dir.name / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    config["run"]["out_dir"] = str(to)
+    config_path.write_text(yaml.safe_dump(config))
+    return to / run_dir.name
+
+
+def _resume(run_dir: Path, *overrides: str) -> int:
+    return main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={run_dir.parent}",
+                 "--set", "rllib.num_env_runners=0", "--set", "eval.final_deals=0", *overrides, "--resume"])
+
+
+def test_resume_restores_the_learner_and_rllibs_counters_and_continues_the_logs(rllib_run, tmp_path):
+    import ray
+
+    run_dir = _copy_run(rllib_run, tmp_path)
+    first = (run_dir / "metrics.csv").read_text().splitlines()
+    saved = torch.load(run_dir / "checkpoint.pt", weights_only=False)["model_state"]
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)  # one Ray for both resumes
+    try:
+        # At its own budget nothing is left to train: the re-exported network is the restored learner's.
+        assert _resume(run_dir, "--set", "ppo.total_steps=100") == 0
+        again = torch.load(run_dir / "checkpoint.pt", weights_only=False)["model_state"]
+        assert all(torch.equal(saved[key], again[key]) for key in saved)
+        # A larger budget continues at update 2 (then 3), where RLlib's step counter left off.
+        assert _resume(run_dir, "--set", "ppo.total_steps=600") == 0
+    finally:
+        ray.shutdown()
+    rows = (run_dir / "metrics.csv").read_text().splitlines()
+    assert rows[:2] == first[:2] and rows[2].startswith("2,512,")
+    # lr anneals from 1e-3 to 2e-5 over 600 / 16 = 37 env steps: about 1.5e-4 after the 32 sampled in all,
+    # about 5.8e-4 had the counter started again from 16.
+    lr = float(rows[2].split(",")[5])
+    assert lr < 3.5e-4
+    progress = json.loads((run_dir / "rllib_checkpoint" / "blackout_progress.json").read_text())
+    assert (progress["update"], progress["global_step"]) == (3, 768)  # 768 >= 600 decisions: done
+
+
+def test_a_save_killed_between_its_renames_resumes_from_the_whole_checkpoint(rllib_run, tmp_path):
+    from blackout_training.rllib_backend import read_progress
+
+    run_dir = _copy_run(rllib_run, tmp_path)
+    (run_dir / "rllib_checkpoint").rename(run_dir / "rllib_checkpoint.tmp")  # the new one written, not yet swapped in
+    assert read_progress(run_dir)["update"] == 1
+    assert (run_dir / "rllib_checkpoint" / "blackout_progress.json").is_file()
+
+
 # ------------------------------------------------------------------ bad input
 def test_an_rllib_checkpoint_from_other_rules_is_refused_naming_the_difference(rllib_run):
     with pytest.raises(ValueError, match=r"other rules \(hand_sizes: checkpoint \[1, 2, 3, 2, 1\]"):
@@ -170,6 +224,21 @@ def test_a_folder_that_is_no_rllib_checkpoint_is_refused(tmp_path):
         load_policy(f"rllib:{tmp_path / 'missing'}")
     with pytest.raises(ValueError, match="needs a checkpoint"):
         load_policy("rllib")
+
+
+def test_resume_refuses_a_missing_or_corrupt_rllib_checkpoint_before_ray_starts(rllib_run, tmp_path, capsys):
+    run_dir = _copy_run(rllib_run, tmp_path)
+    progress = run_dir / "rllib_checkpoint" / "blackout_progress.json"
+    progress.write_text('{"update": 1, "global_step": "many"')
+    before = sorted(p.name for p in run_dir.iterdir()), (run_dir / "metrics.csv").read_text()
+    start = time.perf_counter()
+    assert _resume(run_dir, "--set", "ppo.total_steps=600") == 2
+    assert f"{progress}' is corrupt" in capsys.readouterr().err
+    shutil.rmtree(run_dir / "rllib_checkpoint")
+    assert _resume(run_dir, "--set", "ppo.total_steps=600") == 2
+    assert "holds no RLlib checkpoint" in capsys.readouterr().err
+    assert time.perf_counter() - start < 10  # refused before Ray starts
+    assert before[1] == (run_dir / "metrics.csv").read_text()
 
 
 def test_an_unreachable_ray_address_fails_within_seconds_before_any_run_folder(tmp_path, capsys):

@@ -8,7 +8,10 @@ overrides, the run folder ``run.out_dir/run.name`` (``config.yaml``,
 duplicate-deal evaluation against a baseline bot (``eval``). What RLlib adds:
 the sampling runs in ``rllib.num_env_runners`` Ray processes, on this machine
 (Ray is started for the run) or on a cluster (``--ray-address``), and the run
-folder also holds RLlib's own checkpoint (``rllib_checkpoint/``).
+folder also holds RLlib's own checkpoint (``rllib_checkpoint/``), from which
+``blackout train --resume`` continues a stopped run: the learner's weights and
+optimizer, RLlib's step counters (so the annealed ``lr`` goes on where it was)
+and the run's update, decision count and elapsed time; the deals are new ones.
 
 Every seat of every game maps to one shared RLModule
 (:class:`blackout_training.rllib_module.BlackoutRLModule`, the native network with
@@ -24,7 +27,7 @@ trainer), in ``ppo.num_minibatches`` minibatches for ``ppo.update_epochs`` epoch
 ``vf_coef`` and ``max_grad_norm`` carry over; RLlib always normalises advantages
 (over the whole batch, not per minibatch), has no KL early stop (``target_kl``
 must be null) and no ``clip_vloss``. Not supported here yet: ``opponents.mode:
-pool`` (a league), ``--resume`` and ``model.init_checkpoint``; they are refused.
+pool`` (a league) and ``model.init_checkpoint``; they are refused.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -45,6 +49,9 @@ __all__ = ["INSTALL_HINT", "connect_ray", "import_rllib", "load_rllib_policy", "
 
 INSTALL_HINT = 'pip install "blackout-rl[rllib]"  (Ray RLlib 2.60; or: pip install "ray[rllib]==2.60.0")'
 CONNECT_TIMEOUT_S = 5.0
+PROGRESS_NAME = "blackout_progress.json"
+"""Inside ``rllib_checkpoint/``: the run's update, decisions and elapsed seconds at that checkpoint."""
+PROGRESS_KEYS = ("update", "global_step", "elapsed_s")
 
 
 def import_rllib() -> Any:
@@ -113,9 +120,8 @@ def connect_ray(address: str | None, num_cpus: int) -> bool:
     return True
 
 
-def _check_supported(config: TrainConfig, resume: bool) -> None:
+def _check_supported(config: TrainConfig) -> None:
     refused = {
-        "--resume": resume,
         "opponents.mode: pool (a league; use self_play)": config.opponents.mode != "self_play",
         "model.init_checkpoint": bool(config.model.init_checkpoint),
         "ppo.target_kl (RLlib has no KL early stop; set it to null)": config.ppo.target_kl is not None,
@@ -127,14 +133,63 @@ def _check_supported(config: TrainConfig, resume: bool) -> None:
             raise ConfigError(f"algo rllib_ppo does not support {what} yet")
 
 
+def save_rllib_checkpoint(algo: Any, directory: Path, progress: dict[str, float]) -> None:
+    """RLlib's checkpoint of the whole algorithm plus the run's counters, replacing the previous one.
+
+    Written to ``NAME.tmp`` first and swapped in by renames, so a run killed mid-save keeps a
+    whole checkpoint (:func:`read_progress` finishes an interrupted swap).
+    """
+    temp, old = directory.with_name(directory.name + ".tmp"), directory.with_name(directory.name + ".old")
+    for stale in (temp, old):
+        shutil.rmtree(stale, ignore_errors=True)
+    algo.save_to_path(str(temp.resolve()))
+    (temp / PROGRESS_NAME).write_text(json.dumps(progress), encoding="utf-8")
+    if directory.exists():
+        directory.rename(old)
+    temp.rename(directory)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def read_progress(run_dir: Path) -> dict[str, float]:
+    """The counters of the run's RLlib checkpoint, for ``--resume``; a RunFolderError names what is wrong."""
+    from .rllib_module import RLLIB_CHECKPOINT_DIR
+    from .run_folder import RunFolderError
+
+    directory = run_dir / RLLIB_CHECKPOINT_DIR
+    if not directory.exists():  # killed between the two renames of a save: the new one is whole, else the old
+        temp, old = directory.with_name(directory.name + ".tmp"), directory.with_name(directory.name + ".old")
+        for candidate in (temp, old):
+            if (candidate / PROGRESS_NAME).is_file():
+                candidate.rename(directory)
+                break
+    path = directory / PROGRESS_NAME
+    try:
+        progress = json.loads(path.read_text(encoding="utf-8"))
+        values = {key: progress[key] for key in PROGRESS_KEYS}
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 for v in values.values()):
+            raise ValueError(f"counters must be numbers >= 0, got {values}")
+    except FileNotFoundError:
+        raise RunFolderError(
+            f"cannot resume {str(run_dir)!r}: it holds no RLlib checkpoint ({str(path)!r} is missing); "
+            "start over with --force"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise RunFolderError(f"cannot resume {str(run_dir)!r}: {str(path)!r} is corrupt ({error})") from None
+    return {"update": int(values["update"]), "global_step": int(values["global_step"]),
+            "elapsed_s": float(values["elapsed_s"])}
+
+
 def decisions_per_update(config: TrainConfig, rules: Rules) -> int:
     """Decisions per PPO update: ``env.num_envs x ppo.rollout_steps`` (0: one whole match of every game)."""
     steps = config.ppo.rollout_steps or sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
     return config.env.num_envs * steps
 
 
-def build_algorithm_config(config: TrainConfig, rules: Rules) -> Any:
-    """The RLlib ``PPOConfig`` of a training config (see the module docstring for the mapping)."""
+def build_algorithm_config(config: TrainConfig, rules: Rules, seed_offset: int = 0) -> Any:
+    """The RLlib ``PPOConfig`` of a training config (see the module docstring for the mapping).
+
+    ``seed_offset`` moves the deals' seed (a resumed run plays new deals, not the first ones again).
+    """
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -148,7 +203,7 @@ def build_algorithm_config(config: TrainConfig, rules: Rules) -> Any:
     if config.rllib.env == "batched":
         env: Any = BatchedMultiAgentEnv
         env_config = {"rules": rules_data, "num_games": config.env.num_envs, "reward": config.env.reward,
-                      "reward_scale": config.env.reward_scale, "seed": config.run.seed}
+                      "reward_scale": config.env.reward_scale, "seed": config.run.seed + seed_offset}
         decisions_per_env_step = config.env.num_envs
     else:
         from ray.tune.registry import register_env
@@ -179,7 +234,7 @@ def build_algorithm_config(config: TrainConfig, rules: Rules) -> Any:
             vf_loss_coeff=ppo.vf_coef, grad_clip=ppo.max_grad_norm, grad_clip_by="global_norm",
             use_kl_loss=False,
         )
-        .debugging(seed=config.run.seed)
+        .debugging(seed=config.run.seed, log_sys_usage=False)  # (a psutil thread polling the driver's machine)
     )
 
 
@@ -208,12 +263,14 @@ def train(
 
     from .evaluate import evaluate_against
     from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
+    from .policy_net import load_checkpoint
     from .ppo import TrainResult
+    from .rllib_module import RLLIB_CHECKPOINT_DIR
     from .run_folder import CHECKPOINT_NAME, check_run_folder
 
     # --- every check, before Ray starts and before anything is written
     ray = import_rllib()
-    _check_supported(config, resume)
+    _check_supported(config)
     try:
         rules = Rules.resolve(config.env.rules)
     except ValueError as error:
@@ -224,29 +281,43 @@ def train(
         load_policy(config.eval.opponent, rules)
     except ValueError as error:
         raise ConfigError(f"eval.opponent: {error}") from None
-    folder = check_run_folder(config, False, force)
+    folder = check_run_folder(config, resume, force)
+    run_dir = folder.path
+    progress = {key: 0 for key in PROGRESS_KEYS}
+    if folder.resuming:  # a missing or corrupt checkpoint fails here, before Ray starts
+        progress = read_progress(run_dir)
+        load_checkpoint(folder.checkpoint, rules)
     started_ray = connect_ray(config.rllib.address, config.rllib.num_cpus)
     try:
         from torch.utils.tensorboard import SummaryWriter
 
         from .policy_net import PolicyBot, save_checkpoint
-        from .rllib_module import MODULE_ID, RLLIB_CHECKPOINT_DIR
+        from .rllib_module import MODULE_ID
 
-        algo_config = build_algorithm_config(config, rules)
+        update, global_step = int(progress["update"]), int(progress["global_step"])
+        algo_config = build_algorithm_config(config, rules, seed_offset=1_000_003 * update)
         folder.create(config)
-        run_dir = folder.path
+        if folder.resume_without_checkpoint:
+            log(f"resuming {run_dir}: no checkpoint yet (the run stopped before its first one); starting from update 0")
         import torch
 
         torch.set_num_threads(config.run.threads)
         algo = algo_config.build_algo()
-        metrics_log = CsvLog(run_dir / "metrics.csv", METRIC_FIELDS, None)
-        eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, None)
-        writer = SummaryWriter(str(run_dir / "tensorboard"))
+        if folder.resuming:
+            # The learner's weights and optimizer and RLlib's counters (the lr schedule reads them);
+            # then the runners sample with the restored weights.
+            algo.restore_from_path(str((run_dir / RLLIB_CHECKPOINT_DIR).resolve()))
+            algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+            log(f"resuming {run_dir} at update {update}, {global_step:,} decisions")
+        keep = update if folder.resuming else None
+        metrics_log = CsvLog(run_dir / "metrics.csv", METRIC_FIELDS, keep)
+        eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep)
+        writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=global_step if folder.resuming else None)
         checkpoint_path = run_dir / CHECKPOINT_NAME
         eval_opponent = config.eval.opponent
         time_limit_s = config.run.time_limit_minutes * 60.0
-        update, global_step, steps_per_s = 0, 0, 0.0
-        started = time.perf_counter()
+        steps_per_s = 0.0
+        started = time.perf_counter() - progress["elapsed_s"]
         progress = None
         if config.run.progress_bar:
             from tqdm import tqdm
@@ -255,10 +326,10 @@ def train(
         last_eval = "-"
 
         def save() -> None:
-            algo.save_to_path(str((run_dir / RLLIB_CHECKPOINT_DIR).resolve()))
+            counters = {"update": update, "global_step": global_step, "elapsed_s": time.perf_counter() - started}
+            save_rllib_checkpoint(algo, run_dir / RLLIB_CHECKPOINT_DIR, counters)
             save_checkpoint(checkpoint_path, _learner_network(algo), rules, extra={
-                "update": update, "global_step": global_step, "elapsed_s": time.perf_counter() - started,
-                "config": config_to_dict(config), "algo": "rllib_ppo",
+                **counters, "config": config_to_dict(config), "algo": "rllib_ppo",
             })
 
         def run_eval(deals: int, seed: int, final: bool = False) -> dict[str, Any]:
