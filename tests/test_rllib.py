@@ -288,6 +288,8 @@ def test_the_ppo_settings_map_onto_rllibs():
     assert algo_config.policy_mapping_fn("g3_s1", None) == MODULE_ID
     # a runner slower than RLlib's 60 s default must not have its samples discarded (no update would ever train)
     assert algo_config.sample_timeout_s is None
+    # RLlib 2.60's runner re-converts every episode done within a sample() call at each later step (quadratic)
+    assert algo_config.episodes_to_numpy is False
     annealed = build_algorithm_config(load_config(TINY, ["algo=rllib_ppo"]), rules)
     steps = config.ppo.total_steps // config.env.num_envs  # RLlib schedules by env steps: one per game decision
     assert annealed.lr == [[0, config.ppo.lr], [steps, config.ppo.lr * 0.02]]
