@@ -21,7 +21,7 @@ from blackout_training.config import ConfigError  # noqa: E402
 from blackout_training.policies import load_policy  # noqa: E402
 from blackout_training.returns import hand_rewards, seat_returns  # noqa: E402
 from blackout_training.rllib_backend import connect_ray  # noqa: E402
-from blackout_training.rllib_env import BatchedMultiAgentEnv, agent_name  # noqa: E402
+from blackout_training.rllib_env import BatchedMultiAgentEnv, NumpyOnceEnvRunner, agent_name  # noqa: E402
 from blackout_training.rllib_module import MODULE_ID, BlackoutRLModule, module_config  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
@@ -159,6 +159,23 @@ def test_blackout_eval_and_play_accept_an_rllib_checkpoint(rllib_run, tmp_path, 
     assert "Seats: P0 rllib" in out and "win" in out.splitlines()[-1]  # (a match may end in a shared win)
 
 
+def test_the_runner_returns_each_episode_converted_to_numpy():
+    import ray
+    from blackout_training.config import load_config
+    from blackout_training.rllib_backend import build_algorithm_config
+
+    config = load_config(TINY, ["algo=rllib_ppo", "rllib.num_env_runners=0"])
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = build_algorithm_config(config, Rules.resolve(config.env.rules)).build_algo()
+        episodes = algo.env_runner.sample(num_timesteps=400, explore=True)  # several whole hands and a cut one
+        assert isinstance(algo.env_runner, NumpyOnceEnvRunner)
+        assert len(episodes) > 2 and all(episode.is_numpy for episode in episodes)
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
 def _copy_run(run_dir: Path, to: Path) -> Path:
     """A copy of a run folder that resumes where it lies (its config names the new ``run.out_dir``)."""
     import yaml
@@ -288,8 +305,9 @@ def test_the_ppo_settings_map_onto_rllibs():
     assert algo_config.policy_mapping_fn("g3_s1", None) == MODULE_ID
     # a runner slower than RLlib's 60 s default must not have its samples discarded (no update would ever train)
     assert algo_config.sample_timeout_s is None
-    # RLlib 2.60's runner re-converts every episode done within a sample() call at each later step (quadratic)
-    assert algo_config.episodes_to_numpy is False
+    # RLlib 2.60's runner re-converts every episode done within a sample() call at each later step (quadratic):
+    # ours converts each once, on return
+    assert algo_config.episodes_to_numpy is False and algo_config.env_runner_cls is NumpyOnceEnvRunner
     annealed = build_algorithm_config(load_config(TINY, ["algo=rllib_ppo"]), rules)
     steps = config.ppo.total_steps // config.env.num_envs  # RLlib schedules by env steps: one per game decision
     assert annealed.lr == [[0, config.ppo.lr], [steps, config.ppo.lr * 0.02]]

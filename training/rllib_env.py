@@ -34,12 +34,13 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
 from blackout_env.encoding import observation_bounds
 
-__all__ = ["BatchedMultiAgentEnv", "agent_name", "make_aec_env", "observation_space"]
+__all__ = ["BatchedMultiAgentEnv", "NumpyOnceEnvRunner", "agent_name", "make_aec_env", "observation_space"]
 
 
 def agent_name(game: int, seat: int) -> str:
@@ -130,6 +131,21 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
             name: {"observation": obs, "action_mask": mask}
             for name, obs, mask in zip(self._acting, step.observation, step.action_mask)
         }
+
+
+class NumpyOnceEnvRunner(MultiAgentEnvRunner):
+    """RLlib's multi-agent env runner, with each sampled episode converted to numpy once, when returned.
+
+    Run with ``episodes_to_numpy=False``. With ``True``, RLlib 2.60's runner converts every
+    episode that ended during a ``sample()`` call again after each later env step, and one
+    call of ours ends several hands (an episode each, of 4 x ``num_envs`` agents): most of a
+    runner's time went there. Left as lists, the episodes reach the learner as thousands of
+    small arrays, whose unpickling took a third of the driver's time. Converted here, once,
+    they travel as a few large arrays, as RLlib's own default returns them.
+    """
+
+    def sample(self, *args: Any, **kwargs: Any) -> list:
+        return [episode.to_numpy() for episode in super().sample(*args, **kwargs)]
 
 
 def make_aec_env(config: Mapping[str, Any] | None = None) -> MultiAgentEnv:
