@@ -177,14 +177,8 @@ def test_the_runner_returns_each_episode_converted_to_numpy():
 
 
 def _copy_run(run_dir: Path, to: Path) -> Path:
-    """A copy of a run folder that resumes where it lies (its config names the new ``run.out_dir``)."""
-    import yaml
-
+    """A copy of a run folder (a copied or moved run resumes where it lies)."""
     shutil.copytree(run_dir, to / run_dir.name)
-    config_path = to / run_dir.name / "config.yaml"
-    config = yaml.safe_load(config_path.read_text())
-    config["run"]["out_dir"] = str(to)
-    config_path.write_text(yaml.safe_dump(config))
     return to / run_dir.name
 
 

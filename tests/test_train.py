@@ -169,6 +169,18 @@ def test_an_existing_run_folder_is_refused_without_resume_or_force(tmp_path, cap
     assert main([*args, "--force"]) == 0
 
 
+def test_a_moved_run_folder_resumes_where_it_lies(tmp_path):
+    args = ["--set", "eval.final_deals=0", "--set", "eval.every_updates=0"]
+    assert main(tiny_args(tmp_path / "runs", "--set", "ppo.total_steps=300", *args)) == 0
+    (tmp_path / "runs" / "tiny").rename(tmp_path / "moved")
+    moved = ["--set", f"run.out_dir={tmp_path}", "--set", "run.name=moved"]
+    assert main(tiny_args(tmp_path / "runs", "--set", "ppo.total_steps=600", *args, *moved, "--resume")) == 0
+    rows = read_csv(tmp_path / "moved" / "metrics.csv")
+    assert int(rows[-1]["global_step"]) >= 600 and [int(r["update"]) for r in rows] == list(range(1, len(rows) + 1))
+    saved = yaml.safe_load((tmp_path / "moved" / "config.yaml").read_text())
+    assert (saved["run"]["out_dir"], saved["run"]["name"]) == (str(tmp_path), "moved")
+
+
 def test_resume_needs_a_run_and_a_foreign_folder_is_never_deleted(tmp_path, capsys):
     out = tmp_path / "runs"
     assert main(tiny_args(out, "--resume")) == 2

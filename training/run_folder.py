@@ -43,8 +43,11 @@ __all__ = [
 
 CHECKPOINT_NAME = "checkpoint.pt"
 CONFIG_NAME = "config.yaml"
-# Keys a resumed run may change: how long and where it runs, not what it learns.
+# Keys a resumed run may change: how long and where it runs, not what it learns. The folder that the new
+# run.out_dir and run.name name is the run (a run folder may be moved or copied, e.g. to another machine).
 RESUMABLE_CHANGES = {
+    "run.out_dir",
+    "run.name",
     "run.time_limit_minutes",
     "run.device",
     "run.threads",
