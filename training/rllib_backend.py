@@ -297,7 +297,7 @@ def train(
         from .rllib_module import MODULE_ID
 
         update, global_step = int(progress["update"]), int(progress["global_step"])
-        algo_config = build_algorithm_config(config, rules, seed_offset=1_000_003 * update)
+        algo_config = build_algorithm_config(config, rules, seed_offset=1_000_003 * update)  # resumed: new deals
         folder.create(config)
         if folder.resume_without_checkpoint:
             log(f"resuming {run_dir}: no checkpoint yet (the run stopped before its first one); starting from update 0")
