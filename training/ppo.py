@@ -161,8 +161,8 @@ def train(
 
     # --- the run folder: written from here on
     folder.create(config)
-    if folder.resume_without_checkpoint:
-        log(f"resuming {run_dir}: no checkpoint yet (the run stopped before its first one); starting from update 0")
+    if folder.restart_note:
+        log(folder.restart_note)
     n_envs = env.num_envs
     n_players = TablesVecEnv.num_players if config.env.tables else rules.num_players  # per-seat columns
     # The seats at each game's table (fewer than n_players in a table distribution's smaller tables).

@@ -285,9 +285,9 @@ def train(
         raise ConfigError(f"eval.opponent: {error}") from None
     folder = check_run_folder(config, resume, force)
     run_dir = folder.path
-    progress = {key: 0 for key in PROGRESS_KEYS}
+    resumed_at = {key: 0 for key in PROGRESS_KEYS}
     if folder.resuming:  # a missing or corrupt checkpoint fails here, before Ray starts
-        progress = read_progress(run_dir)
+        resumed_at = read_progress(run_dir)
         load_checkpoint(folder.checkpoint, rules)
     started_ray = connect_ray(config.rllib.address, config.rllib.num_cpus)
     try:
@@ -296,11 +296,11 @@ def train(
         from .policy_net import PolicyBot, save_checkpoint
         from .rllib_module import MODULE_ID
 
-        update, global_step = int(progress["update"]), int(progress["global_step"])
+        update, global_step = int(resumed_at["update"]), int(resumed_at["global_step"])
         algo_config = build_algorithm_config(config, rules, seed_offset=1_000_003 * update)  # resumed: new deals
         folder.create(config)
-        if folder.resume_without_checkpoint:
-            log(f"resuming {run_dir}: no checkpoint yet (the run stopped before its first one); starting from update 0")
+        if folder.restart_note:
+            log(folder.restart_note)
         import torch
 
         torch.set_num_threads(config.run.threads)
@@ -319,7 +319,7 @@ def train(
         eval_opponent = config.eval.opponent
         time_limit_s = config.run.time_limit_minutes * 60.0
         steps_per_s = 0.0
-        started = time.perf_counter() - progress["elapsed_s"]
+        started = time.perf_counter() - resumed_at["elapsed_s"]
         progress = None
         if config.run.progress_bar:
             from tqdm import tqdm

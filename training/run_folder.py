@@ -79,6 +79,13 @@ class RunFolder:
     def checkpoint(self) -> Path:
         return self.path / CHECKPOINT_NAME
 
+    @property
+    def restart_note(self) -> str | None:
+        """The line a trainer prints when ``--resume`` finds no checkpoint yet; None otherwise."""
+        if not self.resume_without_checkpoint:
+            return None
+        return f"resuming {self.path}: no checkpoint yet (the run stopped before its first one); starting from update 0"
+
     def create(self, config: TrainConfig) -> None:
         """Write: delete the old run (``--force``), make the folder, remove stale temporary files, save the config."""
         try:
