@@ -364,6 +364,15 @@ class TrainConfig:
                               f"not {self.algo}")
 
 
+def check_learner_seats(opponents: OpponentsConfig, fewest_players: int) -> None:
+    """``opponents.learner_seats``' upper bound, which needs the rules: the learner leaves a seat to its opponents."""
+    if max(opponents.learner_seats) >= fewest_players:
+        raise ConfigError(
+            f"opponents.learner_seats: each count must be 1..{fewest_players - 1} with {fewest_players} "
+            f"players (the learner leaves at least one seat to its opponents), got {opponents.learner_seats}"
+        )
+
+
 def _require(key: str, value: Any, ok: bool, requirement: str) -> None:
     if not ok:
         raise ConfigError(f"{key}: must be {requirement}, got {value!r}")

@@ -42,7 +42,7 @@ from torch import nn
 from blackout_env import Rules
 from blackout_env.universal import observation_kind
 
-from .config import ConfigError, TrainConfig, config_to_dict
+from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
 from .evaluate import evaluate_against
 from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
 from .opponents import OpponentPool
@@ -123,11 +123,7 @@ def train(
     except ValueError as error:
         raise ConfigError(f"env.rules: {error}") from None
     fewest_players = 3 if config.env.tables else rules.num_players  # a table distribution may seat 3
-    if max(config.opponents.learner_seats) >= fewest_players:
-        raise ConfigError(
-            f"opponents.learner_seats: each count must be 1..{fewest_players - 1} with {fewest_players} "
-            f"players (the learner leaves at least one seat to its opponents), got {config.opponents.learner_seats}"
-        )
+    check_learner_seats(config.opponents, fewest_players)
     device = resolve_device(config.run.device)
     model_cfg, ppo, opp_cfg = config.model, config.ppo, config.opponents
     eval_opponent = config.eval.opponent
