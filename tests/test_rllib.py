@@ -266,10 +266,101 @@ def test_an_unreachable_ray_address_fails_within_seconds_before_any_run_folder(t
 
 def test_unsupported_settings_are_refused_by_name(tmp_path, capsys):
     code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
+                 "--set", "opponents.mode=pool", "--set", "rllib.env=aec", "--set", "ppo.anneal_lr=false"])
+    assert code == 2
+    assert "does not support opponents.mode: pool with rllib.env: aec" in capsys.readouterr().err
+    code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
+                 "--set", "opponents.mode=pool", "--set", "opponents.learner_seats=[4]", "--set", "ppo.anneal_lr=false"])
+    assert code == 2
+    assert "opponents.learner_seats: each count must be 1..3 with 4 players" in capsys.readouterr().err
+    code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
+                 "--set", "opponents.mode=pool", "--set", "opponents.bot_fraction=0.5",
+                 "--set", "opponents.bots=[no-such-bot]", "--set", "ppo.anneal_lr=false"])
+    assert code == 2
+    assert "opponents.bots:" in capsys.readouterr().err
+    code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
                  "--set", "opponents.mode=pool"])
     assert code == 2
-    assert "does not support opponents.mode: pool" in capsys.readouterr().err
+    assert "does not support ppo.anneal_lr with opponents.mode: pool" in capsys.readouterr().err
     assert not (tmp_path / "tiny").exists()
+
+
+# ------------------------------------------------------------------ a league (opponents.mode: pool)
+LEAGUE = {"mode": "pool", "latest_fraction": 0.25, "bot_fraction": 0.5, "bots": ["heuristic", "random"],
+          "learner_seats": [1, 2]}
+SMALL_NET = {"hidden_sizes": [16], "arch": "cards", "card_width": 4}
+
+
+def test_in_a_league_only_the_learners_seats_are_agents_and_only_they_are_paid():
+    rules = Rules.resolve("short")
+    env = BatchedMultiAgentEnv({"rules": "short", "num_games": 12, "seed": 4, "opponents": LEAGUE, "model": SMALL_NET})
+    rng = np.random.default_rng(1)
+    kinds = set()
+    for hand in range(6):
+        if hand == 3:  # a past snapshot joins from the next hand on
+            env.set_league([BlackoutRLModule(observation_space=env.observation_spaces["g0_s0"],
+                                             action_space=env.action_spaces["g0_s0"],
+                                             model_config=module_config(rules, [16], "cards", 4)).net.state_dict()])
+        observations, _ = env.reset()
+        learner = env.pool.learner_seats(np.arange(12))
+        kinds.update(int(k) for k in np.sign(env.pool.opponent_id - len(env.pool.snapshots) + 0.5))
+        acted = set()
+        while True:
+            for name in observations:
+                game, seat = (int(part[1:]) for part in name.split("_"))
+                assert learner[game, seat] and seat == env.engine.current_player[game]
+            acted.update(observations)
+            observations, rewards, terminated, _, _ = env.step(_random_legal(observations, rng))
+            if terminated["__all__"]:
+                break
+        assert set(rewards) == acted == {agent_name(g, s) for g, s in zip(*np.nonzero(learner))}
+        assert learner.sum() < 12 * rules.num_players  # some games seat bots or snapshots
+    assert len(env.pool.networks) == 1 and kinds == {-1, 1}  # snapshots (or self-play) and bots both sat
+
+
+def test_the_runner_hands_the_league_to_each_of_its_envs():
+    from types import SimpleNamespace
+
+    envs = [BatchedMultiAgentEnv({"rules": "short", "num_games": 2, "opponents": LEAGUE, "model": SMALL_NET})
+            for _ in range(2)]
+    runner = SimpleNamespace(env=SimpleNamespace(envs=[SimpleNamespace(unwrapped=env) for env in envs]))
+    NumpyOnceEnvRunner.set_league(runner, [{}], 0.7)
+    assert all(env._new_snapshots == [{}] and env._progress == 0.7 for env in envs)
+    NumpyOnceEnvRunner.set_league(SimpleNamespace(env=None), [{}], 0.7)  # a runner without envs (the driver's)
+
+
+@pytest.fixture(scope="module")
+def league_run(tmp_path_factory):
+    """Three RLlib updates of the tiny config against a league: a snapshot each update, heuristic bots."""
+    out = tmp_path_factory.mktemp("rllib_league")
+    code = main([
+        "train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={out}",
+        "--set", "ppo.total_steps=600", "--set", "rllib.num_env_runners=0", "--set", "eval.final_deals=0",
+        "--set", "opponents.mode=pool", "--set", "opponents.bot_fraction=0.5", "--set", "opponents.bots=[heuristic]",
+        "--set", "opponents.snapshot_every_updates=1", "--set", "opponents.pool_size=2", "--set", "ppo.anneal_lr=false",
+    ])
+    assert code == 0
+    return out / "tiny"
+
+
+def test_a_league_run_trains_keeps_its_newest_snapshots_and_resumes_with_them(league_run, tmp_path, capsys):
+    rows = (league_run / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 1 + 3 and rows[-1].startswith("3,")  # 600 decisions of the learner: 3 updates of 256
+    assert 600 <= int(rows[-1].split(",")[1]) < 1000  # (RLlib's samples end on whole env steps)
+    league = torch.load(league_run / "rllib_checkpoint" / "blackout_league.pt", weights_only=True)
+    final = torch.load(league_run / "checkpoint.pt", weights_only=False)["model_state"]
+    assert len(league) == 2 and all(torch.equal(league[-1][key], final[key]) for key in final)
+    run_dir = _copy_run(league_run, tmp_path)
+    overrides = ["--set", "opponents.mode=pool", "--set", "opponents.bot_fraction=0.5",
+                 "--set", "opponents.bots=[heuristic]", "--set", "opponents.snapshot_every_updates=1",
+                 "--set", "opponents.pool_size=2", "--set", "ppo.anneal_lr=false"]
+    (run_dir / "rllib_checkpoint" / "blackout_league.pt").write_bytes(b"not a league")
+    assert _resume(run_dir, "--set", "ppo.total_steps=1000", *overrides) == 2
+    assert "blackout_league.pt' is corrupt" in capsys.readouterr().err
+    shutil.copy(league_run / "rllib_checkpoint" / "blackout_league.pt", run_dir / "rllib_checkpoint")
+    assert _resume(run_dir, "--set", "ppo.total_steps=1000", *overrides) == 0
+    resumed = torch.load(run_dir / "rllib_checkpoint" / "blackout_league.pt", weights_only=True)
+    assert len(resumed) == 2 and all(torch.equal(resumed[0][key], league[1][key]) for key in final)
 
 
 def test_the_shared_module_is_the_only_module(rllib_run):

@@ -26,13 +26,22 @@ trainer), in ``ppo.num_minibatches`` minibatches for ``ppo.update_epochs`` epoch
 ``anneal_lr``), ``gamma``, ``gae_lambda``, ``clip_coef``, ``ent_coef``,
 ``vf_coef`` and ``max_grad_norm`` carry over; RLlib always normalises advantages
 (over the whole batch, not per minibatch), has no KL early stop (``target_kl``
-must be null) and no ``clip_vloss``. Not supported here yet: ``opponents.mode:
-pool`` (a league) and ``model.init_checkpoint``; they are refused.
+must be null) and no ``clip_vloss``. Not supported here yet: ``model.init_checkpoint``,
+and ``anneal_lr`` in a league (RLlib anneals by env steps, and there an env step holds a
+varying number of the learner's decisions); they are refused.
+
+A league (``opponents.mode: pool``, the native trainer's settings): the other seats of each
+game are drawn at every hand from the current learner, its past snapshots and
+``opponents.bots``, and played inside the batched env (only the learner's seats are RLlib
+agents). The driver takes a snapshot every ``opponents.snapshot_every_updates`` updates
+and sends the newest ``opponents.pool_size`` to the runners; they are saved with the
+RLlib checkpoint (``blackout_league.pt``) and come back on ``--resume``.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import shutil
@@ -43,7 +52,7 @@ from typing import Any
 
 from blackout_env import Rules
 
-from .config import ConfigError, TrainConfig, config_to_dict
+from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
 
 __all__ = ["INSTALL_HINT", "connect_ray", "import_rllib", "load_rllib_policy", "train"]
 
@@ -52,6 +61,8 @@ CONNECT_TIMEOUT_S = 5.0
 PROGRESS_NAME = "blackout_progress.json"
 """Inside ``rllib_checkpoint/``: the run's update, decisions and elapsed seconds at that checkpoint."""
 PROGRESS_KEYS = ("update", "global_step", "elapsed_s")
+LEAGUE_NAME = "blackout_league.pt"
+"""The league's past snapshots (pool mode), saved beside the progress in the RLlib checkpoint."""
 
 
 def import_rllib() -> Any:
@@ -122,7 +133,11 @@ def connect_ray(address: str | None, num_cpus: int) -> bool:
 
 def _check_supported(config: TrainConfig) -> None:
     refused = {
-        "opponents.mode: pool (a league; use self_play)": config.opponents.mode != "self_play",
+        "opponents.mode: pool with rllib.env: aec (the league plays inside the batched env)":
+            config.opponents.mode == "pool" and config.rllib.env != "batched",
+        # RLlib anneals by env steps, and in a league an env step holds a varying number of the learner's decisions
+        "ppo.anneal_lr with opponents.mode: pool (set ppo.anneal_lr=false)":
+            config.opponents.mode == "pool" and config.ppo.anneal_lr,
         "model.init_checkpoint": bool(config.model.init_checkpoint),
         "ppo.target_kl (RLlib has no KL early stop; set it to null)": config.ppo.target_kl is not None,
         "ppo.clip_vloss": config.ppo.clip_vloss,
@@ -133,8 +148,9 @@ def _check_supported(config: TrainConfig) -> None:
             raise ConfigError(f"algo rllib_ppo does not support {what} yet")
 
 
-def save_rllib_checkpoint(algo: Any, directory: Path, progress: dict[str, float]) -> None:
-    """RLlib's checkpoint of the whole algorithm plus the run's counters, replacing the previous one.
+def save_rllib_checkpoint(algo: Any, directory: Path, progress: dict[str, float], league: list | None = None) -> None:
+    """RLlib's checkpoint of the whole algorithm plus the run's counters (and the league's snapshots, in pool
+    mode), replacing the previous one.
 
     Written to ``NAME.tmp`` first and swapped in by renames, so a run killed mid-save keeps a
     whole checkpoint (:func:`read_progress` finishes an interrupted swap).
@@ -144,10 +160,34 @@ def save_rllib_checkpoint(algo: Any, directory: Path, progress: dict[str, float]
         shutil.rmtree(stale, ignore_errors=True)
     algo.save_to_path(str(temp.resolve()))
     (temp / PROGRESS_NAME).write_text(json.dumps(progress), encoding="utf-8")
+    if league is not None:
+        import torch
+
+        torch.save(league, temp / LEAGUE_NAME)
     if directory.exists():
         directory.rename(old)
     temp.rename(directory)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def read_league(run_dir: Path) -> list:
+    """The league's past snapshots saved with the run's RLlib checkpoint (pool mode), for ``--resume``."""
+    import torch
+
+    from .rllib_module import RLLIB_CHECKPOINT_DIR
+    from .run_folder import RunFolderError
+
+    path = run_dir / RLLIB_CHECKPOINT_DIR / LEAGUE_NAME
+    try:
+        league = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(league, list) or not all(isinstance(weights, dict) for weights in league):
+            raise ValueError("not a list of state dicts")
+    except FileNotFoundError:
+        raise RunFolderError(f"cannot resume {str(run_dir)!r}: the league's snapshots ({str(path)!r}) are missing; "
+                             "start over with --force") from None
+    except Exception as error:  # torch.load raises many kinds on a damaged file
+        raise RunFolderError(f"cannot resume {str(run_dir)!r}: {str(path)!r} is corrupt ({error})") from None
+    return league
 
 
 def read_progress(run_dir: Path) -> dict[str, float]:
@@ -204,6 +244,10 @@ def build_algorithm_config(config: TrainConfig, rules: Rules, seed_offset: int =
         env: Any = BatchedMultiAgentEnv
         env_config = {"rules": rules_data, "num_games": config.env.num_envs, "reward": config.env.reward,
                       "reward_scale": config.env.reward_scale, "seed": config.run.seed + seed_offset}
+        if config.opponents.mode == "pool":  # the league plays inside the env
+            env_config["opponents"] = dataclasses.asdict(config.opponents)
+            env_config["model"] = {"hidden_sizes": list(model.hidden_sizes), "arch": model.arch,
+                                   "card_width": model.card_width}
         decisions_per_env_step = config.env.num_envs
     else:
         from ray.tune.registry import register_env
@@ -277,17 +321,24 @@ def train(
         rules = Rules.resolve(config.env.rules)
     except ValueError as error:
         raise ConfigError(f"env.rules: {error}") from None
+    pool_bots = config.opponents.bots if config.opponents.mode == "pool" else []
+    if config.opponents.mode == "pool":
+        check_learner_seats(config.opponents, rules.num_players)
     if config.run.device.startswith("cuda"):
         raise ConfigError("algo rllib_ppo: run.device cuda is not wired yet; use auto or cpu (the learner runs on the CPU)")
-    try:
-        load_policy(config.eval.opponent, rules)
-    except ValueError as error:
-        raise ConfigError(f"eval.opponent: {error}") from None
+    for key, spec in [("eval.opponent", config.eval.opponent)] + [("opponents.bots", bot) for bot in pool_bots]:
+        try:
+            load_policy(spec, rules)
+        except ValueError as error:
+            raise ConfigError(f"{key}: {error}") from None
     folder = check_run_folder(config, resume, force)
     run_dir = folder.path
     resumed_at = {key: 0 for key in PROGRESS_KEYS}
+    league: list | None = [] if config.opponents.mode == "pool" else None  # past snapshots' weights
     if folder.resuming:  # a missing or corrupt checkpoint fails here, before Ray starts
         resumed_at = read_progress(run_dir)
+        if league is not None:
+            league = read_league(run_dir)
         load_checkpoint(folder.checkpoint, rules)
     started_ray = connect_ray(config.rllib.address, config.rllib.num_cpus)
     try:
@@ -311,6 +362,14 @@ def train(
             algo.restore_from_path(str((run_dir / RLLIB_CHECKPOINT_DIR).resolve()))
             algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
             log(f"resuming {run_dir} at update {update}, {global_step:,} decisions")
+
+        def run_fraction() -> float:  # as the native trainer: by steps or by the time limit, whichever is further
+            by_time = (time.perf_counter() - started) / time_limit_s if time_limit_s > 0 else 0.0
+            return min(1.0, max(global_step / max(config.ppo.total_steps, 1), by_time))
+
+        def send_league(snapshots: list | None) -> None:  # to every runner's envs; used from their next hand
+            fraction = run_fraction()
+            algo.env_runner_group.foreach_env_runner(lambda runner: runner.set_league(snapshots, fraction))
         keep = update if folder.resuming else None
         metrics_log = CsvLog(run_dir / "metrics.csv", METRIC_FIELDS, keep)
         eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep)
@@ -326,10 +385,12 @@ def train(
 
             progress = tqdm(total=config.ppo.total_steps, unit="step", dynamic_ncols=True, desc="train (rllib)")
         last_eval = "-"
+        if league:
+            send_league(league)
 
         def save() -> None:
             counters = {"update": update, "global_step": global_step, "elapsed_s": time.perf_counter() - started}
-            save_rllib_checkpoint(algo, run_dir / RLLIB_CHECKPOINT_DIR, counters)
+            save_rllib_checkpoint(algo, run_dir / RLLIB_CHECKPOINT_DIR, counters, league)
             save_checkpoint(checkpoint_path, _learner_network(algo), rules, extra={
                 **counters, "config": config_to_dict(config), "algo": "rllib_ppo",
             })
@@ -362,7 +423,7 @@ def train(
             hand_score: Any = ""
             returns = runners.get("module_episode_returns_mean", {})
             if config.rllib.env == "batched" and config.env.reward == "score" and isinstance(returns, dict) \
-                    and MODULE_ID in returns and config.env.reward_scale:
+                    and MODULE_ID in returns and config.env.reward_scale and league is None:
                 seats = config.env.num_envs * rules.num_players  # one episode: one hand of every seat of every game
                 hand_score = round(float(returns[MODULE_ID]) / seats / config.env.reward_scale, 4)
             row = {
@@ -383,6 +444,13 @@ def train(
                 "bid_made_rate": "",
             }
             metrics_log.append(row)
+            if league is not None:  # pool mode: a new snapshot every snapshot_every_updates; the run's progress
+                new_snapshot = update % config.opponents.snapshot_every_updates == 0
+                if new_snapshot:
+                    weights = {k: v.detach().clone() for k, v in _learner_network(algo).state_dict().items()}
+                    league = [*league, weights][-config.opponents.pool_size:]
+                if new_snapshot or config.opponents.bots_only_after < 1:
+                    send_league(league if new_snapshot else None)
             for key in METRIC_FIELDS[3:]:
                 if row[key] != "":
                     writer.add_scalar(f"train/{key}", float(row[key]), global_step)

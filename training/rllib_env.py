@@ -28,6 +28,7 @@ Ray RLlib is optional (``pip install "blackout-rl[rllib]"``); this module import
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +36,7 @@ import numpy as np
 from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED
 
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
@@ -67,16 +69,25 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
     ("score" or "zero_sum"), ``reward_scale`` (default 0.1, as the native trainer) and
     ``seed`` (the deals; each RLlib env runner adds its ``worker_index`` so runners deal
     different cards).
+
+    A league (``opponents``: the training config's ``opponents`` section as a mapping, with
+    ``mode: pool``; ``model``: ``hidden_sizes``, ``arch`` and ``card_width`` of the learner's
+    network, for its snapshots): every game draws, at every hand, who plays it exactly as the
+    native trainer does (:class:`blackout_training.opponents.OpponentPool`): the learner in
+    every seat, or the learner in some seats against past snapshots or baseline bots. Only the
+    learner's seats are agents; the env plays the others itself, inside the same engine step.
+    The driver hands new snapshots and the run's progress to the env with :meth:`set_league`;
+    they take effect at the next hand.
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         worker_index = getattr(config, "worker_index", 0)  # an RLlib EnvContext knows its runner
         config = dict(config or {})
-        unknown = set(config) - {"rules", "num_games", "reward", "reward_scale", "seed"}
+        known = ("rules", "num_games", "reward", "reward_scale", "seed", "opponents", "model")
+        unknown = set(config) - set(known)
         if unknown:
-            raise ValueError(f"BatchedMultiAgentEnv: unknown config key(s) {sorted(unknown)}; "
-                             "known: rules, num_games, reward, reward_scale, seed")
+            raise ValueError(f"BatchedMultiAgentEnv: unknown config key(s) {sorted(unknown)}; known: {', '.join(known)}")
         self.rules = Rules.resolve(config.get("rules", "standard"))
         reward = config.get("reward", "score")
         if reward not in ("score", "zero_sum"):
@@ -98,25 +109,80 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
         self.action_spaces = dict.fromkeys(self._all_names, action_space)
         self._pending = None  # the engine's latest BatchStep, when it opens a hand not yet handed out
         self._acting: list[str] = []
+        self._acting_games = self._games
+        self._last = None  # the BatchStep the agents in self._acting answer
+        self.pool = None
+        if (config.get("opponents") or {}).get("mode", "self_play") == "pool":
+            self.pool = self._make_pool(config["opponents"], config.get("model") or {})
+        self._progress = 0.0
+        self._ended = False  # the league's last turns ended the hand
+        self._new_snapshots: list | None = None  # from set_league, loaded at the next hand
+
+    def _make_pool(self, opponents: Mapping[str, Any], model: Mapping[str, Any]) -> Any:
+        from blackout_env.policies import load_policy
+
+        from .config import OpponentsConfig
+        from .opponents import OpponentPool
+        from .policy_net import make_model
+
+        config = OpponentsConfig(**opponents)
+        base = 0 if self._seed is None else self._seed
+        bots = [load_policy(spec, self.rules, base + j) for j, spec in enumerate(config.bots)]
+        rules, sizes, arch, width = self.rules, model["hidden_sizes"], model["arch"], model["card_width"]
+        return OpponentPool(config, self.num_games, rules.num_players, bots,
+                            lambda: make_model(rules, sizes, arch, width), np.random.default_rng(self._seed))
+
+    def set_league(self, snapshots: list | None = None, progress: float | None = None) -> None:
+        """New past snapshots (state dicts of the learner's network) and the run's progress (0..1), from the driver.
+
+        Both take effect when the next hand is drawn (the agents of a hand do not change within it).
+        """
+        if snapshots is not None:
+            self._new_snapshots = list(snapshots)
+        if progress is not None:
+            self._progress = float(progress)
+
+    def view(self, game: int, player: int) -> Any:
+        """What ``player`` may know in game ``game`` (for the league's baseline bots)."""
+        return self.engine.view(game, player)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         """The first decisions of the next hand of every game (fresh matches on the first call or with a seed)."""
         if self._pending is None or seed is not None:
             self._pending = self.engine.reset(seed=self._seed if seed is None else seed)
         step, self._pending = self._pending, None
+        if self.pool is not None:
+            if self._new_snapshots is not None:
+                self.pool.load(self._new_snapshots)
+                self._new_snapshots = None
+            self.pool.draw(self._games, self._progress)
+            step = self._play_opponents(step)
+            if self._ended:  # pragma: no cover - the learner bids in every hand
+                raise RuntimeError("a hand ended before the learner acted")
         return self._observe(step), {}
 
     def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One action of every game's seat to act; a hand's end pays every seat and ends the episode."""
         try:
-            actions = np.fromiter((action_dict[name] for name in self._acting), dtype=np.int64, count=self.num_games)
+            chosen = np.fromiter((action_dict[name] for name in self._acting), dtype=np.int64, count=len(self._acting))
         except KeyError as error:
             raise ValueError(f"no action for agent {error.args[0]!r}, whose turn it is") from None
+        if self.pool is None:
+            actions = chosen
+        else:  # the league's seats act in the same engine step
+            actions = self._opponent_actions(self._last)
+            actions[self._acting_games] = chosen
         step = self.engine.step(actions)
         rewards = dict.fromkeys(self._acting, 0.0)
+        if self.pool is not None and not self.engine.hand_over.any():
+            step = self._play_opponents(step)
         hand_over = self.engine.hand_over
         if hand_over.all():
-            rewards = dict(zip(self._all_names, step.rewards.ravel().tolist()))
+            if self.pool is None:
+                rewards = dict(zip(self._all_names, step.rewards.ravel().tolist()))
+            else:  # the learner's seats only
+                paid = self.pool.learner_seats(self._games)
+                rewards = dict(zip(self._names[paid].tolist(), step.rewards[paid].tolist()))
             self._pending, self._acting = step, []
             return {}, rewards, {"__all__": True}, {"__all__": False}, {}
         if hand_over.any():  # pragma: no cover - the games are in step by construction
@@ -125,11 +191,40 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
         rewards.update(dict.fromkeys(self._acting, 0.0))
         return observations, rewards, {"__all__": False}, {"__all__": False}, {}
 
+    def _opponent_actions(self, step: Any) -> np.ndarray:
+        """Every game's action from the league (the learner's games get theirs from RLlib)."""
+        import torch
+
+        action = torch.zeros(self.num_games, dtype=torch.int64)
+        learner = self.pool.learner_acts(step.current_player)
+        obs, mask = torch.from_numpy(step.observation), torch.from_numpy(step.action_mask).bool()
+        self.pool.act(action, obs, mask, learner, self, step.current_player)
+        return action.numpy()
+
+    def _play_opponents(self, step: Any) -> Any:
+        """Step the games while no game's seat to act is the learner's (the league's turns), up to the hand's end."""
+        self._ended = False
+        while not self.pool.learner_acts(step.current_player).any():
+            step = self.engine.step(self._opponent_actions(step))
+            if self.engine.hand_over.any():
+                self._ended = True
+                break
+        return step
+
     def _observe(self, step: Any) -> dict[str, dict[str, np.ndarray]]:
-        self._acting = self._names[self._games, step.current_player].tolist()
+        self._last = step
+        if self.pool is None:
+            games = self._games
+        else:
+            games = np.flatnonzero(self.pool.learner_acts(step.current_player))
+        self._acting_games = games
+        self._acting = self._names[games, step.current_player[games]].tolist()
+        observation, action_mask = step.observation, step.action_mask
+        if self.pool is not None:
+            observation, action_mask = observation[games], action_mask[games]
         return {
             name: {"observation": obs, "action_mask": mask}
-            for name, obs, mask in zip(self._acting, step.observation, step.action_mask)
+            for name, obs, mask in zip(self._acting, observation, action_mask)
         }
 
 
@@ -146,6 +241,27 @@ class NumpyOnceEnvRunner(MultiAgentEnvRunner):
 
     def sample(self, *args: Any, **kwargs: Any) -> list:
         return [episode.to_numpy() for episode in super().sample(*args, **kwargs)]
+
+    def get_metrics(self) -> Any:
+        """RLlib's metrics, less the per-agent step counts that are NaN.
+
+        RLlib reduces each agent's count of sampled steps over one ``sample()`` call; an agent
+        that sampled in an earlier call but not in this one (in a league, the learner's seats
+        change from hand to hand) reduces to NaN, and PPO's sampling loop then fails summing
+        them (``int(nan)``). Dropped, the agent counts as it should: no steps.
+        """
+        metrics = super().get_metrics()
+        counts = metrics.get(NUM_AGENT_STEPS_SAMPLED)
+        if isinstance(counts, dict):
+            for agent in [agent for agent, count in counts.items() if math.isnan(float(count))]:
+                del counts[agent]
+        return metrics
+
+    def set_league(self, snapshots: list | None = None, progress: float | None = None) -> None:
+        """:meth:`BatchedMultiAgentEnv.set_league` on each env of this runner (the driver calls it)."""
+        for env in getattr(getattr(self, "env", None), "envs", ()):
+            if isinstance(env.unwrapped, BatchedMultiAgentEnv):
+                env.unwrapped.set_league(snapshots, progress)
 
 
 def make_aec_env(config: Mapping[str, Any] | None = None) -> MultiAgentEnv:
