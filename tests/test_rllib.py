@@ -22,7 +22,12 @@ from blackout_training.policies import load_policy  # noqa: E402
 from blackout_training.returns import hand_rewards, seat_returns  # noqa: E402
 from blackout_training.rllib_backend import connect_ray  # noqa: E402
 from blackout_training.rllib_env import BatchedMultiAgentEnv, NumpyOnceEnvRunner, agent_name  # noqa: E402
-from blackout_training.rllib_module import MODULE_ID, BlackoutRLModule, module_config  # noqa: E402
+from blackout_training.rllib_module import (  # noqa: E402
+    MODULE_ID,
+    BlackoutRLModule,
+    DecisionScheduledPPOLearner,
+    module_config,
+)
 from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode  # noqa: E402
@@ -205,8 +210,8 @@ def test_resume_restores_the_learner_and_rllibs_counters_and_continues_the_logs(
         ray.shutdown()
     rows = (run_dir / "metrics.csv").read_text().splitlines()
     assert rows[:2] == first[:2] and rows[2].startswith("2,512,")
-    # lr anneals from 1e-3 to 2e-5 over 600 / 16 = 37 env steps: about 1.5e-4 after the 32 sampled in all,
-    # about 5.8e-4 had the counter started again from 16.
+    # lr anneals from 1e-3 to 2e-5 over 600 decisions: about 1.6e-4 after the 512 sampled in all,
+    # about 5.8e-4 had the count started again from 256.
     lr = float(rows[2].split(",")[5])
     assert lr < 3.5e-4
     progress = json.loads((run_dir / "rllib_checkpoint" / "blackout_progress.json").read_text())
@@ -266,22 +271,18 @@ def test_an_unreachable_ray_address_fails_within_seconds_before_any_run_folder(t
 
 def test_unsupported_settings_are_refused_by_name(tmp_path, capsys):
     code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
-                 "--set", "opponents.mode=pool", "--set", "rllib.env=aec", "--set", "ppo.anneal_lr=false"])
+                 "--set", "opponents.mode=pool", "--set", "rllib.env=aec"])
     assert code == 2
     assert "does not support opponents.mode: pool with rllib.env: aec" in capsys.readouterr().err
     code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
-                 "--set", "opponents.mode=pool", "--set", "opponents.learner_seats=[4]", "--set", "ppo.anneal_lr=false"])
+                 "--set", "opponents.mode=pool", "--set", "opponents.learner_seats=[4]"])
     assert code == 2
     assert "opponents.learner_seats: each count must be 1..3 with 4 players" in capsys.readouterr().err
     code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
                  "--set", "opponents.mode=pool", "--set", "opponents.bot_fraction=0.5",
-                 "--set", "opponents.bots=[no-such-bot]", "--set", "ppo.anneal_lr=false"])
+                 "--set", "opponents.bots=[no-such-bot]"])
     assert code == 2
     assert "opponents.bots:" in capsys.readouterr().err
-    code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
-                 "--set", "opponents.mode=pool"])
-    assert code == 2
-    assert "does not support ppo.anneal_lr with opponents.mode: pool" in capsys.readouterr().err
     assert not (tmp_path / "tiny").exists()
 
 
@@ -337,7 +338,7 @@ def league_run(tmp_path_factory):
         "train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={out}",
         "--set", "ppo.total_steps=600", "--set", "rllib.num_env_runners=0", "--set", "eval.final_deals=0",
         "--set", "opponents.mode=pool", "--set", "opponents.bot_fraction=0.5", "--set", "opponents.bots=[heuristic]",
-        "--set", "opponents.snapshot_every_updates=1", "--set", "opponents.pool_size=2", "--set", "ppo.anneal_lr=false",
+        "--set", "opponents.snapshot_every_updates=1", "--set", "opponents.pool_size=2",
     ])
     assert code == 0
     return out / "tiny"
@@ -347,13 +348,15 @@ def test_a_league_run_trains_keeps_its_newest_snapshots_and_resumes_with_them(le
     rows = (league_run / "metrics.csv").read_text().splitlines()
     assert len(rows) == 1 + 3 and rows[-1].startswith("3,")  # 600 decisions of the learner: 3 updates of 256
     assert 600 <= int(rows[-1].split(",")[1]) < 1000  # (RLlib's samples end on whole env steps)
+    # lr anneals by the learner's decisions, 1e-3 to 2e-5 over 600: after the first 256, 1e-3 - 256/600 * 9.8e-4
+    assert float(rows[1].split(",")[5]) == pytest.approx(1e-3 - 256 / 600 * 9.8e-4, rel=1e-3)
     league = torch.load(league_run / "rllib_checkpoint" / "blackout_league.pt", weights_only=True)
     final = torch.load(league_run / "checkpoint.pt", weights_only=False)["model_state"]
     assert len(league) == 2 and all(torch.equal(league[-1][key], final[key]) for key in final)
     run_dir = _copy_run(league_run, tmp_path)
     overrides = ["--set", "opponents.mode=pool", "--set", "opponents.bot_fraction=0.5",
                  "--set", "opponents.bots=[heuristic]", "--set", "opponents.snapshot_every_updates=1",
-                 "--set", "opponents.pool_size=2", "--set", "ppo.anneal_lr=false"]
+                 "--set", "opponents.pool_size=2"]
     (run_dir / "rllib_checkpoint" / "blackout_league.pt").write_bytes(b"not a league")
     assert _resume(run_dir, "--set", "ppo.total_steps=1000", *overrides) == 2
     assert "blackout_league.pt' is corrupt" in capsys.readouterr().err
@@ -394,8 +397,9 @@ def test_the_ppo_settings_map_onto_rllibs():
     # ours converts each once, on return
     assert algo_config.episodes_to_numpy is False and algo_config.env_runner_cls is NumpyOnceEnvRunner
     annealed = build_algorithm_config(load_config(TINY, ["algo=rllib_ppo"]), rules)
-    steps = config.ppo.total_steps // config.env.num_envs  # RLlib schedules by env steps: one per game decision
-    assert annealed.lr == [[0, config.ppo.lr], [steps, config.ppo.lr * 0.02]]
+    # scheduled by the learner's decisions (in a league an env step holds a varying number of them)
+    assert annealed.lr == [[0, config.ppo.lr], [config.ppo.total_steps, config.ppo.lr * 0.02]]
+    assert annealed.learner_class is DecisionScheduledPPOLearner
 
 
 def test_a_folder_holding_something_else_is_refused_before_ray_starts(tmp_path, capsys):

@@ -10,8 +10,8 @@ the sampling runs in ``rllib.num_env_runners`` Ray processes, on this machine
 (Ray is started for the run) or on a cluster (``--ray-address``), and the run
 folder also holds RLlib's own checkpoint (``rllib_checkpoint/``), from which
 ``blackout train --resume`` continues a stopped run: the learner's weights and
-optimizer, RLlib's step counters (so the annealed ``lr`` goes on where it was)
-and the run's update, decision count and elapsed time; the deals are new ones.
+optimizer, RLlib's step counters, and the run's update, decision count (the
+annealed ``lr`` goes on from it) and elapsed time; the deals are new ones.
 
 Every seat of every game maps to one shared RLModule
 (:class:`blackout_training.rllib_module.BlackoutRLModule`, the native network with
@@ -22,13 +22,12 @@ action masking): self-play. Each runner steps a
 The PPO settings map onto RLlib's: one update trains on ``env.num_envs x
 ppo.rollout_steps`` decisions (0: one whole match of every game, as the native
 trainer), in ``ppo.num_minibatches`` minibatches for ``ppo.update_epochs`` epochs;
-``lr`` (annealed linearly to 2% of it over ``ppo.total_steps`` with
-``anneal_lr``), ``gamma``, ``gae_lambda``, ``clip_coef``, ``ent_coef``,
+``lr`` (annealed linearly to 2% of it over ``ppo.total_steps`` decisions of the
+learner with ``anneal_lr``, by :class:`~blackout_training.rllib_module.DecisionScheduledPPOLearner`), ``gamma``, ``gae_lambda``, ``clip_coef``, ``ent_coef``,
 ``vf_coef`` and ``max_grad_norm`` carry over; RLlib always normalises advantages
 (over the whole batch, not per minibatch), has no KL early stop (``target_kl``
-must be null) and no ``clip_vloss``. Not supported here yet: ``model.init_checkpoint``,
-and ``anneal_lr`` in a league (RLlib anneals by env steps, and there an env step holds a
-varying number of the learner's decisions); they are refused.
+must be null) and no ``clip_vloss``. Not supported here yet: ``model.init_checkpoint``;
+it is refused.
 
 A league (``opponents.mode: pool``, the native trainer's settings): the other seats of each
 game are drawn at every hand from the current learner, its past snapshots and
@@ -135,9 +134,6 @@ def _check_supported(config: TrainConfig) -> None:
     refused = {
         "opponents.mode: pool with rllib.env: aec (the league plays inside the batched env)":
             config.opponents.mode == "pool" and config.rllib.env != "batched",
-        # RLlib anneals by env steps, and in a league an env step holds a varying number of the learner's decisions
-        "ppo.anneal_lr with opponents.mode: pool (set ppo.anneal_lr=false)":
-            config.opponents.mode == "pool" and config.ppo.anneal_lr,
         "model.init_checkpoint": bool(config.model.init_checkpoint),
         "ppo.target_kl (RLlib has no KL early stop; set it to null)": config.ppo.target_kl is not None,
         "ppo.clip_vloss": config.ppo.clip_vloss,
@@ -235,7 +231,7 @@ def build_algorithm_config(config: TrainConfig, rules: Rules, seed_offset: int =
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from .rllib_env import BatchedMultiAgentEnv, NumpyOnceEnvRunner, make_aec_env
-    from .rllib_module import MODULE_ID, BlackoutRLModule, module_config
+    from .rllib_module import MODULE_ID, BlackoutRLModule, DecisionScheduledPPOLearner, module_config
 
     ppo, model = config.ppo, config.model
     batch = decisions_per_update(config, rules)
@@ -248,16 +244,14 @@ def build_algorithm_config(config: TrainConfig, rules: Rules, seed_offset: int =
             env_config["opponents"] = dataclasses.asdict(config.opponents)
             env_config["model"] = {"hidden_sizes": list(model.hidden_sizes), "arch": model.arch,
                                    "card_width": model.card_width}
-        decisions_per_env_step = config.env.num_envs
     else:
         from ray.tune.registry import register_env
 
         register_env("blackout_aec", make_aec_env)
         env, env_config = "blackout_aec", {"rules": rules_data, "reward": config.env.reward}
-        decisions_per_env_step = 1
     lr: Any = ppo.lr
-    if ppo.anneal_lr:  # RLlib schedules by env steps sampled
-        lr = [[0, ppo.lr], [max(1, ppo.total_steps // decisions_per_env_step), ppo.lr * 0.02]]
+    if ppo.anneal_lr:  # by the learner's decisions (DecisionScheduledPPOLearner), as the native trainer
+        lr = [[0, ppo.lr], [max(1, ppo.total_steps), ppo.lr * 0.02]]
     spec = RLModuleSpec(module_class=BlackoutRLModule,
                         model_config=module_config(rules, model.hidden_sizes, model.arch, model.card_width))
     return (
@@ -274,6 +268,7 @@ def build_algorithm_config(config: TrainConfig, rules: Rules, seed_offset: int =
                      count_steps_by="agent_steps")
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE_ID: spec}))
         .training(
+            learner_class=DecisionScheduledPPOLearner,
             train_batch_size_per_learner=batch, minibatch_size=max(1, batch // ppo.num_minibatches),
             num_epochs=ppo.update_epochs, lr=lr, gamma=ppo.gamma, lambda_=ppo.gae_lambda,
             clip_param=ppo.clip_coef, vf_clip_param=float("inf"), entropy_coeff=ppo.ent_coef,
@@ -413,6 +408,8 @@ def train(
         ):
             update += 1
             iteration_start = time.perf_counter()
+            sampled = global_step + decisions_per_update(config, rules)  # the learner's schedules read it
+            algo.learner_group.foreach_learner(lambda learner, n=sampled: setattr(learner, "decisions", n))
             result = algo.train()
             iteration_time = time.perf_counter() - iteration_start
             runners, learner = result.get("env_runners", {}), result.get("learners", {}).get(MODULE_ID, {})

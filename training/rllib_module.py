@@ -23,9 +23,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from blackout_env import Rules, encoding
 
@@ -43,6 +45,7 @@ from .policy_net import (
 __all__ = [
     "MODULE_ID",
     "BlackoutRLModule",
+    "DecisionScheduledPPOLearner",
     "export_rllib_checkpoint",
     "find_module_dir",
     "load_rllib_module",
@@ -54,6 +57,22 @@ MODULE_ID = "blackout"
 """The id of the one shared module every seat maps to (self-play)."""
 RLLIB_CHECKPOINT_DIR = "rllib_checkpoint"
 """The RLlib checkpoint's folder inside a run folder."""
+
+
+class DecisionScheduledPPOLearner(PPOTorchLearner):
+    """RLlib's PPO learner, with its schedules (the annealed ``lr``) read by the learner's decisions.
+
+    RLlib schedules by env steps sampled. One step of our batched env is one decision of
+    every game in self-play, but in a league (``opponents.mode: pool``) it is one decision of
+    each game whose seat to act is the learner's, a number that varies; the driver sets
+    :attr:`decisions` (the learner's decisions sampled so far, the run's ``global_step``
+    after the update's sample) before each update, and the schedules read that.
+    """
+
+    decisions = 0
+
+    def after_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
+        super().after_gradient_based_update(timesteps={**timesteps, NUM_ENV_STEPS_SAMPLED_LIFETIME: self.decisions})
 
 
 def module_config(rules: Rules, hidden_sizes: list[int], arch: str, card_width: int) -> dict[str, Any]:
