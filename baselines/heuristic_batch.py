@@ -133,8 +133,8 @@ class _State:
         self.led_suit = engine.led_suit[g].astype(np.int64)
         rows = np.arange(G)
         self.hand = _bits_to_bool(engine.hands[g, me], C)
-        self.legal = _bits_to_bool(engine._legal_cards[g], C)
-        self.forbidden = engine._forbidden_bid[g].astype(np.int64)
+        self.legal = _bits_to_bool(engine.legal_cards[g], C)
+        self.forbidden = engine.forbidden_bid[g].astype(np.int64)
         played = _bits_to_bool(engine.played[g], C)  # (G, n, C)
         known = self.hand | played.any(axis=1)
         turned = engine.turned_card[g].astype(np.int64)
@@ -246,7 +246,7 @@ class BatchedHeuristic:
             return actions
         C = self.rules.num_cards
         bidding = engine.phase[g] == 0
-        legal_cards = engine._legal_cards[g]
+        legal_cards = engine.legal_cards[g]
         # one legal card: play it (the heuristic does the same without computing anything)
         single = ~bidding & ((legal_cards & (legal_cards - np.uint64(1))) == 0)
         if single.any():

@@ -318,6 +318,9 @@ class BatchedBlackout:
     ``trump_broken``, ``last_trick`` (card per seat), ``last_trick_leader``,
     ``last_trick_winner``, ``played`` (bitsets), ``voids`` (4-bit suit flags), ``scores``,
     ``round_scores`` (per round), ``decks``, ``start_round``. Treat them as read-only.
+    The acting seat's legal moves are :attr:`legal_cards` (uint64 bitsets) and
+    :attr:`forbidden_bid` (the dealer's hooked bid, NONE when no bid is hooked), kept
+    current by every step; :meth:`action_mask` spreads them into one row per game.
     After each step, ``hand_over`` marks the games that finished a hand in it, and
     ``last_hand_bids`` / ``last_hand_tricks`` hold each game's last finished hand
     (read them before the next step; the hand's own arrays already show the next deal).
@@ -998,6 +1001,28 @@ class BatchedBlackout:
         return fresh
 
     # -------------------------------------------------------------- inspection
+    @property
+    def legal_cards(self) -> np.ndarray:
+        """The cards the acting seat may play now in every game, uint64 ``(num_envs,)`` bitsets (bit c = card c), read-only.
+
+        Zero in a game that is bidding; together with :attr:`forbidden_bid` this is
+        what :meth:`action_mask` spreads out (bots read the bits without the mask).
+        """
+        view = self._legal_cards.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def forbidden_bid(self) -> np.ndarray:
+        """The bid the acting seat may not make now in every game (the dealer's hook), int8 ``(num_envs,)``, read-only.
+
+        NONE (-1) where no bid is forbidden: a seat that is not the dealer, a
+        table without the hook rule, or a game that is playing cards.
+        """
+        view = self._forbidden_bid.view()
+        view.flags.writeable = False
+        return view
+
     def to_game(self, game: int) -> BlackoutGame:
         """Game ``game``'s match so far, replayed in the rules engine (for checks, bots and display)."""
         game = self._check_game(game)

@@ -319,6 +319,34 @@ def test_random_actions_never_pick_the_dealers_forbidden_bid() -> None:
     assert draws == {0, 1}
 
 
+@pytest.mark.parametrize("compiled", [False, "auto"])
+def test_legal_cards_and_forbidden_bid_are_the_action_mask_as_bits_and_read_only(compiled) -> None:
+    rules = Rules.preset("standard")
+    env = BatchedBlackout(rules, 16, observations=False, compiled=compiled, seed=4)
+    rng = np.random.default_rng(4)
+    out = env.reset()
+    seen_hook = False
+    for _ in range(200):
+        cards = env.legal_cards
+        forbidden = env.forbidden_bid
+        assert cards.dtype == np.uint64 and forbidden.dtype == np.int8
+        bits = ((cards[:, None] >> np.arange(rules.num_cards, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+        np.testing.assert_array_equal(bits, out.action_mask[:, : rules.num_cards] != 0)
+        bidding = env.phase == 0
+        assert not cards[bidding].any()
+        hooked = forbidden != -1
+        assert not hooked[~bidding].any()
+        rows = np.flatnonzero(hooked)
+        assert not out.action_mask[rows, rules.num_cards + forbidden[rows]].any()
+        seen_hook |= bool(rows.size)
+        with pytest.raises(ValueError):
+            cards[0] = 0
+        with pytest.raises(ValueError):
+            forbidden[0] = 0
+        out = env.step(random_actions(out, rng))
+    assert seen_hook
+
+
 def test_the_benchmark_runs_and_reports_every_configuration(tmp_path, capsys) -> None:
     from blackout_training.bench.batched import main
 
