@@ -42,7 +42,11 @@ def test_ray_address_is_only_for_the_rllib_backend(capsys):
 
 
 def test_without_ray_train_and_the_rllib_policy_give_a_one_line_install_hint(monkeypatch, tmp_path, capsys):
-    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError, as when it is not installed
+    # import ray (and any ray.x, even one an earlier test imported) raises ImportError, as when it is not installed
+    for name in ["ray", *(name for name in sys.modules if name.startswith("ray."))]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in [name for name in sys.modules if name.startswith("blackout_training.rllib_")]:
+        monkeypatch.delitem(sys.modules, name)  # as in a fresh process: these modules import ray when first imported
     code = main(["train", "--config", str(CONFIGS / "tiny.yaml"), "--set", "algo=rllib_ppo",
                  "--set", f"run.out_dir={tmp_path}"])
     assert code == 2

@@ -300,6 +300,7 @@ def train(
     log: Any = print,
 ) -> Any:
     """Run one RLlib PPO training run as configured; returns a :class:`blackout_training.ppo.TrainResult`."""
+    ray = import_rllib()  # first: without Ray, the install hint (rllib_module imports ray)
     from blackout_env.policies import load_policy
 
     from .evaluate import evaluate_against
@@ -310,7 +311,6 @@ def train(
     from .run_folder import CHECKPOINT_NAME, check_run_folder
 
     # --- every check, before Ray starts and before anything is written
-    ray = import_rllib()
     _check_supported(config)
     try:
         rules = Rules.resolve(config.env.rules)
