@@ -70,7 +70,7 @@ def test_bench_refuses_empty_measurements_naming_the_option(argv, message, capsy
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["engine", "aec", "batched"])
+@pytest.mark.parametrize("name", benchmark_names())
 def test_bench_checks_its_json_path_before_measuring(name, tmp_path, capsys):
     assert main(["bench", name, "--json", "/proc/no-such-folder/x.json"]) == 2
     captured = capsys.readouterr()

@@ -3,17 +3,23 @@
 Each benchmark is one module here, ``training/bench/<name>.py``, with
 ``main(argv: list[str] | None) -> int`` (which parses its own options, so
 ``blackout bench <name> --help`` lists them); ``blackout bench`` finds the
-modules by name, so adding a benchmark is adding one file.
+modules by name, so adding a benchmark is adding one file. A module that
+defines ``add_arguments(parser)`` and ``run(args) -> int`` gets its ``main``
+from :func:`command`, and writes its ``--json`` figures with :func:`write_json`.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import pkgutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-__all__ = ["benchmark_names", "check_output_file", "check_positive"]
+__all__ = ["benchmark_names", "check_output_file", "check_positive", "command", "write_json"]
 
 
 def benchmark_names() -> list[str]:
@@ -54,3 +60,33 @@ def check_output_file(path: str | None) -> None:
             os.unlink(probe)
     except OSError as error:
         raise ValueError(f"--json {path!r} cannot be written: {error.strerror or error}") from None
+
+
+def command(
+    module: str,
+    doc: str | None,
+    add_arguments: Callable[[argparse.ArgumentParser], None],
+    run: Callable[[argparse.Namespace], int],
+) -> Callable[[list[str] | None], int]:
+    """The ``main(argv)`` of benchmark ``module`` (its ``__name__``): parse the options ``add_arguments`` declares, then ``run``.
+
+    The program name is ``blackout bench <name>`` and the description the first line of
+    the module's docstring ``doc``, so ``blackout bench <name> --help`` reads as the module does.
+    """
+    name = module.rsplit(".", 1)[-1]
+
+    def main(argv: list[str] | None = None) -> int:
+        parser = argparse.ArgumentParser(prog=f"blackout bench {name}", description=(doc or "").strip().splitlines()[0])
+        add_arguments(parser)
+        return run(parser.parse_args(argv))
+
+    main.__doc__ = f"Run the benchmark from the command line (``python -m blackout_training.bench.{name}``)."
+    return main
+
+
+def write_json(path: str | None, figures: Any) -> None:
+    """Write a benchmark's figures to ``--json PATH`` (nothing when ``path`` is None); NaN is refused, not written."""
+    if path is None:
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(figures, handle, indent=2, allow_nan=False)

@@ -24,7 +24,6 @@ environment's work costs behind the same wrapper.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -35,7 +34,7 @@ import numpy as np
 from blackout_env import BlackoutGame, BlackoutGymEnv, Rules, env, observation_size, raw_env
 from blackout_env.aec import with_wrappers
 
-from . import check_output_file, check_positive
+from . import check_output_file, check_positive, command, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -241,17 +240,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"  env() runs at {ratio:.0%} ({ratio:.2f}x) of an env that does nothing, same wrapper")
     if "openspiel" in results and "env()" in results:
         print(f"  env() is {results['env()'] / results['openspiel']:.0f}x OpenSpiel's oh_hell through shimmy")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"players": rules.num_players, "rules": args.rules, "decisions_per_second": results}, handle, indent=2)
+    write_json(args.json, {"players": rules.num_players, "rules": args.rules, "decisions_per_second": results})
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m blackout_training.bench.aec``)."""
-    parser = argparse.ArgumentParser(prog="blackout bench aec", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+main = command(__name__, __doc__, add_arguments, run)
 
 
 if __name__ == "__main__":

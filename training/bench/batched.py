@@ -27,7 +27,6 @@ numpy allocations (tracemalloc) while building and stepping the engine.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import tracemalloc
@@ -38,7 +37,7 @@ import numpy as np
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout, numba_available
 
-from . import check_output_file, check_positive
+from . import check_output_file, check_positive, command, write_json
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 """How a timing is measured: the process's CPU time, or the wall clock."""
@@ -231,17 +230,11 @@ def run(args: argparse.Namespace) -> int:
         )
     if openspiel is not None:
         print(f"openspiel (pyspiel.evaluate_bots, random bots, oh_hell 4 players, 10 tricks): {best_openspiel:,.0f}/s")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"clock": args.clock, "copy": not args.no_copy, "openspiel_decisions_per_second": best_openspiel or None, "batched": rows}, handle, indent=2)
+    write_json(args.json, {"clock": args.clock, "copy": not args.no_copy, "openspiel_decisions_per_second": best_openspiel or None, "batched": rows})
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m blackout_training.bench.batched``)."""
-    parser = argparse.ArgumentParser(prog="blackout bench batched", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+main = command(__name__, __doc__, add_arguments, run)
 
 
 if __name__ == "__main__":

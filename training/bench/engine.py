@@ -20,7 +20,6 @@ busy machine's cores does not count; ``--clock wall`` uses the wall clock.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -30,7 +29,7 @@ import numpy as np
 
 from blackout_env import BlackoutGame, Rules
 
-from . import check_output_file, check_positive
+from . import check_output_file, check_positive, command, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -144,17 +143,11 @@ def run(args: argparse.Namespace) -> int:
         reason = "--no-openspiel" if args.no_openspiel else "open_spiel is not installed (pip install -e .[bench])"
         print(f"  OpenSpiel oh_hell      skipped: {reason}")
     results["single_hands"] = hands_results
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2)
+    write_json(args.json, results)
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m blackout_training.bench.engine``)."""
-    parser = argparse.ArgumentParser(prog="blackout bench engine", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+main = command(__name__, __doc__, add_arguments, run)
 
 
 if __name__ == "__main__":

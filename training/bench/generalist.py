@@ -39,7 +39,7 @@ from blackout_env import Rules
 from blackout_env.rules import preset_names
 
 from ..evaluate import check_tournament, confidence_half_width, evaluate
-from . import check_output_file, check_positive
+from . import check_output_file, check_positive, command, write_json
 
 EXTRA_PLAYERS = (3, 5, 6, 7)
 """The standard table is also played at these numbers of players (every preset at its own default)."""
@@ -235,8 +235,7 @@ def _write(args: argparse.Namespace, policy: str, rows: list[dict[str, Any]]) ->
         seed = None if args.pool is not None else args.seed  # a pooled table's seeds are in its rows
         figures = {"policy": policy, "seed": seed, "workers": args.workers, "command": sys.argv,
                    "load_average": os.getloadavg(), "rows": rows}
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(figures, handle, indent=2, allow_nan=False)
+        write_json(args.json, figures)
     return 0
 
 
@@ -254,11 +253,7 @@ def play_table(args: argparse.Namespace, plan: list[tuple[str, Rules, str, int]]
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m blackout_training.bench.generalist``)."""
-    parser = argparse.ArgumentParser(prog="blackout bench generalist", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+main = command(__name__, __doc__, add_arguments, run)
 
 
 if __name__ == "__main__":

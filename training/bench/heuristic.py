@@ -13,7 +13,6 @@ Time is the process's CPU time by default (``--clock wall`` for the wall clock).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -23,6 +22,8 @@ from blackout_baselines.heuristic_batch import BatchedHeuristic
 
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
+
+from . import check_output_file, command, write_json
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
@@ -46,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.games < 1 or args.steps < 0 or args.sample < 1:
         raise ValueError("--games and --sample must be at least 1, --steps at least 0")
+    check_output_file(args.json)
     rules = Rules.resolve(args.rules)
     clock = CLOCKS[args.clock]
     steps = args.steps or sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
@@ -82,16 +84,11 @@ def run(args: argparse.Namespace) -> int:
             "rules": args.rules, "episode": args.episode, "games": args.games, "steps": steps, "clock": args.clock,
             "batched": batch_rate, "single": single_rate, "ratio": batch_rate / single_rate, "mismatches": mismatches,
         }
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(figures, handle, indent=2)
+        write_json(args.json, figures)
     return 1 if mismatches else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m blackout_training.bench.heuristic``)."""
-    parser = argparse.ArgumentParser(prog="blackout bench heuristic", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+main = command(__name__, __doc__, add_arguments, run)
 
 
 if __name__ == "__main__":

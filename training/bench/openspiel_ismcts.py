@@ -57,7 +57,6 @@ Needs the ``bench`` extra (``pip install -e ".[bench]"``), which installs ``open
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -70,7 +69,7 @@ from blackout_env import BlackoutGame, Rules
 
 from ..evaluate import confidence_half_width, single_threaded_torch
 from ..policies import load_policy
-from . import check_output_file, check_positive
+from . import check_output_file, check_positive, command, write_json
 
 __all__ = ["to_openspiel_card", "from_openspiel_action", "require_openspiel", "play_deal", "run_agent", "speed", "main"]
 
@@ -520,9 +519,7 @@ def run(args: argparse.Namespace) -> int:
                 f"({args.simulations} simulations): {r['openspiel_cpu_ms_per_decision']:.1f} ms; ratio {r['ratio']:.2f} "
                 f"({r['decisions']} decisions)"
             )
-        if args.json:
-            with open(args.json, "w", encoding="utf-8") as handle:
-                json.dump({"simulations": args.simulations, "speed": rows}, handle, indent=2)
+        write_json(args.json, {"simulations": args.simulations, "speed": rows})
         return 0
     # OpenSpiel's oh_hell: 4 players by default here, hands 10..1 (a match) or the match's first hand (10 cards):
     # our agents play the standard rules either way, so policies trained for them only (ppo-standard) play single
@@ -539,17 +536,11 @@ def run(args: argparse.Namespace) -> int:
         if len(args.agents) > 1:
             print(f"{spec}: done", file=sys.stderr, flush=True)
     print(table(rows, args.simulations, args.field))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"simulations": args.simulations, "uct_c": args.uct_c, "match": args.match, "rows": rows}, handle, indent=2)
+    write_json(args.json, {"simulations": args.simulations, "uct_c": args.uct_c, "match": args.match, "rows": rows})
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m blackout_training.bench.openspiel_ismcts``)."""
-    parser = argparse.ArgumentParser(prog="blackout bench openspiel_ismcts", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+main = command(__name__, __doc__, add_arguments, run)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,11 @@ on a shared machine only the ratios measured in one run compare.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from typing import Any
+
+from . import check_output_file, command, write_json
 
 PATHS = ("aec", "batched")
 
@@ -48,6 +49,7 @@ def _check(args: argparse.Namespace) -> None:
     for name in ("games", "decisions", "repeats"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name}: must be at least 1, got {getattr(args, name)}")
+    check_output_file(args.json)
 
 
 def _algorithm(path: str, runners: int, args: argparse.Namespace) -> Any:
@@ -80,10 +82,8 @@ def _time_sampling(algo: Any, decisions: int) -> tuple[int, float]:
     return sum(count for count, _ in results), max(seconds for _, seconds in results)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="blackout bench rllib", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """Time each path's sampling with each number of runners, print the ratios, and write ``--json``."""
     _check(args)
     from ..rllib_backend import import_rllib
 
@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
             curve = ", ".join(f"{n}: {by[path, n] / by[path, base]:.2f}x" for n in counts)
             print(f"{path}: decisions/s by runners relative to {base} runner(s): {curve}")
     print(f"cores: {os.cpu_count()}, load average now {os.getloadavg()[0]:.2f}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as file:
-            json.dump({"args": vars(args), "figures": figures}, file, indent=2)
+    write_json(args.json, {"args": vars(args), "figures": figures})
     return 0
+
+
+main = command(__name__, __doc__, add_arguments, run)

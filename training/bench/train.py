@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import sys
 import tempfile
@@ -31,6 +30,8 @@ import numpy as np
 
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
+
+from . import check_output_file, command, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seconds <= 0 or args.engine_seconds <= 0 or args.repeats < 1 or args.games < 1:
         raise ValueError("--seconds, --engine-seconds, --repeats and --games must be positive")
+    check_output_file(args.json)
     with tempfile.TemporaryDirectory(prefix="blackout-bench-train-") as folder:
         overrides = [
             *args.set,
@@ -128,17 +130,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"engine with observations, {games} games: {value:,.0f} decisions/s; "
               f"training keeps {result['ratio'][str(games)]:.1%} of it")
     print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(result, handle, indent=2)
+    write_json(args.json, result)
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m blackout_training.bench.train``)."""
-    parser = argparse.ArgumentParser(prog="blackout bench train", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+main = command(__name__, __doc__, add_arguments, run)
 
 
 if __name__ == "__main__":

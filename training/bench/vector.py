@@ -24,7 +24,6 @@ not count); the load average is printed with them (the machine may be shared).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -35,6 +34,8 @@ import numpy as np
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout, numba_available
 from blackout_env.vector_env import BlackoutVectorEnv
+
+from . import check_output_file, command, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,6 +121,7 @@ def vector_runner(
 def run(args: argparse.Namespace) -> int:
     if any(games < 1 for games in args.games) or args.seconds <= 0 or args.repeats < 1:
         raise ValueError("--games, --seconds and --repeats must be positive")
+    check_output_file(args.json)
     rules = Rules.resolve(args.rules)
     clock = CLOCKS[args.clock]
     engines = args.engines or (["numpy", "compiled"] if numba_available() else ["numpy"])
@@ -172,17 +174,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     load_after = os.getloadavg()
     print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"rules": args.rules, "clock": args.clock, "load_average": [load_before, load_after], "rows": rows}, handle, indent=2)
+    write_json(args.json, {"rules": args.rules, "clock": args.clock, "load_average": [load_before, load_after], "rows": rows})
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark from the command line (``python -m blackout_training.bench.vector``)."""
-    parser = argparse.ArgumentParser(prog="blackout bench vector", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+main = command(__name__, __doc__, add_arguments, run)
 
 
 if __name__ == "__main__":
