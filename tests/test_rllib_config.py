@@ -41,7 +41,7 @@ def test_ray_address_is_only_for_the_rllib_backend(capsys):
     assert "--ray-address: only for algo rllib_ppo" in capsys.readouterr().err
 
 
-def test_without_ray_train_and_the_rllib_policy_give_a_one_line_install_hint(monkeypatch, tmp_path, capsys):
+def test_without_ray_train_the_rllib_policy_and_bench_give_a_one_line_install_hint(monkeypatch, tmp_path, capsys):
     # import ray (and any ray.x, even one an earlier test imported) raises ImportError, as when it is not installed
     for name in ["ray", *(name for name in sys.modules if name.startswith("ray."))]:
         monkeypatch.setitem(sys.modules, name, None)
@@ -52,10 +52,13 @@ def test_without_ray_train_and_the_rllib_policy_give_a_one_line_install_hint(mon
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert 'pip install "blackout-rl[rllib]"' in err
+    assert err.startswith("blackout train: error: algo rllib_ppo needs Ray RLlib") and 'pip install "blackout-rl[rllib]"' in err
     assert not (tmp_path / "tiny").exists()
-    with pytest.raises(ValueError, match=r"needs Ray RLlib, which is not installed"):
+    with pytest.raises(ValueError, match=r"the policy rllib:PATH needs Ray RLlib, which is not installed"):
         load_policy(f"rllib:{tmp_path}")
+    assert main(["bench", "rllib", "--decisions", "10"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("blackout bench: error: blackout bench rllib needs Ray RLlib") and len(err.splitlines()) == 1
 
 
 def test_the_rllib_benchmark_checks_its_options_before_starting_ray(capsys):

@@ -64,19 +64,19 @@ LEAGUE_NAME = "blackout_league.pt"
 """The league's past snapshots (pool mode), saved beside the progress in the RLlib checkpoint."""
 
 
-def import_rllib() -> Any:
-    """The ``ray`` module, with RLlib importable; a one-line ConfigError with the install command otherwise."""
+def import_rllib(what: str = "algo rllib_ppo") -> Any:
+    """The ``ray`` module, with RLlib importable; a one-line ConfigError naming ``what`` needs it and the install command otherwise."""
     try:
         import ray
         import ray.rllib  # noqa: F401
     except ImportError as error:
-        raise ConfigError(f"algo rllib_ppo needs Ray RLlib, which is not installed ({error}): {INSTALL_HINT}") from None
+        raise ConfigError(f"{what} needs Ray RLlib, which is not installed ({error}): {INSTALL_HINT}") from None
     return ray
 
 
 def load_rllib_policy(argument: str | None, rules: Rules | None, seed: int | None) -> Any:
     """The policy spec "rllib:PATH" (``blackout_training.policies``): the install hint when Ray is missing."""
-    import_rllib()
+    import_rllib("the policy rllib:PATH")
     from .rllib_module import load_rllib_policy as load
 
     return load(argument, rules, seed)

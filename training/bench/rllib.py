@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     from ..rllib_backend import import_rllib
 
-    ray = import_rllib()
+    ray = import_rllib("blackout bench rllib")
     ray.init(num_cpus=max(args.runners) + 1, include_dashboard=False, log_to_driver=False)
     figures: list[dict[str, Any]] = []
     try:
