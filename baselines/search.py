@@ -33,7 +33,7 @@ import numpy as np
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.engine import BlackoutGame, deck_order
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import playable_cards, suit_led_after
+from blackout_env.rules_logic import CANNOT_WIN, card_powers, playable_cards, suit_led_after
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -158,12 +158,21 @@ def determinize(view: PlayerView, hands: Sequence[Sequence[int]]) -> BlackoutGam
     return game
 
 
-def _can_beat(game: BlackoutGame, seat: int, card: int, led: int | None) -> bool:
-    """Whether ``seat`` (to play later in this trick) holds a legal card that beats ``card``."""
+def _strongest_later(game: BlackoutGame, seats: Sequence[int], led: int | None) -> int:
+    """The highest :func:`~blackout_env.rules_logic.card_power` any of ``seats`` (to play later in this trick) may play.
+
+    A card is beaten by a later seat exactly when this is above its own power (the
+    rule of ``heuristic._beats``); ``CANNOT_WIN - 1`` when no seat is left to play.
+    """
     trump = game.trump
-    # A later seat follows: trump_broken and must_break only matter to the leader.
-    candidates = playable_cards(game.hands[seat], led, trump, leads=False, trump_broken=True, must_break=False)
-    return any(_beats(c, card, led, trump) for c in candidates)
+    powers = card_powers(led, trump)
+    strongest = CANNOT_WIN - 1
+    for seat in seats:
+        # A later seat follows: trump_broken and must_break only matter to the leader.
+        for card in playable_cards(game.hands[seat], led, trump, leads=False, trump_broken=True, must_break=False):
+            if powers[card] > strongest:
+                strongest = powers[card]
+    return strongest
 
 
 def playout_card(game: BlackoutGame) -> int:
@@ -203,12 +212,15 @@ def playout_card(game: BlackoutGame) -> int:
 
     wins_now = []
     sure = []
+    strongest_later: dict[int | None, int] = {}  # by the led suit once the card is played (it varies only when leading)
     for c in legal:
         if best is not None and not _beats(c, best, led, trump):
             continue
         wins_now.append(c)
         this_led = suit_led_after(led, c)
-        if not any(_can_beat(game, s, c, this_led) for s in later):
+        if this_led not in strongest_later:
+            strongest_later[this_led] = _strongest_later(game, later, this_led)
+        if strongest_later[this_led] <= card_powers(this_led, trump)[c]:  # no later seat can beat it
             sure.append(c)
     if want:
         if sure:

@@ -72,6 +72,7 @@ __all__ = [
     "bid_out_of_reach",
     "card_facts",
     "card_power",
+    "card_powers",
     "forbidden_bid",
     "illegal_action_reason",
     "is_trump",
@@ -222,7 +223,7 @@ def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None, led_suit: 
     """
     if led_suit is _UNKNOWN:
         led_suit = led_suit_of([card for _, card in trick])
-    powers = _card_powers(led_suit, trump)
+    powers = card_powers(led_suit, trump)
     winner, strongest = trick[0]
     best = powers[strongest]
     for seat, card in trick:
@@ -233,8 +234,8 @@ def trick_winner(trick: Sequence[tuple[int, int]], trump: int | None, led_suit: 
 
 
 @cache
-def _card_powers(led_suit: int | None, trump: int | None) -> tuple[int, ...]:
-    """:func:`card_power` of every card (jokers included) for one led suit and trump: :func:`trick_winner`'s table."""
+def card_powers(led_suit: int | None, trump: int | None) -> tuple[int, ...]:
+    """:func:`card_power` of every card (jokers included) for one led suit and trump, as one table (cached)."""
     return tuple(card_power(card, led_suit, trump) for card in range(NUM_STANDARD_CARDS + 2))
 
 

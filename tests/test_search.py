@@ -113,3 +113,36 @@ def test_playout_policy_is_legal_to_the_end_of_the_hand():
             game.step(game.legal_actions()[0])
         while not game.is_over:
             game.step(playout_card(game))  # the engine rejects any illegal card
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [Rules(num_players=4, hand_sizes=[10]), Rules(num_players=5, hand_sizes=[9], jokers=2), Rules(no_card_trump="none")],
+    ids=["standard", "jokers", "no-trump"],
+)
+def test_the_strongest_later_card_decides_whether_a_card_is_sure_to_win_as_beats_does(rules):
+    from blackout_baselines.heuristic import _beats
+    from blackout_baselines.search import _strongest_later
+
+    from blackout_env.rules_logic import card_power, playable_cards, suit_led_after
+
+    checked = 0
+    for game in random_positions(rules, 60, 11):
+        while game.phase == "bid":
+            game.step(game.legal_actions()[0])
+        if game.is_over:
+            continue
+        n, seat, trick = game.num_players, game.current_player, game.current_trick
+        later = [(seat + i) % n for i in range(1, n - len(trick))]
+        led = game.led_suit
+        for card in game.legal_actions():
+            this_led = suit_led_after(led, card)
+            beaten = any(
+                _beats(other, card, this_led, game.trump)
+                for s in later
+                for other in playable_cards(game.hands[s], this_led, game.trump, leads=False, trump_broken=True,
+                                            must_break=False)
+            )
+            assert (_strongest_later(game, later, this_led) > card_power(card, this_led, game.trump)) == beaten
+            checked += 1
+    assert checked > 100
