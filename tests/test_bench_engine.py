@@ -70,7 +70,14 @@ def test_bench_refuses_empty_measurements_naming_the_option(argv, message, capsy
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", benchmark_names())
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.skipif(not openspiel_available(), reason="needs open_spiel (bench extra)"))
+        if name == "openspiel_ismcts" else name  # it asks for OpenSpiel first
+        for name in benchmark_names()
+    ],
+)
 def test_bench_checks_its_json_path_before_measuring(name, tmp_path, capsys):
     assert main(["bench", name, "--json", "/proc/no-such-folder/x.json"]) == 2
     captured = capsys.readouterr()
