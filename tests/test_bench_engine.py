@@ -1,6 +1,8 @@
 """``blackout bench engine`` runs end to end at a tiny size (figures are not checked: no timed tests)."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 from blackout_training.bench import benchmark_names
@@ -95,3 +97,10 @@ def test_bench_batched_without_openspiel_prints_no_ratio(capsys):
     assert "nan" not in out
     row = [line for line in out.splitlines() if line.startswith("hands ")][0]
     assert row.split()[5] == "-"  # scenario, games, observations, engine, decisions/s, x OpenSpiel
+
+
+def test_a_benchmark_run_as_a_module_names_itself_as_blackout_bench_does():
+    for flags in ([], ["-OO"]):  # -OO: no docstrings, so no description, and still no crash
+        result = subprocess.run([sys.executable, *flags, "-m", "blackout_training.bench.engine", "--help"],
+                                capture_output=True, text=True, check=True)
+        assert result.stdout.startswith("usage: blackout bench engine ")

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import pkgutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -73,10 +74,14 @@ def command(
     The program name is ``blackout bench <name>`` and the description the first line of
     the module's docstring ``doc``, so ``blackout bench <name> --help`` reads as the module does.
     """
+    if module == "__main__":  # python -m blackout_training.bench.NAME: the module's own name is in its spec
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        module = spec.name if spec is not None else module
     name = module.rsplit(".", 1)[-1]
+    description = next(iter((doc or "").strip().splitlines()), None)  # no docstrings under python -OO
 
     def main(argv: list[str] | None = None) -> int:
-        parser = argparse.ArgumentParser(prog=f"blackout bench {name}", description=(doc or "").strip().splitlines()[0])
+        parser = argparse.ArgumentParser(prog=f"blackout bench {name}", description=description)
         add_arguments(parser)
         return run(parser.parse_args(argv))
 
