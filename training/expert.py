@@ -41,7 +41,6 @@ import torch
 import torch.nn.functional as F
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.rules import preset_names
 from blackout_env.universal import UNIVERSAL_NUM_ACTIONS, universal_actions, universal_size
 
 from .evaluate import single_threaded_torch
@@ -75,15 +74,16 @@ def _positive_float(name: str, value: Any) -> float:
     return float(value)
 
 
-def _universal_bot(checkpoint: str | os.PathLike[str] | None, rules: Rules) -> PolicyBot:
+def _universal_network(checkpoint: str | os.PathLike[str] | None) -> tuple[Any, Rules, dict[str, Any]]:
+    """``load_checkpoint`` of ``checkpoint`` (default: the shipped ``ppo``), refusing a rules-sized network."""
     path = SHIPPED_CHECKPOINT if checkpoint is None else Path(checkpoint)
-    model, _, _ = load_checkpoint(path)
+    model, trained_rules, payload = load_checkpoint(path)
     if model.observation != "universal":
         raise CheckpointError(
             f"checkpoint {str(path)!r} reads the rules-sized observation: expert iteration distils into a universal"
             ' network (observation="universal", e.g. the shipped ppo)'
         )
-    return PolicyBot(model, rules, name="ppo")
+    return model, trained_rules, payload
 
 
 # ------------------------------------------------------------------ generate
@@ -136,7 +136,7 @@ def _setup_worker(rules: Rules, simulations: int, checkpoint: str | None, decisi
     from blackout_baselines import ISMCTSBot
 
     torch.set_num_threads(1)
-    bot = _universal_bot(checkpoint, rules)
+    bot = PolicyBot(_universal_network(checkpoint)[0], rules, name="ppo")
     _WORKER.update(
         bot=bot,
         search=ISMCTSBot(simulations=simulations, prior=bot.action_probabilities),
@@ -199,7 +199,7 @@ def generate(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: must be a whole number >= 0, got {seed!r}")
     seed = int(seed)
-    _universal_bot(checkpoint, rules)  # a missing, corrupt or rules-sized checkpoint: refused before any match
+    _universal_network(checkpoint)  # a missing, corrupt or rules-sized checkpoint: refused before any match
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"out: {str(folder)!r} is a file, not a folder of shards")
@@ -316,11 +316,11 @@ def _targets(visits: np.ndarray, temperature: float) -> torch.Tensor:
 
 # ------------------------------------------------------------------ reference
 def reference_tables(exclude: Rules | None = None) -> list[Rules]:
-    """Every preset at its default players and the standard rules at 3, 5, 6 and 7 players (the result table's
-    rows), less ``exclude``: where :func:`distill` holds the network's policy."""
-    tables = [Rules.preset(name) for name in preset_names()]
-    tables += [Rules.preset("standard").replace(num_players=n) for n in (3, 5, 6, 7)]
-    return [rules for rules in tables if rules != exclude]
+    """The tables of the result table (``blackout bench generalist``'s rows: every preset at its default players,
+    the standard rules at 3, 5, 6 and 7 players), less ``exclude``: where :func:`distill` holds the network's policy."""
+    from .bench.generalist import default_rows, row_rules
+
+    return [rules for rules in map(row_rules, default_rows()) if rules != exclude]
 
 
 def reference_states(
@@ -411,15 +411,13 @@ def distill(
     shards = load_shards(data, decisions)
     table = shards["rules"]
     path = SHIPPED_CHECKPOINT if checkpoint is None else Path(checkpoint)
-    bot = _universal_bot(path, table)
-    old = bot.model
-    _, trained_rules, payload = load_checkpoint(path)
+    old, trained_rules, payload = _universal_network(path)
+    bot = PolicyBot(old, table, name="ppo")
     if threads is not None:
         torch.set_num_threads(_positive_int("threads", threads))
     torch.manual_seed(seed)
 
-    train_obs, train_mask, train_visits = (torch.as_tensor(a) for a in shards["train"])
-    train_mask = train_mask != 0
+    train_obs, train_mask = torch.as_tensor(shards["train"][0]), torch.as_tensor(shards["train"][1]) != 0
     train_target = _targets(shards["train"][2], temperature)
     held_obs, held_mask = torch.as_tensor(shards["held_out"][0]), torch.as_tensor(shards["held_out"][1]) != 0
     held_choice = torch.as_tensor(shards["held_out"][2]).argmax(dim=1)
