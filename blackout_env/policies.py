@@ -19,6 +19,10 @@ Specs
 - ``ppo+search``: IS-MCTS guided at the root by the shipped ``ppo`` policy (so it
   plays every table too; ``blackout_training.search_policy``, needs torch); options
   as ``ismcts``'s, plus ``prior_weight`` and ``checkpoint=PATH``.
+- ``ppo+rollout``: the shipped ``ppo`` policy with its bids (``phases=cards``: its
+  card plays; ``phases=all``: both) chosen by sampled deals played out by the network itself
+  (``blackout_training.rollout_policy``, needs torch); options ``samples``,
+  ``phases``, ``card_samples``, ``margin``, ``belief`` and ``checkpoint=PATH``.
 - ``rllib:PATH``: a policy trained on Ray RLlib (``blackout train`` with
   ``algo: rllib_ppo``): its run folder or RLlib checkpoint (needs the ``rllib`` extra).
 
@@ -192,6 +196,8 @@ LOADERS: dict[str, Loader] = {
     "ppo-standard": LazyLoader("blackout_training.policy_net:load_ppo_standard_policy", hint=TRAIN_EXTRA_HINT),
     # "ppo+search": IS-MCTS with the shipped ppo policy's probabilities as a prior at the root (docs/ismcts.md).
     "ppo+search": LazyLoader("blackout_training.search_policy:load_ppo_search", hint=TRAIN_EXTRA_HINT),
+    # "ppo+rollout": the shipped ppo policy's bids chosen by playouts of the network itself (docs/generalist.md).
+    "ppo+rollout": LazyLoader("blackout_training.rollout_policy:load_ppo_rollout", hint=TRAIN_EXTRA_HINT),
     # "rllib:PATH": an RLlib checkpoint of `blackout train` with algo rllib_ppo (docs/rllib.md; needs Ray RLlib).
     "rllib": LazyLoader("blackout_training.rllib_backend:load_rllib_policy", hint=TRAIN_EXTRA_HINT,
                         path_argument=True),
