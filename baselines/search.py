@@ -33,7 +33,7 @@ import numpy as np
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.engine import BlackoutGame, deck_order
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import CANNOT_WIN, card_powers, playable_cards, suit_led_after
+from blackout_env.rules_logic import CANNOT_WIN, card_powers, dealer_of_round, playable_cards, suit_led_after
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -152,7 +152,7 @@ def determinize(view: PlayerView, hands: Sequence[Sequence[int]]) -> BlackoutGam
     deck = deal_deck(rules, view.dealer, initial, view.turned_card, view.turned_card_held_by_dealer)
     r = view.round_index
     dealer = view.dealer
-    game = BlackoutGame(rules, seed=0, decks={r: deck}, first_dealer=(dealer - r) % view.num_players, start_round=r)
+    game = BlackoutGame(rules, seed=0, decks={r: deck}, first_dealer=dealer_of_round(dealer, -r, view.num_players), start_round=r)
     for action in view.round_actions:
         game.step(action)
     return game

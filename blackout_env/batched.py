@@ -100,7 +100,16 @@ from .cards import NUM_STANDARD_CARDS, suit_of
 from .encoding import observation_size
 from .engine import BlackoutGame, IllegalActionError
 from .rules import Rules
-from .rules_logic import REWARDS, card_power, forbidden_bid, is_trump, seat_rewards, suit_led_after, voids_shown
+from .rules_logic import (
+    REWARDS,
+    card_power,
+    dealer_of_round,
+    forbidden_bid,
+    is_trump,
+    seat_rewards,
+    suit_led_after,
+    voids_shown,
+)
 from .universal import observation_kind, universal_observation, universal_size
 from .view import PlayerView
 
@@ -559,7 +568,7 @@ class BatchedBlackout:
             return
         r = self.round_index[g]
         hand_size = t.hand_sizes[r]
-        dealer = (self.first_dealer[g] + r) % n
+        dealer = dealer_of_round(self.first_dealer[g], r, n)
         deck = self.decks.reshape(-1, self.decks.shape[2])[g * self.decks.shape[1] + r]
         dealt = n * hand_size.astype(np.int64)
         # Cards k, k + n, k + 2n, ... go to the same seat: OR them per residue k % n, over the

@@ -31,6 +31,7 @@ from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, pa
 from .rules import Rules
 from .rules_logic import (
     card_facts,
+    dealer_of_round,
     forbidden_bid,
     illegal_action_reason,
     match_winners,
@@ -224,7 +225,7 @@ class BlackoutGame:
         n = self.num_players
         r = self.round_index
         h = self.hand_size = rules.hand_sizes[r]
-        self.dealer = dealer = (self.first_dealer + r) % n
+        self.dealer = dealer = dealer_of_round(self.first_dealer, r, n)
         deck = self.decks[r]
         dealt = n * h
         # The dealing protocol: seat p gets every n-th card, starting at its distance from the dealer.

@@ -73,6 +73,7 @@ __all__ = [
     "card_facts",
     "card_power",
     "card_powers",
+    "dealer_of_round",
     "forbidden_bid",
     "illegal_action_reason",
     "is_trump",
@@ -85,6 +86,18 @@ __all__ = [
     "voids_shown",
     "win_shares",
 ]
+
+# ------------------------------------------------------------------- dealing
+
+
+def dealer_of_round(first_dealer: Any, round_index: Any, num_players: int) -> Any:
+    """The dealer of hand ``round_index``: the deal passes one seat to the left each hand.
+
+    Works on ints and on numpy arrays alike; a negative ``round_index`` counts back, so the
+    first dealer of a match whose hand ``r`` is dealt by ``d`` is ``dealer_of_round(d, -r, n)``.
+    """
+    return (first_dealer + round_index) % num_players
+
 
 # ------------------------------------------------------------------- bidding
 

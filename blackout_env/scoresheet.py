@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from .cards import SUIT_NAMES, card_to_str, cards_to_str, sort_hand
 from .engine import BlackoutGame
+from .rules_logic import dealer_of_round
 
 __all__ = ["score_sheet", "transcript"]
 
@@ -27,7 +28,7 @@ def score_sheet(game: BlackoutGame, names: Sequence[str] | None = None, status: 
     lines = [header, rule]
     for offset, (bids, tricks, points) in enumerate(zip(game.round_bids, game.round_tricks, game.round_scores)):
         round_index = game.start_round + offset
-        dealer = names[(game.first_dealer + round_index) % n]
+        dealer = names[dealer_of_round(game.first_dealer, round_index, n)]
         cells = "".join(
             f"{f'{bids[s]}/{tricks[s]}' + ('' if bids[s] == tricks[s] else ' b/o') + f' {points[s]}':>{width}}"
             for s in range(n)

@@ -16,6 +16,7 @@ from blackout_env.rules_logic import (
     bid_out_of_reach,
     card_facts,
     card_power,
+    dealer_of_round,
     forbidden_bid,
     illegal_action_reason,
     is_trump,
@@ -316,3 +317,19 @@ def test_the_batched_tables_equal_the_rule_functions_on_every_input(rules):
     assert all(tables.suit_or_none[card + 1] == batched(suit_of(card)) for card in cards)  # a joker: no trump
     for size, total in itertools.product(range(rules.max_bid + 1), range(rules.num_players * rules.max_bid + 1)):
         assert tables.forbidden_bid[size, total] == batched(forbidden_bid(size, total, hook=rules.hook))
+
+
+def test_the_deal_passes_one_seat_left_each_hand_in_the_engine_and_the_batched_engine():
+    rules = Rules.preset("standard").replace(first_dealer=2)
+    batched = BatchedBlackout(rules, num_envs=1, seed=0, observations=False)
+    batched.reset()
+    game = BlackoutGame(rules, decks=batched.decks[0].tolist())
+    for round_index in range(3):
+        assert game.dealer == int(batched.dealer[0]) == dealer_of_round(2, round_index, 4) == (2 + round_index) % 4
+        while game.round_index == round_index:
+            action = game.legal_actions()[0]
+            game.step(action)
+            batched.step(np.array([action]))
+    # Counting back from a hand's dealer gives the match's first dealer, for ints and arrays alike.
+    assert dealer_of_round(1, -5, 4) == 0
+    assert dealer_of_round(np.array([0, 3], dtype=np.int8), np.array([1, -1]), 4).tolist() == [1, 2]

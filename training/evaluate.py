@@ -54,7 +54,7 @@ import numpy as np
 
 from blackout_env.engine import BlackoutGame
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import win_shares
+from blackout_env.rules_logic import dealer_of_round, win_shares
 
 from .policies import Policy, load_policy
 
@@ -141,7 +141,7 @@ def _play_deal(deal: int) -> dict[str, Any]:
     first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else int(rules.first_dealer)
     start = deal % rules.num_rounds if _WORKER["hands"] else 0
     if _WORKER["hands"]:
-        first_dealer = (first_dealer - start) % n  # the hand's dealer is then the rules' first dealer
+        first_dealer = dealer_of_round(first_dealer, -start, n)  # the hand's dealer is then the rules' first dealer
     record: dict[str, Any] = {
         name: {"score": 0.0, "hands": 0, "made": {}, "match_score": 0.0, "wins": 0.0, "matches": 0}
         for name in policies

@@ -62,7 +62,8 @@ def _check_decisions(decisions: str) -> str:
     return decisions
 
 
-def _positive_int(name: str, value: Any) -> int:
+def positive_int(name: str, value: Any) -> int:
+    """``value`` as an int, or a ValueError naming ``name`` unless it is a whole number >= 1."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name}: must be a positive whole number, got {value!r}")
     return int(value)
@@ -190,9 +191,9 @@ def generate(
     Returns the number of matches and kept decisions and the seconds taken.
     """
     rules = Rules.resolve(rules)
-    matches = _positive_int("matches", matches)
-    simulations = _positive_int("simulations", simulations)
-    workers = _positive_int("workers", workers)
+    matches = positive_int("matches", matches)
+    simulations = positive_int("simulations", simulations)
+    workers = positive_int("workers", workers)
     decisions = _check_decisions(decisions)
     if minutes is not None:
         minutes = _positive_float("minutes", minutes)
@@ -398,9 +399,9 @@ def distill(
     of unchanged choices after, and the sizes; the same figures are kept in the checkpoint (``distilled``).
     """
     decisions = _check_decisions(decisions)
-    epochs = _positive_int("epochs", epochs)
-    batch_size = _positive_int("batch_size", batch_size)
-    reference_decisions = _positive_int("reference_decisions", reference_decisions)
+    epochs = positive_int("epochs", epochs)
+    batch_size = positive_int("batch_size", batch_size)
+    reference_decisions = positive_int("reference_decisions", reference_decisions)
     lr = _positive_float("lr", lr)
     temperature = _positive_float("temperature", temperature)
     if isinstance(kl_weight, bool) or not isinstance(kl_weight, (int, float)) or not kl_weight >= 0:
@@ -414,7 +415,7 @@ def distill(
     old, trained_rules, payload = _universal_network(path)
     bot = PolicyBot(old, table, name="ppo")
     if threads is not None:
-        torch.set_num_threads(_positive_int("threads", threads))
+        torch.set_num_threads(positive_int("threads", threads))
     torch.manual_seed(seed)
 
     train_obs, train_mask = torch.as_tensor(shards["train"][0]), torch.as_tensor(shards["train"][1]) != 0

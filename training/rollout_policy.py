@@ -6,8 +6,8 @@ At a decision, :class:`RolloutPolicy`
    (:func:`blackout_baselines.search.sample_hands`: the card counts, the voids
    shown, a card shown to all), ``samples`` times;
 2. **deals each sample into the batched engine** (:class:`~blackout_env.batched.BatchedBlackout`,
-   one game per (sample, legal action)), at the view's hand and with the
-   view's scores, and replays the hand's actions so far;
+   one game per (sample, legal action)), at the view's hand, with the view's
+   dealer and scores, and replays the hand's actions so far;
 3. **weights each sample by how likely the network finds the bids made so
    far** with those cards (``belief``: the weight is the product of the
    network's probabilities of the earlier bids of the hand, to that power; 0
@@ -42,20 +42,16 @@ from blackout_baselines.search import deal_deck, sample_hands
 from blackout_env import PlayerView, Rules
 from blackout_env.batched import BatchedBlackout
 from blackout_env.policies import parse_options
+from blackout_env.rules_logic import dealer_of_round
 from blackout_env.universal import rules_actions, universal_action_mask, universal_actions
 
+from .expert import positive_int
 from .policy_net import PolicyBot, load_policy_bot
 
 __all__ = ["PHASES", "RolloutPolicy", "load_ppo_rollout"]
 
 PHASES = ("bids", "cards", "all")
 """Which decisions ``ppo+rollout`` searches: the bids, the card plays, or every decision with a choice."""
-
-
-def _count(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}: must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _non_negative(name: str, value: Any) -> float:
@@ -97,8 +93,8 @@ class RolloutPolicy:
         if not bot.greedy:
             raise ValueError("ppo+rollout: the network must be greedy (its playouts model its own play)")
         self.bot = bot
-        self.samples = _count("samples", samples)
-        self.card_samples = _count("card_samples", card_samples)
+        self.samples = positive_int("samples", samples)
+        self.card_samples = positive_int("card_samples", card_samples)
         self.phases = phases
         self.margin = _non_negative("margin", margin)
         self.belief = _non_negative("belief", belief)
@@ -141,28 +137,25 @@ class RolloutPolicy:
     def sampled_games(self, view: PlayerView, games: int, samples: int) -> tuple[BatchedBlackout, int, np.ndarray]:
         """``games`` batched games at the view's moment, ``games / samples`` in a row on each sampled deal.
 
-        Returns the games, the engine's seat of the view's player (the engine deals from a fixed
-        first dealer, so its seats are the view's turned by the dealer's place) and each game's log
+        Returns the games, the view's player (the games' seats are the view's) and each game's log
         weight (``belief`` times the log-likelihood of the hand's earlier bids under the network).
         """
         rules = view.rules
         n, round_index = rules.num_players, view.round_index
         per_sample = games // samples
-        table = rules if rules.first_dealer != "random" else rules.replace(first_dealer=0)
-        dealer = (int(table.first_dealer) + round_index) % n
-        shift = (view.dealer - dealer) % n  # engine seat q is the view's seat (q + shift) % n
         decks = np.tile(np.arange(rules.deck_size, dtype=np.int8), (games, rules.num_rounds, 1))
         for s in range(samples):
             hands = sample_hands(view, self.rng)
-            dealt = [list(hands[(q + shift) % n]) + list(view.played[(q + shift) % n]) for q in range(n)]
-            deck = deal_deck(rules, dealer, dealt, view.turned_card, view.turned_card_held_by_dealer)
+            dealt = [list(hands[seat]) + list(view.played[seat]) for seat in range(n)]
+            deck = deal_deck(rules, view.dealer, dealt, view.turned_card, view.turned_card_held_by_dealer)
             decks[s * per_sample : (s + 1) * per_sample, round_index] = deck
+        # The match's first dealer, so that the games' dealer of this hand is the view's.
+        table = rules.replace(first_dealer=dealer_of_round(view.dealer, -round_index, n))
         env = BatchedBlackout(
             table, games, episode="hand", observation="universal" if self.universal else "rules", copy=False, seed=0
         )
         env.reset(decks=decks, rounds=np.full(games, round_index))
-        for q in range(n):  # the network reads the match's scores, not the zeros of a fresh hand
-            env.scores[:, q] = view.scores[(q + shift) % n]
+        env.scores[:] = view.scores  # the network reads the match's scores, not the zeros of a fresh hand
         log_weight = np.zeros(games)
         for action in view.round_actions:
             if action >= rules.num_cards and self.belief > 0:
@@ -170,7 +163,7 @@ class RolloutPolicy:
                 column = int(self._own_action(np.array([action]), rules)[0])
                 log_weight += self.belief * log_policy[:, column].numpy()
             env.step(np.full(games, action), observe=False)
-        me = (view.player - shift) % n
+        me = view.player
         if (env.current_player != me).any():  # pragma: no cover - the deals reproduce the view's moment
             raise RuntimeError(f"{self.name}: the sampled deals do not reproduce the view's turn")
         return env, me, log_weight
