@@ -141,6 +141,7 @@ class _State:
         has_turned = turned >= 0
         known[rows[has_turned], turned[has_turned]] = True
         unseen = ~known
+        unseen[:, rules.deck_size :] = False  # a one-joker deck has no card 53 (the card actions still go to 53)
         self.unseen_ranks = unseen[:, :NUM_STANDARD_CARDS].reshape(G, 4, 13)
         self.unseen_count = self.unseen_ranks.sum(axis=2)  # m per suit
         self.jokers = unseen[:, NUM_STANDARD_CARDS:].sum(axis=1)

@@ -53,6 +53,24 @@ def test_batched_heuristic_decides_as_heuristic_bot_at_every_table_size(preset: 
     assert _compare_along_random_games(rules, "hand", seed=players) == GAMES * STEPS
 
 
+def test_batched_heuristic_decides_as_heuristic_bot_with_one_joker() -> None:
+    # one joker: the card actions still run to 53 (num_cards 54), but the deck has no card 53, which
+    # must never count as unseen (it did: two jokers feared instead of one, a different bid)
+    for players in (4, 5):
+        rules = Rules.preset("jokers").replace(jokers=1, num_players=players, max_hand_size="full")
+        assert rules.num_cards == 54 and rules.deck_size == 53
+        assert _compare_along_random_games(rules, "hand", seed=players) == GAMES * STEPS
+
+
+def test_batched_heuristic_decides_as_heuristic_bot_on_random_rule_sets() -> None:
+    # the tables a generalist trains on (every trump, lead, hook and scoring rule, 0 to 2 jokers, 3 to 7 seats)
+    from blackout_training.tables import random_rules
+
+    rng = np.random.default_rng(11)
+    for seed in range(8):
+        assert _compare_along_random_games(random_rules(rng), "hand", seed=seed) == GAMES * STEPS
+
+
 def test_batched_heuristic_bids_one_card_hands_from_the_exact_model() -> None:
     # one-card hands are bid from the exact one-card model, for the leader and for later seats
     rules = Rules.preset("short")  # 1-2-3-2-1
