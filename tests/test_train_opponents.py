@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from blackout_baselines.heuristic import HeuristicBot
+from blackout_baselines.heuristic_batch import BatchedHeuristic
 from blackout_baselines.random_bot import RandomBot
 from blackout_training.config import OpponentsConfig
 from blackout_training.opponents import OpponentPool
+from blackout_training.tables import TablesVecEnv
 from blackout_training.vec_env import BatchedVecEnv, EngineVecEnv
 
 from blackout_env import BlackoutGame, Rules
+from blackout_env.universal import MAX_PLAYERS
 
 
 def _bot_actions(env, bots, decks, steps: int = 40) -> list[list[int]]:
@@ -40,3 +44,33 @@ def test_heuristic_opponents_on_the_batched_engine_act_as_on_the_engine(monkeypa
 
     monkeypatch.setattr(HeuristicBot, "act", refuse)
     assert _bot_actions(BatchedVecEnv(rules, 12), [HeuristicBot(), RandomBot(seed=1)], decks) == expected
+
+
+def test_heuristic_opponents_on_a_table_distribution_decide_per_engine_as_one_view_at_a_time(monkeypatch):
+    """Universal games over several tables (one batched engine per group): the batched heuristic of each
+    group's rules, translated to universal actions, equals ``universal_bot_action`` view by view."""
+
+    def played(batched: bool) -> list[list[int]]:
+        env = TablesVecEnv(["standard", "preset", "random", "jokers"], 16, 4, Rules.preset("standard"))
+        pool = OpponentPool(OpponentsConfig(mode="pool"), env.num_envs, MAX_PLAYERS, [HeuristicBot()], lambda: None,
+                            np.random.default_rng(0), table_players=lambda g: env.players[g], universal=True)
+        pool.opponent_id[:] = 0
+        pool.learner_at[:] = False
+        if not batched:
+            monkeypatch.setattr(env, "engines", lambda: [])
+        batch = env.reset(seed=3)
+        actions = []
+        for _ in range(60):
+            action = torch.full((env.num_envs,), -1, dtype=torch.long)
+            pool.act(action, None, None, np.zeros(env.num_envs, dtype=bool), env, batch.current_player)
+            actions.append(action.tolist())
+            batch = env.step(action.numpy())
+        return actions
+
+    expected = played(batched=False)
+    calls = []
+    real = BatchedHeuristic.act
+    monkeypatch.setattr(BatchedHeuristic, "act", lambda self, engine, games=None: calls.append(1) or real(self, engine, games))
+    monkeypatch.setattr(HeuristicBot, "act", lambda self, view: pytest.fail("HeuristicBot.act called one view at a time"))
+    assert played(batched=True) == expected
+    assert len(calls) >= 60 * 4  # every group's games in one call per step

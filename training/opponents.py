@@ -21,7 +21,8 @@ import torch
 from blackout_baselines.heuristic import HeuristicBot
 from blackout_baselines.heuristic_batch import BatchedHeuristic
 
-from blackout_env.batched import BatchedBlackout
+from blackout_env import Rules
+from blackout_env.universal import universal_actions
 
 from .config import OpponentsConfig
 from .policy_net import ActorCritic
@@ -67,7 +68,7 @@ class OpponentPool:
         # Who plays the other seats of each game: -1 the current learner (self-play), k < K snapshots[k],
         # K + j bots[j] (K snapshots).
         self.opponent_id = np.full(num_envs, -1)
-        self._batched_heuristic: BatchedHeuristic | None = None  # made at the first heuristic decision
+        self._batched_heuristics: dict[Rules, BatchedHeuristic] = {}  # one per table met, made at its first decision
 
     def load(self, snapshots: Sequence[dict[str, torch.Tensor]]) -> None:
         """Replace the snapshots (a resumed run's) and rebuild their networks."""
@@ -122,8 +123,9 @@ class OpponentPool:
     ) -> None:
         """Overwrite ``action`` where an opponent acts: snapshots sample from their policy, bots act from the view.
 
-        The heuristic bot on the batched engine decides all its games in one call
-        (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, the same actions).
+        The heuristic bot on a batched engine (one engine, or one per table group) decides all its games of
+        each engine in one call (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, the same
+        actions as ``act(view)``).
         """
         device = action.device
         with torch.no_grad():
@@ -133,17 +135,31 @@ class OpponentPool:
                     rows_t = torch.from_numpy(rows).to(device)
                     action[rows_t] = net.get_action_and_value(obs[rows_t], mask[rows_t])[0]
         first_bot = len(self.snapshots)
-        engine = getattr(env, "engine", None)  # the batched engine behind BatchedVecEnv
+        engines = env.engines()  # the batched engines behind the games (none: one view at a time)
         act = universal_bot_action if self.universal else (lambda bot, view: bot.act(view))
         for j, bot in enumerate(self.bots):
             rows = np.flatnonzero(~learner & (self.opponent_id == first_bot + j))
             if not len(rows):
                 continue
-            if type(bot) is HeuristicBot and isinstance(engine, BatchedBlackout) and not self.universal:
-                # the heuristic decides every such game at once, exactly as its act(view) would
-                if self._batched_heuristic is None:
-                    self._batched_heuristic = BatchedHeuristic(engine.rules)
-                bot_actions = self._batched_heuristic.act(engine, rows).tolist()
-            else:  # other policies act one game at a time, from the seat's view
-                bot_actions = [act(bot, env.view(int(i), int(players[i]))) for i in rows]
-            action[torch.from_numpy(rows).to(device)] = torch.tensor(bot_actions, device=device)
+            bot_actions = np.zeros(len(rows), dtype=np.int64)
+            one_by_one = np.ones(len(rows), dtype=bool)
+            if type(bot) is HeuristicBot:
+                for start, engine in engines:
+                    inside = (rows >= start) & (rows < start + engine.num_envs)
+                    if inside.any():
+                        chosen = self._heuristic(engine.rules).act(engine, rows[inside] - start)
+                        bot_actions[inside] = universal_actions(chosen, engine.rules) if self.universal else chosen
+                        one_by_one &= ~inside
+            for k in np.flatnonzero(one_by_one):  # other policies act one game at a time, from the seat's view
+                i = int(rows[k])
+                bot_actions[k] = act(bot, env.view(i, int(players[i])))
+            action[torch.from_numpy(rows).to(device)] = torch.from_numpy(bot_actions).to(device)
+
+    def _heuristic(self, rules: Rules) -> BatchedHeuristic:
+        """The batched heuristic of ``rules`` (a table distribution meets many rule sets: only recent ones kept)."""
+        bots = self._batched_heuristics
+        if rules not in bots:
+            if len(bots) >= 64:
+                bots.clear()
+            bots[rules] = BatchedHeuristic(rules)
+        return bots[rules]

@@ -146,6 +146,10 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
         """What ``player`` may know in game ``game`` (for the league's baseline bots)."""
         return self.engine.view(game, player)
 
+    def engines(self) -> list[tuple[int, BatchedBlackout]]:
+        """The batched engine behind the games, from game 0 (the league's heuristic decides them in one call)."""
+        return [(0, self.engine)]
+
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         """The first decisions of the next hand of every game (fresh matches on the first call or with a seed)."""
         if self._pending is None or seed is not None:

@@ -19,12 +19,17 @@ each game's table size.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from blackout_env import PlayerView, Rules, RulesError, preset_names
 from blackout_env.universal import MAX_PLAYERS, universal_actions
 
 from .vec_env import BatchedVecEnv, GameBatch
+
+if TYPE_CHECKING:
+    from blackout_env.batched import BatchedBlackout
 
 __all__ = ["DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "match_steps", "random_rules", "universal_bot_action"]
 
@@ -176,6 +181,10 @@ class TablesVecEnv:
     def view(self, game: int, player: int) -> PlayerView:
         """What ``player`` may know in game ``game`` (its own table's view; for baseline-bot opponents)."""
         return self.groups[game // self.group_size].view(game % self.group_size, player)
+
+    def engines(self) -> list[tuple[int, BatchedBlackout]]:
+        """Each group's batched engine (its own table's rules and actions) with the index of its first game."""
+        return [(i * self.group_size, group.engine) for i, group in enumerate(self.groups)]
 
     def table_rules(self) -> list[Rules]:
         """The rules each group plays now."""

@@ -22,12 +22,15 @@ network can be trained on several tables (``blackout_training.tables``).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
 from blackout_env import BlackoutGame, PlayerView, Rules, encoding
 from blackout_env.universal import observation_kind, rules_actions, universal_action_mask, universal_observation
+
+if TYPE_CHECKING:
+    from blackout_env.batched import BatchedBlackout
 
 __all__ = ["BatchedVecEnv", "EngineVecEnv", "GameBatch", "VecEnv", "make_vec_env"]
 
@@ -64,6 +67,8 @@ class VecEnv(Protocol):
     def step(self, actions: np.ndarray) -> GameBatch: ...
 
     def view(self, game: int, player: int) -> PlayerView: ...
+
+    def engines(self) -> list[tuple[int, BatchedBlackout]]: ...
 
 
 class EngineVecEnv:
@@ -107,6 +112,10 @@ class EngineVecEnv:
     def view(self, game: int, player: int) -> PlayerView:
         """What ``player`` may know in game ``game`` (for baseline-bot opponents)."""
         return self.games[game].view(player)
+
+    def engines(self) -> list[tuple[int, BatchedBlackout]]:
+        """No batched engine: bots act one game at a time."""
+        return []
 
     def _observe(self, hand_scores: np.ndarray, hand_over: np.ndarray, bid_made: np.ndarray) -> GameBatch:
         views = [game.view(game.current_player) for game in self.games]
@@ -164,6 +173,10 @@ class BatchedVecEnv:
     def view(self, game: int, player: int) -> PlayerView:
         """What ``player`` may know in game ``game`` (for baseline-bot opponents)."""
         return self.engine.view(game, player)
+
+    def engines(self) -> list[tuple[int, BatchedBlackout]]:
+        """The batched engine behind the games, with the index of its first game (for batched bots)."""
+        return [(0, self.engine)]
 
 
 def make_vec_env(rules: Rules, num_envs: int, backend: str = "auto", observation: str = "rules") -> VecEnv:
