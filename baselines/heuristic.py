@@ -52,10 +52,11 @@ still holds, the bids and the tricks taken so far.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from math import comb
 
 from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.policies import Explanation, action_reasons
 from blackout_env.rules_logic import card_power, led_suit_of, suit_led_after, trick_winner
 from blackout_env.view import PlayerView
 
@@ -405,6 +406,27 @@ class HeuristicBot(Bot):
             return view.num_cards + self.suggest_bid(view)
         return self.choose_card(view, legal)
 
+    def explain(self, view: PlayerView) -> Explanation:
+        """The action :meth:`act` chooses and the expected hand score (points) of every legal action.
+
+        A bid's value is :meth:`bid_values`' (the expected score of making that bid), a card's is
+        :meth:`card_values`' (the expected score of the hand after playing it); the explanation's value
+        is the chosen action's.
+        """
+        legal = self._check_turn(view)
+        if view.phase == "bid":
+            by_bid = self.bid_values(view)
+            action = view.num_cards + self._best_bid(view, by_bid)
+            values = {a: by_bid[a - view.num_cards] for a in legal}
+            note = ("expected score of the hand (points) for each bid, from the heuristic's chance of each card "
+                    "taking a trick; it bids the best one the rules permit (ties: the lower bid)")
+        else:
+            values = self.card_values(view, legal)
+            action = self._best_card(view, legal, values)
+            note = ("expected score of the hand (points) after each card, from its chance to take this trick "
+                    "and the other cards' chances later; it plays the best (ties: the weakest card)")
+        return Explanation(action, "heuristic", action_reasons(legal, values=values), values[action], note)
+
     # ----------------------------------------------------------------- bidding
     def bid_values(self, view: PlayerView) -> list[float]:
         """Expected hand score of each bid 0..hand_size from this view."""
@@ -419,7 +441,11 @@ class HeuristicBot(Bot):
         """
         if view.phase != "bid":
             raise ValueError(f"suggest_bid: the hand is in the {view.phase!r} phase, not bidding")
-        values = self.bid_values(view)
+        return self._best_bid(view, self.bid_values(view))
+
+    @staticmethod
+    def _best_bid(view: PlayerView, values: Sequence[float]) -> int:
+        """The permitted bid with the best expected score in ``values`` (one per bid 0..hand_size); ties: the lower."""
         forbidden = view.forbidden_bid if view.is_dealer else None
         permitted = [b for b in range(view.hand_size + 1) if b != forbidden]
         best = permitted[0]
@@ -453,6 +479,10 @@ class HeuristicBot(Bot):
         """The legal card with the best expected hand score (ties: the weakest card)."""
         if len(legal) == 1:
             return int(legal[0])
-        values = self.card_values(view, legal)
+        return self._best_card(view, legal, self.card_values(view, legal))
+
+    @staticmethod
+    def _best_card(view: PlayerView, legal: Sequence[int], values: Mapping[int, float]) -> int:
+        """The legal card with the best expected hand score in ``values``; ties: the weakest card."""
         trump = view.trump
         return int(max(legal, key=lambda c: (round(values[c], 9), -_strength(c, trump))))

@@ -79,6 +79,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.policies import Explanation, action_reasons
 from blackout_env.rules import Rules
 from blackout_env.rules_logic import card_power, forbidden_bid
 from blackout_env.view import PlayerView
@@ -708,6 +709,14 @@ class _Node:
         """How often an action was chosen here (the parent's count in UCB)."""
 
 
+def _most_visited(root: _Node, legal: Sequence[int]) -> int:
+    """The legal action of the root with the most visits (ties: the higher mean); the bot's choice after a search."""
+    children = root.children
+    best = max(legal, key=lambda a: (children[a].visits, children[a].total / children[a].visits)
+               if a in children else (0, 0.0))
+    return int(best)
+
+
 class ISMCTSBot(Bot):
     """IS-MCTS with random playouts on a bitset engine (see the module docstring).
 
@@ -806,15 +815,39 @@ class ISMCTSBot(Bot):
             _compiled_card_play()  # compile (or load from the cache) now, not inside a timed decision
         self.last_simulations = 0
         """Simulations run for the last decision."""
+        self.last_prior: dict[int, float] | None = None
+        """The prior's probability of each legal action at the last decision searched (None without a prior)."""
 
     def act(self, view: PlayerView) -> int:
         legal = self._check_turn(view)
         if len(legal) == 1:
             return int(legal[0])
+        return _most_visited(self.search(view), legal)
+
+    def explain(self, view: PlayerView) -> Explanation:
+        """The action :meth:`act` chooses, from one search as :meth:`act` runs it, and the root's statistics.
+
+        Per legal action: its visits and mean scaled score (None when never tried), and with a prior
+        its probability. A single legal action is played without a search. The explanation's value is
+        the chosen action's mean.
+        """
+        legal = self._check_turn(view)
+        if len(legal) == 1:
+            return Explanation(int(legal[0]), "mcts", action_reasons(legal), None, "the only legal action: no search")
         root = self.search(view)
-        best = max(legal, key=lambda a: (root.children[a].visits, root.children[a].total / root.children[a].visits)
-                   if a in root.children else (0, 0.0))
-        return int(best)
+        action = _most_visited(root, legal)
+        tried = {a: root.children[a] for a in legal if a in root.children and root.children[a].visits}
+        visits = {a: tried[a].visits if a in tried else 0 for a in legal}
+        means = {a: child.total / child.visits for a, child in tried.items()}
+        scale = {
+            "score": "mean hand score scaled to 0..1 (the hand's lowest to highest score)",
+            "exact": "share of simulations in which the bid was made",
+            "tricks": "mean of tricks taken plus the exact-bid bonus, scaled to 0..1",
+        }[self.objective]
+        note = f"visits and {scale} of each action after {self.last_simulations} simulations; it plays the most visited"
+        if self.last_prior is not None:
+            note += " (probability: the guiding policy's prior)"
+        return Explanation(action, "mcts", action_reasons(legal, self.last_prior, means, visits), means.get(action), note)
 
     def action_values(self, view: PlayerView) -> dict[int, tuple[int, float]]:
         """Per legal action at the root: (visits, mean scaled score) after a search."""
@@ -850,9 +883,11 @@ class ISMCTSBot(Bot):
         root = _Node()
         root.untried = list(view.legal_actions)
         bias = None
+        self.last_prior = None
         if self.prior is not None:
             probabilities = self.prior(view)
-            bias = {a: self.prior_weight * float(probabilities.get(a, 0.0)) for a in view.legal_actions}
+            self.last_prior = {a: float(probabilities.get(a, 0.0)) for a in view.legal_actions}
+            bias = {a: self.prior_weight * self.last_prior[a] for a in view.legal_actions}
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
         budget = self.simulations
         deals: list[list[int]] = []

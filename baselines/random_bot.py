@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from blackout_env.policies import Explanation, action_reasons
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -17,7 +18,18 @@ class RandomBot(Bot):
     name = "random"
 
     def act(self, view: PlayerView) -> int:
+        return self._draw(self._check_turn(view))
+
+    def explain(self, view: PlayerView) -> Explanation:
+        """The action :meth:`act` would draw (the same draw from the generator) and the uniform chance of each."""
         legal = self._check_turn(view)
+        chance = 1.0 / len(legal)
+        return Explanation(
+            self._draw(legal), "random", action_reasons(legal, probabilities=dict.fromkeys(legal, chance)), None,
+            "a uniform random choice: every legal action has the same probability",
+        )
+
+    def _draw(self, legal: tuple[int, ...]) -> int:
         return int(legal[int(self.rng.integers(len(legal)))])
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.engine import BlackoutGame, deck_order
+from blackout_env.policies import Explanation, action_reasons
 from blackout_env.rules import Rules
 from blackout_env.rules_logic import CANNOT_WIN, card_powers, dealer_of_round, playable_cards, suit_led_after
 from blackout_env.view import PlayerView
@@ -278,21 +280,39 @@ class SearchBot(Bot):
         self.heuristic = HeuristicBot()
 
     def act(self, view: PlayerView) -> int:
+        return self.explain(view).action
+
+    def explain(self, view: PlayerView) -> Explanation:
+        """The action :meth:`act` chooses (it is this one's) and the mean sampled hand score of every legal action.
+
+        A single legal action is played without sampling, and a one-card hand's bid is the heuristic's
+        (its explanation then). The explanation's value is the chosen action's mean.
+        """
         legal = self._check_turn(view)
         if len(legal) == 1:
-            return int(legal[0])
+            return Explanation(int(legal[0]), "search", action_reasons(legal), None,
+                               "the only legal action: nothing to search")
         if view.phase == "bid" and view.hand_size == 1:
-            return self.heuristic.act(view)
-        values = self.action_values(view)
+            why = self.heuristic.explain(view)
+            return replace(why, note=f"a one-card bid is the heuristic's, which it computes exactly: {why.note}")
+        values, deals = self._sampled_values(view)
         # Ties (e.g. equivalent cards) go to the heuristic's choice, so search only overrides it on evidence.
         preferred = self.heuristic.act(view)
         best = max(values.values())
         if values[preferred] >= best - 1e-9:
-            return int(preferred)
-        return int(max(legal, key=lambda a: values[a]))
+            action = int(preferred)
+        else:
+            action = int(max(legal, key=lambda a: values[a]))
+        note = (f"mean score of the hand (points) after each action over {deals} sampled deals of the unseen cards, "
+                "played out by the heuristic's rules; ties go to the heuristic's choice")
+        return Explanation(action, "search", action_reasons(legal, values=values), values[action], note)
 
     def action_values(self, view: PlayerView) -> dict[int, float]:
         """Mean hand score of each legal action over the sampled deals."""
+        return self._sampled_values(view)[0]
+
+    def _sampled_values(self, view: PlayerView) -> tuple[dict[int, float], int]:
+        """:meth:`action_values` and the number of deals sampled."""
         legal = view.legal_actions
         totals = dict.fromkeys(legal, 0.0)
         deadline = None if self.time_limit_ms is None else time.perf_counter() + self.time_limit_ms / 1000.0
@@ -308,7 +328,7 @@ class SearchBot(Bot):
                     break
             elif time.perf_counter() >= deadline:
                 break
-        return {a: total / done for a, total in totals.items()}
+        return {a: total / done for a, total in totals.items()}, done
 
     def _playout(self, game: BlackoutGame, action: int, player: int) -> float:
         game = game.clone()

@@ -37,6 +37,13 @@ Policies. A policy is anything with ``act(view) -> action`` (and, for tables,
 a ``name``); bots also have ``seed(seed)``. :func:`as_policy` also takes a
 plain callable ``f(view) -> action``.
 
+Reasons. A policy may also have ``explain(view) -> Explanation``: the action it
+chooses and the numbers behind it (a network's probabilities and value, a
+search's sampled means or visit counts, the heuristic's expected scores). From
+the same generator state, ``explain(view).action == act(view)``, so a front-end
+calls :func:`explain` instead of ``act`` and the game is the same one;
+:func:`explain` falls back to ``act`` (kind ``"none"``) for a policy without it.
+
 Registry. :data:`LOADERS` maps a name to a loader ``(argument, rules, seed) ->
 policy``. The built-in loaders name their modules as strings and import them
 only when used: ``blackout_env`` never imports the baselines, torch or
@@ -48,7 +55,8 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -57,14 +65,19 @@ from .rules import Rules
 from .view import PlayerView
 
 __all__ = [
+    "EXPLANATION_KINDS",
     "LOADERS",
     "TRAIN_EXTRA_HINT",
+    "ActionReason",
     "BotLoader",
     "CallablePolicy",
+    "Explanation",
     "LazyLoader",
     "Policy",
     "absolute_paths",
+    "action_reasons",
     "as_policy",
+    "explain",
     "load_policy",
     "parse_options",
     "parse_spec",
@@ -85,6 +98,105 @@ class Policy(Protocol):
 
 
 Loader = Callable[[str | None, Rules | None, int | None], Policy]
+
+EXPLANATION_KINDS = ("policy", "search", "mcts", "heuristic", "random", "none")
+"""What an :class:`Explanation`'s numbers are: a network's, sampled deals', tree-search visits', the heuristic's
+expected scores, a uniform draw's, or none (a policy that gives no reasons)."""
+
+
+@dataclass(frozen=True)
+class ActionReason:
+    """The numbers behind one legal action of a decision (None: the policy has no such number).
+
+    ``probability``: the chance the policy gives the action (a network's policy, a uniform draw, a
+    search's prior); ``value``: what choosing it is worth to the acting seat, in the policy's own units
+    (the explanation's ``note`` says which); ``visits``: a tree search's visits to it.
+    """
+
+    action: int
+    probability: float | None = None
+    value: float | None = None
+    visits: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able numbers."""
+        return {
+            "action": int(self.action),
+            "probability": None if self.probability is None else float(self.probability),
+            "value": None if self.value is None else float(self.value),
+            "visits": None if self.visits is None else int(self.visits),
+        }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a policy chooses ``action`` at a decision: its numbers for every legal action.
+
+    ``kind`` is one of :data:`EXPLANATION_KINDS`; ``actions`` holds one :class:`ActionReason` per legal
+    action, in the view's order; ``value`` is the policy's estimate of the position for the acting seat
+    (None where it has none); ``note`` says in one sentence what the numbers are. Notes name no card,
+    so they reveal nothing of the hand that the numbers do not.
+    """
+
+    action: int
+    kind: str
+    actions: tuple[ActionReason, ...]
+    value: float | None
+    note: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXPLANATION_KINDS:
+            raise ValueError(f"Explanation kind: must be one of {', '.join(EXPLANATION_KINDS)}, got {self.kind!r}")
+
+    def reason(self, action: int) -> ActionReason | None:
+        """The reason given for ``action`` (None when it was not a legal action)."""
+        return next((reason for reason in self.actions if reason.action == action), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dicts and lists (e.g. for a web front-end's message)."""
+        return {
+            "action": int(self.action),
+            "kind": self.kind,
+            "actions": [reason.to_dict() for reason in self.actions],
+            "value": None if self.value is None else float(self.value),
+            "note": self.note,
+        }
+
+
+def action_reasons(
+    actions: Iterable[int],
+    probabilities: Mapping[int, float] | None = None,
+    values: Mapping[int, float] | None = None,
+    visits: Mapping[int, int] | None = None,
+) -> tuple[ActionReason, ...]:
+    """One :class:`ActionReason` per action, its numbers looked up in each mapping given (absent: None)."""
+
+    def number(table: Mapping[int, Any] | None, action: int, kind: type) -> Any:
+        found = None if table is None else table.get(action)
+        return None if found is None else kind(found)
+
+    return tuple(
+        ActionReason(int(a), number(probabilities, a, float), number(values, a, float), number(visits, a, int))
+        for a in actions
+    )
+
+
+def explain(policy: Any, view: PlayerView) -> Explanation:
+    """Why ``policy`` (a policy, a spec or a callable, as :func:`as_policy` takes) acts as it does in ``view``.
+
+    Its ``explain(view)`` when it has one (through :class:`SeededPolicy` too, which forwards it);
+    otherwise the policy acts (``act(view)``) and the explanation, of kind ``"none"``, lists the legal
+    actions without numbers. Call it instead of ``act``, not as well: for a policy with a generator,
+    each call draws from it as ``act`` does.
+    """
+    policy = as_policy(policy)
+    explainer = getattr(policy, "explain", None)
+    if callable(explainer):
+        return explainer(view)
+    action = int(policy.act(view))
+    name = getattr(policy, "name", type(policy).__name__)
+    return Explanation(action, "none", action_reasons(view.legal_actions), None,
+                       f"the {name} policy gives no reasons, only its action")
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -154,7 +266,7 @@ class SeededPolicy:
     def act(self, view: PlayerView) -> int:
         return self.policy.act(view)
 
-    def __getattr__(self, attribute: str) -> Any:  # e.g. suggest_bid, act_batch
+    def __getattr__(self, attribute: str) -> Any:  # e.g. suggest_bid, act_batch, explain
         policy = self.__dict__.get("policy")
         if policy is None:  # copy and pickle look up methods before __dict__ is filled
             raise AttributeError(attribute)

@@ -42,6 +42,7 @@ import torch
 from torch import nn
 
 from blackout_env import PlayerView, Rules, encoding
+from blackout_env.policies import Explanation, action_reasons
 from blackout_env.universal import (
     MAX_HAND,
     UNIVERSAL_CARDS,
@@ -339,6 +340,11 @@ class ActorCritic(nn.Module):
         """State values, shape (batch,)."""
         return self.critic(self.trunk(obs)).squeeze(-1)
 
+    def logits_and_value(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`logits` and :meth:`get_value` of the same rows from one forward pass."""
+        logits, state = self._forward(obs)
+        return (logits if mask is None else masked_logits(logits, mask)), self.critic(state).squeeze(-1)
+
     def get_action_and_value(
         self,
         obs: torch.Tensor,
@@ -564,15 +570,27 @@ class PolicyBot:
         name: the bot's name in tables.
         greedy: pick the most probable legal action (default) or sample from the policy.
         seed: seeds sampling (only used when ``greedy`` is false).
+        reward, reward_scale: what the value head was trained to predict (the training config's
+            ``env.reward`` and ``env.reward_scale``; :func:`load_policy_bot` reads them from the
+            checkpoint): with them :meth:`explain` gives the value in points of the hand's score.
     """
 
     def __init__(
-        self, model: ActorCritic, rules: Rules, name: str = "ppo", greedy: bool = True, seed: int | None = None
+        self,
+        model: ActorCritic,
+        rules: Rules,
+        name: str = "ppo",
+        greedy: bool = True,
+        seed: int | None = None,
+        reward: str | None = None,
+        reward_scale: float | None = None,
     ) -> None:
         self.model = model.cpu().eval()
         self.rules = rules
         self.name = name
         self.greedy = greedy
+        self.reward = reward
+        self.reward_scale = reward_scale
         self.rng = np.random.default_rng(seed)
         self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
@@ -590,15 +608,19 @@ class PolicyBot:
         """Actions for a batch of observations and int8 masks, shape (batch,), in the network's own spaces
         (universal observations, masks and actions for a universal network)."""
         with torch.inference_mode():
-            obs_t = torch.as_tensor(np.asarray(obs, dtype=np.float32))
-            mask_t = torch.as_tensor(np.asarray(mask) != 0)
-            if self.greedy:
-                actions = self.model.greedy_action(obs_t, mask_t)
-            else:
-                logits = self.model.logits(obs_t, mask_t)
-                probs = torch.softmax(logits, dim=-1)
-                actions = torch.multinomial(probs, 1, generator=self._generator).squeeze(-1)
-        return actions.numpy()
+            obs_t, mask_t = self._tensors(obs, mask)
+            return self._pick(self.model.logits(obs_t, mask_t)).numpy()
+
+    @staticmethod
+    def _tensors(obs: np.ndarray, mask: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.as_tensor(np.asarray(obs, dtype=np.float32)), torch.as_tensor(np.asarray(mask) != 0)
+
+    def _pick(self, logits: torch.Tensor) -> torch.Tensor:
+        """The action of each row of masked logits: the most probable, or a draw from the sampling generator."""
+        if self.greedy:
+            return logits.argmax(dim=-1)
+        probs = torch.softmax(logits, dim=-1)
+        return torch.multinomial(probs, 1, generator=self._generator).squeeze(-1)
 
     def _network_inputs(self, view: PlayerView) -> tuple[Rules, np.ndarray, np.ndarray]:
         """The rules of ``view`` and its observation and mask (batches of one) in the network's own spaces."""
@@ -622,11 +644,35 @@ class PolicyBot:
         """The policy's probability of each legal action of ``view`` (the prior of ``ppo+search``)."""
         rules, obs, mask = self._network_inputs(view)
         with torch.inference_mode():
-            logits = self.model.logits(torch.as_tensor(obs, dtype=torch.float32), torch.as_tensor(mask != 0))
-            probabilities = torch.softmax(logits, dim=-1)[0].numpy()
+            logits = self.model.logits(*self._tensors(obs, mask))
+        return self._legal_probabilities(logits, mask, rules)
+
+    def _legal_probabilities(self, logits: torch.Tensor, mask: np.ndarray, rules: Rules) -> dict[int, float]:
+        """The softmax of one row of masked logits, by legal action of the rules (not the network's space)."""
+        probabilities = torch.softmax(logits, dim=-1)[0].numpy()
         actions = np.flatnonzero(mask[0])
         ours = rules_actions(actions, rules) if self.model.observation == "universal" else actions
         return {int(a): float(probabilities[u]) for a, u in zip(ours, actions)}
+
+    def explain(self, view: PlayerView) -> Explanation:
+        """The action :meth:`act` returns (the same draw when sampling), the policy's probability of each legal
+        action, and the value head's estimate of the hand's score for the acting seat, from one forward pass."""
+        rules, obs, mask = self._network_inputs(view)
+        with torch.inference_mode():
+            logits, value = self.model.logits_and_value(*self._tensors(obs, mask))
+            chosen = self._pick(logits).numpy()
+        action = int((rules_actions(chosen, rules) if self.model.observation == "universal" else chosen)[0])
+        probabilities = self._legal_probabilities(logits, mask, rules)
+        estimate = float(value[0])
+        if self.reward_scale:
+            estimate /= self.reward_scale  # back to points of the hand's score
+            worth = "of the hand's score" if self.reward == "score" else f"of the hand's {self.reward} reward"
+            unit = f"its value head's estimate {worth} for the acting seat, in points"
+        else:
+            unit = "its value head's estimate of the return to come, in training reward units"
+        how = "it plays the most probable action" if self.greedy else "it samples its action from them"
+        note = f"probabilities of the trained policy's actions and {unit}; {how}"
+        return Explanation(action, "policy", action_reasons(view.legal_actions, probabilities), estimate, note)
 
 
 def load_policy_bot(
@@ -642,10 +688,23 @@ def load_policy_bot(
     for; a universal checkpoint plays any rules.
     """
     path = SHIPPED_CHECKPOINT if path is None else Path(path)
-    model, trained_rules, _ = load_checkpoint(path, rules)
+    model, trained_rules, payload = load_checkpoint(path, rules)
     label = name or SHIPPED_NAMES.get(path, f"ppo:{path}")
     plays = Rules.resolve(rules) if rules is not None and model.observation == "universal" else trained_rules
-    return PolicyBot(model, plays, name=label, greedy=greedy, seed=seed)
+    reward, reward_scale = _trained_reward(payload)
+    return PolicyBot(model, plays, name=label, greedy=greedy, seed=seed, reward=reward, reward_scale=reward_scale)
+
+
+def _trained_reward(payload: Mapping[str, Any]) -> tuple[str | None, float | None]:
+    """The reward mode and scale that a checkpoint's value head learnt (from its run's config; None: unknown)."""
+    config = payload.get("extra", {}).get("config")
+    env = config.get("env") if isinstance(config, Mapping) else None
+    if not isinstance(env, Mapping):
+        return None, None
+    reward, scale = env.get("reward"), env.get("reward_scale")
+    if not isinstance(reward, str) or isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+        return None, None
+    return reward, float(scale)
 
 
 def load_ppo_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:

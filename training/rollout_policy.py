@@ -41,7 +41,7 @@ from blackout_baselines.search import deal_deck, sample_hands
 
 from blackout_env import PlayerView, Rules
 from blackout_env.batched import BatchedBlackout
-from blackout_env.policies import parse_options
+from blackout_env.policies import Explanation, action_reasons, parse_options
 from blackout_env.rules_logic import dealer_of_round
 from blackout_env.universal import rules_actions, universal_action_mask, universal_actions
 
@@ -115,7 +115,27 @@ class RolloutPolicy:
         own = self.bot.act(view)
         if not self.searches(view):
             return own
+        return self._choose(own, self.action_values(view))
+
+    def explain(self, view: PlayerView) -> Explanation:
+        """The action :meth:`act` chooses and why: the network's explanation where it decides alone; for a
+        searched decision, each action's weighted mean playout score (points) and the network's probability."""
+        network = self.bot.explain(view)  # greedy: its action is bot.act's, and no generator is drawn from
+        if not self.searches(view):
+            return network
         values = self.action_values(view)
+        action = self._choose(network.action, values)
+        probabilities = {reason.action: reason.probability for reason in network.actions}
+        samples = self.samples if view.phase == "bid" else self.card_samples
+        weighted = ", weighted by how well they fit the bids made," if self.belief > 0 else ""
+        note = (f"mean score of the hand (points) after each action over {samples} sampled deals of the unseen "
+                f"cards{weighted} played out by the network in every seat, and the network's probabilities; "
+                f"the network's choice stands unless an action is more than {self.margin:g} points better")
+        return Explanation(action, "search", action_reasons(view.legal_actions, probabilities, values),
+                           values[action], note)
+
+    def _choose(self, own: int, values: dict[int, float]) -> int:
+        """The action with the best mean, unless the network's own choice ``own`` is within the margin of it."""
         best = max(values, key=lambda a: values[a])
         return own if values[own] >= values[best] - self.margin - 1e-9 else best
 

@@ -7,15 +7,18 @@ Examples::
     blackout play --bots heuristic,search,ppo:runs/ppo/checkpoint.pt
     blackout play --humans 2 --hot-seat            # two people at one keyboard
     blackout play --resume                         # continue the saved game
+    blackout play --why                            # each bot's reasons under its move
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from blackout_env import PlayerView, Rules, SaveFileError
+from blackout_env.policies import Explanation, explain
 
 from ..play.session import PlaySession, default_save_path, new_session, read_save
 
@@ -39,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the game in the save file")
     parser.add_argument("--new", action="store_true", help="start a new game even if the save file holds an unfinished one (replaces it)")
     parser.add_argument("--ascii", action="store_true", help="plain ASCII output (no suit symbols)")
+    parser.add_argument(
+        "--why",
+        action="store_true",
+        help="print each bot decision's reasons under its move (a card play's numbers per card only when no "
+        "person plays) and, at your bid, the heuristic's expected score of each bid",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,7 +79,11 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             hot_seat=args.hot_seat,
         )
-    session = PlaySession(saved, path, suggest_bid=_bid_hint(saved.bot_seed), unicode=False if args.ascii else None)
+    suggest_bid, explain_bid = _bid_hints(saved.bot_seed)
+    session = PlaySession(
+        saved, path, suggest_bid=suggest_bid, unicode=False if args.ascii else None,
+        why=args.why, explain_bid=explain_bid if args.why else None,
+    )
     return session.run()
 
 
@@ -92,8 +105,8 @@ def _occupied(path: Path) -> str | None:
     )
 
 
-def _bid_hint(seed: int):
-    """The heuristic bot's bid for a view: the suggested bid shown to a person."""
+def _bid_hints(seed: int) -> tuple[Callable[[PlayerView], int], Callable[[PlayerView], Explanation]]:
+    """The heuristic bot's bid for a person's view (the suggested bid), and its reasons (``--why``)."""
     from blackout_baselines import make_bot
 
     bot = make_bot("heuristic", seed=seed)
@@ -102,4 +115,8 @@ def _bid_hint(seed: int):
         bot.seed(seed)  # the same view always gets the same suggestion
         return int(bot.suggest_bid(view))
 
-    return suggest
+    def reasons(view: PlayerView) -> Explanation:
+        bot.seed(seed)
+        return explain(bot, view)
+
+    return suggest, reasons
