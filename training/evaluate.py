@@ -28,6 +28,14 @@ policies the mean per-hand difference with its 95% interval, paired per deal.
 Intervals use Student's t quantile (exact to three decimals up to 30
 degrees of freedom, then 1.96 + 2.4/df, within 0.1% of it).
 
+Game log
+--------
+With ``game_log=PATH`` every game played (each deal in each rotation) is written
+to ``PATH``, one JSON line each, in deal and rotation order whatever the number
+of workers: the workers return the lines and this process writes them, to a
+file that appears complete when the tournament ends (:mod:`.game_log` holds the
+line format and the reader that replays it).
+
 Everything is reproducible from ``seed``: deal ``i`` draws its decks from
 ``default_rng([seed, i])`` and every policy is reseeded before each match,
 so results do not depend on the number of worker processes.
@@ -56,6 +64,7 @@ from blackout_env.engine import BlackoutGame
 from blackout_env.rules import Rules
 from blackout_env.rules_logic import dealer_of_round, win_shares
 
+from .game_log import GameLogWriter, LoggedGame, game_finished
 from .policies import Policy, load_policy
 
 __all__ = [
@@ -124,14 +133,16 @@ def single_threaded_torch() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def _setup(entries: Sequence[tuple[str, Any]], rules: Rules, seating: Sequence[str], seed: int, hands: bool) -> None:
+def _setup(
+    entries: Sequence[tuple[str, Any]], rules: Rules, seating: Sequence[str], seed: int, hands: bool, log: bool = False
+) -> None:
     """Load the policies (once per process) and remember the tournament settings."""
     policies = {name: load_policy(spec, rules, None) for name, spec in entries}
-    _WORKER.update(policies=policies, rules=rules, seating=list(seating), seed=seed, hands=hands)
+    _WORKER.update(policies=policies, rules=rules, seating=list(seating), seed=seed, hands=hands, log=log)
 
 
-def _play_deal(deal: int) -> dict[str, Any]:
-    """Play every rotation of deal ``deal``; per policy: totals over its seats."""
+def _play_deal(deal: int) -> tuple[dict[str, Any], list[str]]:
+    """Play every rotation of deal ``deal``: per policy, totals over its seats; the game log lines (when logging)."""
     rules: Rules = _WORKER["rules"]
     policies: dict[str, Policy] = _WORKER["policies"]
     seed: int = _WORKER["seed"]
@@ -146,15 +157,18 @@ def _play_deal(deal: int) -> dict[str, Any]:
         name: {"score": 0.0, "hands": 0, "made": {}, "match_score": 0.0, "wins": 0.0, "matches": 0}
         for name in policies
     }
+    lines: list[str] = []
     for j, assignment in enumerate(rotations(_WORKER["seating"])):
         for k, name in enumerate(policies):
             reseed = getattr(policies[name], "seed", None)
             if callable(reseed):
                 reseed(int(np.random.SeedSequence([seed, deal, j, k]).generate_state(1)[0]))
         game = BlackoutGame(rules, decks=decks, first_dealer=first_dealer, start_round=start)
-        while not game.is_over and (not _WORKER["hands"] or game.round_index == start):
+        while not game_finished(game, _WORKER["hands"]):
             seat = game.current_player
             game.step(policies[assignment[seat]].act(game.view(seat)))
+        if _WORKER["log"]:
+            lines.append(LoggedGame.from_game(game, deal, j, assignment, _WORKER["hands"]).to_json())
         totals = [sum(s[seat] for s in game.round_scores) for seat in range(n)]
         shares = win_shares(totals)  # equal highest totals share the win
         for seat, name in enumerate(assignment):
@@ -168,7 +182,7 @@ def _play_deal(deal: int) -> dict[str, Any]:
             entry["match_score"] += totals[seat]
             entry["wins"] += float(shares[seat])
             entry["matches"] += 1
-    return record
+    return record, lines
 
 
 # ------------------------------------------------------------------ results
@@ -448,6 +462,7 @@ def evaluate(
     hands: bool = False,
     seating: Sequence[str] | None = None,
     progress: bool = False,
+    game_log: str | os.PathLike[str] | None = None,
 ) -> EvalResult:
     """Play a duplicate-deal tournament and return its figures.
 
@@ -462,28 +477,47 @@ def evaluate(
             hand of round ``i % num_rounds`` of the rules' schedule.
         seating: one policy name per seat; default :func:`seating_for`.
         progress: show a progress bar (tqdm, when installed).
+        game_log: a file to write every game to, one JSON line per game (see
+            :mod:`blackout_training.game_log`; read it with ``read_game_log``).
 
     Every problem with the arguments (unknown policy, missing checkpoint, bad
-    rules, more policies than seats, deals < 1) raises ValueError before any
-    game is played.
+    rules, more policies than seats, deals < 1, a game log that cannot be
+    written) raises ValueError before any game is played.
     """
     rules, entries, seating = check_tournament(policies, rules, deals, seed, workers, seating)
     deals = int(deals)
-    args = (entries, rules, seating, int(seed), bool(hands))
-    if workers == 1:
-        _setup(*args)  # loads the policies (and torch, for a network)
-        records: Iterable[dict[str, Any]] = map(_play_deal, range(deals))
-        records = _progress(records, deals, progress)
-        with single_threaded_torch():
-            result = _summarise(list(records), entries, rules, deals, int(seed), bool(hands), seating)
-    else:
-        import multiprocessing
+    log = GameLogWriter(game_log, "game_log") if game_log is not None else None
+    args = (entries, rules, seating, int(seed), bool(hands), log is not None)
+    try:
+        if workers == 1:
+            _setup(*args)  # loads the policies (and torch, for a network)
+            with single_threaded_torch():
+                records = _collect(map(_play_deal, range(deals)), deals, progress, log)
+        else:
+            import multiprocessing
 
-        with multiprocessing.get_context().Pool(int(workers), initializer=_setup, initargs=args) as pool:
-            chunk = max(1, min(16, deals // (4 * int(workers))))
-            records = _progress(pool.imap(_play_deal, range(deals), chunksize=chunk), deals, progress)
-            result = _summarise(list(records), entries, rules, deals, int(seed), bool(hands), seating)
-    return result
+            with multiprocessing.get_context().Pool(int(workers), initializer=_setup, initargs=args) as pool:
+                chunk = max(1, min(16, deals // (4 * int(workers))))
+                records = _collect(pool.imap(_play_deal, range(deals), chunksize=chunk), deals, progress, log)
+    except BaseException:
+        if log is not None:
+            log.discard()
+        raise
+    if log is not None:
+        log.close()
+    return _summarise(records, entries, rules, deals, int(seed), bool(hands), seating)
+
+
+def _collect(
+    results: Iterable[tuple[dict[str, Any], list[str]]], deals: int, progress: bool, log: GameLogWriter | None
+) -> list[dict[str, Any]]:
+    """The deals' records in deal order; their game log lines written as they come."""
+    records = []
+    for record, lines in _progress(results, deals, progress):
+        if log is not None:
+            log.write(lines)
+        records.append(record)
+    return records
 
 
 def evaluate_against(

@@ -1,7 +1,8 @@
 """``blackout eval``: a duplicate-deal tournament between named policies.
 
 Example: ``blackout eval --policies heuristic search random --players 4 --deals 2000 --rules standard --out results/``
-prints the table and writes ``results.json``, ``results.txt`` and ``results.png`` to ``--out``.
+prints the table and writes ``results.json``, ``results.txt`` and ``results.png`` to ``--out``;
+``--game-log games.jsonl`` also writes every game played, one JSON line each (a replay viewer reads it).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1, help="processes (0 = every core; default 1)")
     parser.add_argument("--out", default=None, help="folder for results.json, results.txt and results.png")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
+    parser.add_argument(
+        "--game-log", default=None, metavar="FILE",
+        help="write every game played (each deal in each rotation) to FILE, one JSON line each, for replays",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -45,6 +50,7 @@ def _check_out(out: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..evaluate import check_tournament, evaluate
+    from ..game_log import check_game_log_path
 
     rules = Rules.resolve(args.rules)
     if args.players is not None:
@@ -59,12 +65,18 @@ def run(args: argparse.Namespace) -> int:
     check_tournament(args.policies, rules, args.deals, args.seed, workers, args.seating)
     if args.out is not None:
         _check_out(args.out)
+    if args.game_log is not None:
+        check_game_log_path(args.game_log, "--game-log")
     result = evaluate(
         args.policies, rules, deals=args.deals, seed=args.seed, workers=workers, hands=args.hands,
-        seating=args.seating, progress=not args.no_progress,
+        seating=args.seating, progress=not args.no_progress, game_log=args.game_log,
     )
     print(result.table())
+    written = []
     if args.out is not None:
-        paths = result.save(args.out, plot=not args.no_plot)
-        print("\nwrote " + ", ".join(str(p) for p in paths.values()))
+        written += result.save(args.out, plot=not args.no_plot).values()
+    if args.game_log is not None:
+        written.append(f"{args.game_log} ({result.deals * len(result.seating)} games)")
+    if written:
+        print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
