@@ -10,6 +10,13 @@ in the same folder, then ``os.replace``, so a crash leaves either the old save
 or the new one, never half of one. Bots are reseeded before every decision
 from the bots' seed, the seat and the number of actions so far, so a resumed
 game continues exactly as the uninterrupted one would have.
+
+Reasons (``--why``): a bot's decision is then made by
+:func:`blackout_env.policies.explain` instead of ``act`` (the same action), and
+its reasons are printed under the narrated move (:func:`explanation_lines`):
+all of them for a bid, whose actions are bids; for a card only the card and
+the value estimate while a person plays, since a number per legal card would
+show the bot's hand.
 """
 
 from __future__ import annotations
@@ -21,12 +28,13 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
 from blackout_env.cards import card_to_str, parse_card
+from blackout_env.policies import ActionReason, Explanation, explain
 from blackout_env.scoresheet import score_sheet
 
 from ..policies import Policy, absolute_paths, load_policy
@@ -37,8 +45,11 @@ __all__ = [
     "PLAY_SAVE_VERSION",
     "PlaySession",
     "Seat",
+    "decision_seed",
     "default_save_path",
+    "explanation_lines",
     "new_session",
+    "parse_save",
     "read_save",
     "write_save",
 ]
@@ -74,6 +85,9 @@ class SavedSession:
     seats: list[Seat]
     bot_seed: int
     hot_seat: bool
+    web: dict[str, Any] | None = None
+    """What ``blackout serve`` keeps beside the game (its table id, seat tokens' hashes, bot speed);
+    the terminal ignores it, so a save moves between terminal and browser."""
 
 
 def write_save(path: Path, saved: SavedSession) -> None:
@@ -86,6 +100,8 @@ def write_save(path: Path, saved: SavedSession) -> None:
         "bot_seed": saved.bot_seed,
         "hot_seat": saved.hot_seat,
     }
+    if saved.web is not None:
+        data["web"] = saved.web
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -108,6 +124,11 @@ def read_save(path: Path) -> SavedSession:
         raise SaveFileError(f"there is no saved game at {path}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise SaveFileError(f"cannot read the saved game {path}: {error}") from None
+    return parse_save(text, str(path))
+
+
+def parse_save(text: str, path: str = "the save") -> SavedSession:
+    """A save file's text as a session; raises SaveFileError naming ``path`` and the problem."""
     try:
         data = json.loads(text)
     except ValueError as error:
@@ -141,7 +162,10 @@ def read_save(path: Path) -> SavedSession:
         raise SaveFileError(f"{path} is damaged: bot_seed is {bot_seed!r}, not a whole number >= 0")
     if not isinstance(data["hot_seat"], bool):
         raise SaveFileError(f"{path} is damaged: hot_seat is {data['hot_seat']!r}, not true or false")
-    return SavedSession(game, parsed, bot_seed, data["hot_seat"])
+    web = data.get("web")
+    if web is not None and not isinstance(web, dict):
+        raise SaveFileError(f"{path} is damaged: 'web' is {web!r}, not an object")
+    return SavedSession(game, parsed, bot_seed, data["hot_seat"], web)
 
 
 def seat_names(num_players: int, humans: int, policies: Sequence[str]) -> list[Seat]:
@@ -202,6 +226,50 @@ def new_session(
     return SavedSession(game, seat_names(rules.num_players, humans, policies), seed, hot_seat)
 
 
+def decision_seed(bot_seed: int, seat: int, move: int) -> int:
+    """The seed of a bot's decision: it depends only on the bots' seed, the seat and how far the game is
+    (``move`` actions taken), so a resumed game (terminal or browser) continues as the uninterrupted one would."""
+    return int(np.random.SeedSequence([bot_seed, seat, move]).generate_state(1)[0])
+
+
+def _action_label(action: int, view: PlayerView) -> str:
+    return str(action - view.num_cards) if action >= view.num_cards else card_to_str(action)
+
+
+def _reason_text(reason: ActionReason, view: PlayerView) -> str:
+    """``"2: n=120 0.53 40%"``: the action, then its visits, value and probability where given."""
+    numbers = []
+    if reason.visits is not None:
+        numbers.append(f"n={reason.visits}")
+    if reason.value is not None:
+        numbers.append(f"{reason.value:.2f}")
+    if reason.probability is not None:
+        numbers.append(f"{reason.probability:.0%}")
+    label = _action_label(reason.action, view)
+    return f"{label}: {' '.join(numbers)}" if numbers else label
+
+
+def _reasons_line(why: Explanation, view: PlayerView) -> str:
+    """Every legal action with its numbers, the chosen one in brackets: ``0: 2.41, [1: 7.30], 2: 5.02``."""
+    return ", ".join(
+        f"[{_reason_text(reason, view)}]" if reason.action == why.action else _reason_text(reason, view)
+        for reason in why.actions
+    )
+
+
+def explanation_lines(why: Explanation, view: PlayerView, every_action: bool) -> list[str]:
+    """A bot's reasons, as printed under its move by ``blackout play --why``.
+
+    ``every_action``: the numbers of every legal action and the note (for a bid, or when no person
+    plays); else only the chosen card and the value estimate, which reveal nothing of the bot's hand.
+    """
+    value = "" if why.value is None else f"; value {why.value:.2f}"
+    if not every_action:
+        return [f"    why: {_action_label(why.action, view)}{value} ({why.kind}; the numbers of each card "
+                "stay hidden while a person plays)"]
+    return [f"    why ({why.kind}): {_reasons_line(why, view)}", f"    {why.note}{value}"]
+
+
 class _EndOfInput(Exception):
     """The input stream ended: save and stop."""
 
@@ -219,6 +287,9 @@ class PlaySession:
         policy_loader: ``(spec, rules, seed) -> policy`` for the bot seats
             (default ``blackout_training.policies.load_policy``).
         suggest_bid: ``view -> bid`` shown as the suggested bid (None: no suggestion).
+        why: print each bot decision's reasons under its move (:func:`explanation_lines`).
+        explain_bid: ``view -> Explanation`` of a person's bid, whose numbers per bid are shown
+            after the suggestion (None: not shown).
         input, output: text streams (default stdin and stdout); input that is not a
             terminal is echoed, so a scripted game reads like a played one.
         unicode: suit symbols and a struck-through forbidden bid (default: when the output encoding is UTF).
@@ -233,6 +304,8 @@ class PlaySession:
         input: IO[str] | None = None,
         output: IO[str] | None = None,
         unicode: bool | None = None,
+        why: bool = False,
+        explain_bid: Callable[[PlayerView], Explanation] | None = None,
     ) -> None:
         self.saved = saved
         self.game = saved.game
@@ -247,6 +320,11 @@ class PlaySession:
             unicode = "utf" in encoding.lower()
         self.unicode = unicode
         self.suggest_bid = suggest_bid
+        self.why = why
+        self.explain_bid = explain_bid
+        # A bot's card plays are explained in full only when nobody at the keyboard could learn its hand.
+        self._show_every_card = not any(seat.human for seat in self.seats)
+        self._reasons: dict[int, list[str]] = {}  # history index of a bot's move -> its reasons, not yet printed
         policy_loader = policy_loader or load_policy
         self.policies: dict[int, Policy] = {
             seat: policy_loader(s.policy, self.game.rules, self._decision_seed(seat))
@@ -298,6 +376,8 @@ class PlaySession:
                 line = screen.describe_event(event, self.names, self.unicode)
                 if line is not None:
                     self.say(line)
+                for reason in self._reasons.pop(self._narrated, ()):
+                    self.say(reason)
             self._narrated += 1
 
     # -------------------------------------------------------------------- loop
@@ -350,16 +430,22 @@ class PlaySession:
             raise ValueError(f"cannot save the game to {self.save_path}: {error}") from None
 
     def _decision_seed(self, seat: int) -> int:
-        """A seed that depends only on the bots' seed, the seat and how far the game is."""
-        sequence = np.random.SeedSequence([self.saved.bot_seed, seat, len(self.game.actions)])
-        return int(sequence.generate_state(1)[0])
+        return decision_seed(self.saved.bot_seed, seat, len(self.game.actions))
 
     def _bot_action(self, seat: int) -> int:
         policy = self.policies[seat]
         reseed = getattr(policy, "seed", None)
         if callable(reseed):
             reseed(self._decision_seed(seat))
-        action = int(policy.act(self.game.view(seat)))
+        view = self.game.view(seat)
+        if self.why:  # explain instead of act: the same action, with its reasons
+            why = explain(policy, view)
+            action = int(why.action)
+            every_action = self._show_every_card or view.phase == "bid"
+            # The move is the next history event; its reasons are printed when it is narrated.
+            self._reasons[len(self.game.history)] = explanation_lines(why, view, every_action)
+        else:
+            action = int(policy.act(view))
         if action not in self.game.legal_actions():
             try:
                 self.game.clone().step(action)
@@ -383,6 +469,9 @@ class PlaySession:
         self.say()
         self.say(screen.render_turn(view, self.names, suggestion, self.unicode))
         if view.phase == "bid":
+            if self.explain_bid is not None:
+                why = self.explain_bid(view)
+                self.say(f"Expected score of each bid ({why.kind}): {_reasons_line(why, view)}")
             return self._ask_bid(view)
         return self._ask_card(view)
 

@@ -1,0 +1,438 @@
+"""A table of ``blackout serve``: one match, who sits where, and its save file.
+
+A :class:`Table` is the server's state of one game, without any networking, so
+it is tested as plain Python: people hold seats by secret tokens, bots by
+policy specs; every action goes through the engine (:class:`BlackoutGame`),
+which checks it; after every change the table writes itself to its save file
+in the format of ``blackout play`` (:func:`~blackout_training.play.session.write_save`),
+with what only the browser needs under the save's ``"web"`` key. What each
+connection is sent is :mod:`blackout_training.web.messages`; when bots move is
+:mod:`blackout_training.web.server`.
+
+Seat tokens are kept as SHA-256 hashes, so a save file lets nobody take a seat.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
+from blackout_env.policies import Explanation, explain, parse_spec
+
+from ..play.session import SavedSession, Seat, decision_seed, read_save, write_save
+
+__all__ = [
+    "MAX_BOT_DELAY_MS",
+    "MAX_TAKEOVER_S",
+    "TABLE_ID",
+    "Table",
+    "TableError",
+    "WebSeat",
+]
+
+TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{6,40}$")
+"""What a table id looks like: it names a file in the saves folder, so it may hold nothing else."""
+MAX_BOT_DELAY_MS = 5000
+MAX_TAKEOVER_S = 3600
+WEB_SAVE_VERSION = 1
+
+
+class TableError(ValueError):
+    """A request the table refuses; ``code`` says which kind (the protocol's error codes)."""
+
+    def __init__(self, message: str, code: str = "bad_message") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+PolicyLoader = Callable[[str, Rules, int], Any]
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_table_id() -> str:
+    """A fresh, unguessable table id (also the save file's name)."""
+    return secrets.token_urlsafe(9)
+
+
+@dataclass
+class WebSeat:
+    """A seat as the server sees it: a person (by token), a bot (by policy spec), or open (in the lobby)."""
+
+    kind: str
+    """"person", "bot" or "open"."""
+    name: str
+    policy: str | None = None
+    token_hash: str | None = None
+
+
+@dataclass
+class Table:
+    """One match at the server. Create with :meth:`create` or :meth:`load`; act with :meth:`act`.
+
+    Attributes:
+        table_id: the table's id (the save file is ``saves/<table_id>.json``).
+        game: the engine.
+        seats: who holds each seat.
+        status: "lobby" (waiting for people and the host's start), "playing" or "over".
+        host_hash: the hash of the host's token (the host starts the game and sets the bots' speed).
+        fill: the policy spec that takes open seats left at the start, and plays for a person
+            who is away longer than ``takeover_s``.
+    """
+
+    table_id: str
+    game: BlackoutGame
+    seats: list[WebSeat]
+    bot_seed: int
+    rules_name: str
+    status: str = "lobby"
+    host_hash: str | None = None
+    fill: str = "heuristic"
+    bot_delay_ms: int = 600
+    takeover_s: float | None = None
+    saves: Path | None = None
+    policy_loader: PolicyLoader | None = None
+    paused: bool = False
+    last_why: dict[int, tuple[int, Explanation]] = field(default_factory=dict)
+    """Per seat, the move number and the reasons of its last bot decision (for the "why" overlay)."""
+    last_decision_ms: float | None = None
+    _policies: dict[tuple[int, str], Any] = field(default_factory=dict)
+    _suggester: Any = None
+
+    # ------------------------------------------------------------ creation
+    @classmethod
+    def create(
+        cls,
+        rules: Rules,
+        rules_name: str,
+        seats: Sequence[str],
+        *,
+        fill: str = "heuristic",
+        bot_delay_ms: int = 600,
+        takeover_s: float | None = None,
+        seed: int | None = None,
+        saves: Path | None = None,
+        policy_loader: PolicyLoader | None = None,
+        table_id: str | None = None,
+        aliases: Mapping[str, str] | None = None,
+    ) -> tuple[Table, str]:
+        """A new table and the creator's token (the creator hosts it, and sits in the ``"you"`` seat if any).
+
+        ``seats`` has one entry per seat: ``"you"`` (at most one), ``"open"`` (a seat for another person)
+        or a policy spec (or a name in ``aliases``, the server's own policies). With no open seat the game
+        starts at once.
+        """
+        if not isinstance(seats, (list, tuple)) or len(seats) != rules.num_players:
+            raise TableError(f"seats: give one entry per seat ({rules.num_players}), got {seats!r}")
+        if any(not isinstance(entry, str) or not entry.strip() for entry in seats):
+            raise TableError(f"seats: each entry is 'you', 'open' or a policy spec, got {list(seats)!r}")
+        seats = [entry.strip() for entry in seats]
+        if seats.count("you") > 1:
+            raise TableError("seats: at most one seat is 'you'")
+        fill = check_policy_spec(fill, "fill", aliases)
+        bot_delay_ms = check_bot_delay(bot_delay_ms)
+        takeover_s = check_takeover(takeover_s)
+        if seed is None:
+            seed = int(np.random.default_rng().integers(2**31))
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise TableError(f"seed: must be a whole number >= 0, got {seed!r}")
+        token = secrets.token_urlsafe(24)
+        web_seats = []
+        for index, entry in enumerate(seats):
+            if entry == "you":
+                web_seats.append(WebSeat("person", f"P{index} you", token_hash=_hash(token)))
+            elif entry == "open":
+                web_seats.append(WebSeat("open", f"P{index} open"))
+            else:
+                spec = check_policy_spec(entry, f"seat {index}", aliases)
+                label = entry if aliases and entry in aliases else parse_spec(entry)[0]
+                web_seats.append(WebSeat("bot", f"P{index} {label}", policy=spec))
+        table = cls(
+            table_id=table_id or new_table_id(),
+            game=BlackoutGame(rules, seed=seed),
+            seats=web_seats,
+            bot_seed=seed,
+            rules_name=rules_name,
+            status="lobby" if "open" in seats else "playing",
+            host_hash=_hash(token),
+            fill=fill,
+            bot_delay_ms=bot_delay_ms,
+            takeover_s=takeover_s,
+            saves=saves,
+            policy_loader=policy_loader,
+        )
+        table.save()
+        return table, token
+
+    @classmethod
+    def load(cls, table_id: str, saves: Path, policy_loader: PolicyLoader | None = None) -> Table:
+        """The table saved as ``saves/<table_id>.json``: a save of ``blackout serve`` or of ``blackout play``.
+
+        Raises TableError (code ``no_table`` or ``bad_save``) naming the problem; the file is left untouched.
+        """
+        if not isinstance(table_id, str) or not TABLE_ID.match(table_id):
+            raise TableError(f"there is no table {str(table_id)[:60]!r}: a table id is 6-40 letters, digits, - or _",
+                             "no_table")
+        path = saves / f"{table_id}.json"
+        if not path.is_file():
+            raise TableError(f"there is no table {table_id!r} on this server", "no_table")
+        try:
+            saved = read_save(path)
+        except SaveFileError as error:
+            raise TableError(f"the saved game {table_id!r} cannot be loaded: {error}", "bad_save") from None
+        web = saved.web or {}
+        try:
+            return cls._from_saved(table_id, saved, web, saves, policy_loader)
+        except (KeyError, TypeError, ValueError) as error:
+            raise TableError(f"the saved game {table_id!r} cannot be loaded: its 'web' part is damaged ({error})",
+                             "bad_save") from None
+
+    @classmethod
+    def _from_saved(cls, table_id: str, saved: SavedSession, web: dict[str, Any], saves: Path,
+                    policy_loader: PolicyLoader | None) -> Table:
+        if web and web.get("version") != WEB_SAVE_VERSION:
+            raise ValueError(f"web save version {web.get('version')!r}; this server reads {WEB_SAVE_VERSION}")
+        game = saved.game
+        web_seats = web.get("seats")
+        seats = []
+        for index, seat in enumerate(saved.seats):
+            if web_seats is not None:
+                entry = web_seats[index]
+                kind = entry["kind"]
+                if kind not in ("person", "bot", "open"):
+                    raise ValueError(f"seat {index} is of kind {kind!r}")
+                token_hash = entry.get("token")
+                if token_hash is not None and not isinstance(token_hash, str):
+                    raise ValueError(f"seat {index}'s token is {token_hash!r}")
+            else:  # a save of `blackout play`: its people may claim their seats once, in order
+                kind, token_hash = ("open" if seat.human else "bot"), None
+            seats.append(WebSeat(kind, seat.name, seat.policy, token_hash))
+        status = "over" if game.is_over else web.get("status", "playing")
+        if status not in ("lobby", "playing", "over"):
+            raise ValueError(f"status {status!r}")
+        delay = check_bot_delay(web.get("bot_delay_ms", 600))
+        return cls(
+            table_id=table_id,
+            game=game,
+            seats=seats,
+            bot_seed=saved.bot_seed,
+            rules_name=str(web.get("rules_name", "saved")),
+            status=status,
+            host_hash=web.get("host"),
+            fill=str(web.get("fill", "heuristic")),
+            bot_delay_ms=delay,
+            takeover_s=check_takeover(web.get("takeover_s")),
+            saves=saves,
+            policy_loader=policy_loader,
+        )
+
+    # ---------------------------------------------------------------- saves
+    @property
+    def save_path(self) -> Path | None:
+        return None if self.saves is None else self.saves / f"{self.table_id}.json"
+
+    def to_saved(self) -> SavedSession:
+        """The table as a save of ``blackout play`` (people and open seats are its human seats)."""
+        seats = [Seat(seat.name, seat.kind != "bot", seat.policy if seat.kind == "bot" else None) for seat in self.seats]
+        web = {
+            "version": WEB_SAVE_VERSION,
+            "table": self.table_id,
+            "status": self.status,
+            "host": self.host_hash,
+            "seats": [{"kind": seat.kind, "token": seat.token_hash} for seat in self.seats],
+            "fill": self.fill,
+            "bot_delay_ms": self.bot_delay_ms,
+            "takeover_s": self.takeover_s,
+            "rules_name": self.rules_name,
+        }
+        return SavedSession(self.game, seats, self.bot_seed, False, web)
+
+    def save(self) -> None:
+        """Write the table to its save file (atomically); nothing when the table has no saves folder."""
+        path = self.save_path
+        if path is not None:
+            write_save(path, self.to_saved())
+
+    # --------------------------------------------------------------- people
+    def is_host(self, token: str | None) -> bool:
+        return token is not None and self.host_hash is not None and secrets.compare_digest(_hash(token), self.host_hash)
+
+    def seat_of(self, token: str | None) -> int | None:
+        """The seat a token holds, or None."""
+        if not isinstance(token, str) or not token:
+            return None
+        digest = _hash(token)
+        for index, seat in enumerate(self.seats):
+            if seat.token_hash is not None and secrets.compare_digest(seat.token_hash, digest):
+                return index
+        return None
+
+    def take_open_seat(self) -> tuple[int, str] | None:
+        """Give the first open seat to a person, with a new token; None when no seat is open."""
+        for index, seat in enumerate(self.seats):
+            if seat.kind == "open":
+                token = secrets.token_urlsafe(24)
+                self.seats[index] = WebSeat("person", f"P{index} person", token_hash=_hash(token))
+                self.save()
+                return index, token
+        return None
+
+    def start(self, token: str | None) -> None:
+        """The host starts a lobby's game: open seats get the ``fill`` policy."""
+        if not self.is_host(token):
+            raise TableError("only the host of the table can start the game", "forbidden")
+        if self.status != "lobby":
+            raise TableError("the game has already started", "bad_message")
+        for index, seat in enumerate(self.seats):
+            if seat.kind == "open":
+                self.seats[index] = WebSeat("bot", f"P{index} {parse_spec(self.fill)[0]}", policy=self.fill)
+        self.status = "playing"
+        self.save()
+
+    @property
+    def has_people(self) -> bool:
+        """Whether a person holds (or may take) a seat: then no spectator may see hidden hands before the end."""
+        return any(seat.kind in ("person", "open") for seat in self.seats)
+
+    # ---------------------------------------------------------------- moves
+    def act(self, seat: int | None, action: Any) -> None:
+        """A person's action in ``seat``; raises TableError (and changes nothing) if it is not theirs to take."""
+        if self.status == "lobby":
+            raise TableError("the game has not started yet: the host starts it", "not_your_turn")
+        if self.game.is_over:
+            raise TableError("the game is over", "not_your_turn")
+        if seat is None:
+            raise TableError("you watch this table: you hold no seat", "forbidden")
+        if self.game.current_player != seat:
+            raise TableError(f"it is not your turn: {self.seats[self.game.current_player].name} is to act",
+                             "not_your_turn")
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise TableError(f"action: must be a whole number (a card id, or {self.game.num_cards} + bid), "
+                             f"got {action!r}")
+        self._step(action)
+
+    def _step(self, action: int) -> None:
+        try:
+            self.game.step(action)
+        except IllegalActionError as error:
+            raise TableError(str(error), "illegal_action") from None
+        if self.game.is_over:
+            self.status = "over"
+        self.save()
+
+    def bot_seat(self, away: Callable[[int], bool] = lambda seat: False) -> int | None:
+        """The seat a bot must act for now: a bot's turn, or an away person's (``away(seat)``); else None."""
+        if self.status != "playing" or self.game.is_over:
+            return None
+        seat = self.game.current_player
+        if self.seats[seat].kind == "bot" or away(seat):
+            return seat
+        return None
+
+    def policy_for(self, seat: int) -> Any:
+        """The policy playing ``seat`` (its own, or the fill policy for a person who is away), loaded once."""
+        spec = self.seats[seat].policy if self.seats[seat].kind == "bot" else self.fill
+        key = (seat, spec)
+        if key not in self._policies:
+            loader = self.policy_loader or _default_loader
+            self._policies[key] = loader(spec, self.game.rules, self.bot_seed)
+        return self._policies[key]
+
+    def decide(self, seat: int) -> tuple[int, Explanation, float]:
+        """The bot's decision for ``seat`` (action, explanation, milliseconds), not yet applied.
+
+        Reads only the seat's view. The policy is reseeded from the bots' seed, the seat and the move
+        number, as in ``blackout play``, so a resumed game continues as the uninterrupted one would.
+        Raises TableError (code ``bot_failed``) when the policy cannot load, fails, or picks an illegal action.
+        """
+        started = time.perf_counter()
+        try:
+            policy = self.policy_for(seat)
+            reseed = getattr(policy, "seed", None)
+            if callable(reseed):
+                reseed(decision_seed(self.bot_seed, seat, len(self.game.actions)))
+            view = self.game.view(seat)
+            why = explain(policy, view)
+        except Exception as error:  # a bot that crashes must not take the server with it
+            raise TableError(f"the bot in seat {seat} ({self.seats[seat].policy or self.fill}) failed: "
+                             f"{type(error).__name__}: {error}", "bot_failed") from error
+        if why.action not in view.legal_actions:
+            raise TableError(f"the bot in seat {seat} chose action {why.action}, which is not legal now",
+                             "bot_failed")
+        return why.action, why, (time.perf_counter() - started) * 1000.0
+
+    def apply_bot(self, seat: int, action: int, why: Explanation, move: int) -> bool:
+        """Apply a decision made by :meth:`decide` if the game is still where it was (``move``); True if applied."""
+        if len(self.game.actions) != move or self.game.current_player != seat or self.status != "playing":
+            return False
+        self.last_why[seat] = (move, why)
+        self._step(action)
+        return True
+
+    def suggestion(self, view: PlayerView) -> tuple[int, Explanation] | None:
+        """The heuristic bot's bid for a person's view, and its reasons (the same bid ``blackout play`` suggests)."""
+        if view.phase != "bid" or not view.is_my_turn:
+            return None
+        if self._suggester is None:
+            from blackout_baselines import make_bot
+
+            self._suggester = make_bot("heuristic", seed=self.bot_seed)
+        self._suggester.seed(self.bot_seed)  # the same view always gets the same suggestion
+        why = explain(self._suggester, view)
+        return why.action - view.num_cards, why
+
+
+def _default_loader(spec: str, rules: Rules, seed: int) -> Any:
+    from ..policies import load_policy
+
+    return load_policy(spec, rules, seed)
+
+
+def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | None = None) -> str:
+    """The policy spec a client named, checked: a known name, or a name the server was given (``aliases``).
+
+    A client may not name a file (``ppo:PATH``, ``checkpoint=PATH``): checkpoints are named on the server's
+    command line (``blackout serve --policy NAME=ppo:PATH``) and chosen by that name. Loading the policy,
+    which may take a while, is the caller's.
+    """
+    from blackout_env.policies import LOADERS
+
+    if not isinstance(spec, str) or not spec.strip():
+        raise TableError(f"{field_name}: a policy spec such as 'heuristic' or 'ppo', got {spec!r}")
+    spec = spec.strip()
+    if aliases and spec in aliases:
+        return aliases[spec]
+    name, argument = parse_spec(spec)
+    if name not in LOADERS:
+        known = [*LOADERS, *(aliases or {})]
+        raise TableError(f"{field_name}: unknown policy {spec!r}; known: {', '.join(known)}")
+    if argument is not None and (getattr(LOADERS[name], "path_argument", False) or "checkpoint" in argument):
+        raise TableError(f"{field_name}: a browser may not name a file ({spec!r}); start the server with "
+                         f"--policy NAME={spec} and choose NAME", "forbidden")
+    return spec
+
+
+def check_bot_delay(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_BOT_DELAY_MS:
+        raise TableError(f"bot_delay_ms: must be a number of milliseconds 0..{MAX_BOT_DELAY_MS}, got {value!r}")
+    return int(value)
+
+
+def check_takeover(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TAKEOVER_S:
+        raise TableError(f"takeover_s: must be a number of seconds above 0, at most {MAX_TAKEOVER_S}, "
+                         f"or null (the table waits), got {value!r}")
+    return float(value)
