@@ -54,9 +54,12 @@ class Client:
 
     def at_move(self, move: int) -> dict[str, Any]:
         """The state after ``move`` actions (the newest one received, or the next to come)."""
-        if self.latest is not None and self.latest["move"] == move:
+        def wanted(message: dict[str, Any]) -> bool:
+            return message["type"] == "state" and message["move"] == move and message["status"] != "lobby"
+
+        if self.latest is not None and wanted(self.latest):
             return self.latest
-        return self.until(lambda m: m["type"] == "state" and m["move"] == move)
+        return self.until(wanted)
 
     def state(self) -> dict[str, Any]:
         return self.until(lambda m: m["type"] == "state")
@@ -535,3 +538,42 @@ def test_the_page_and_its_assets_ship_in_the_package_and_load_nothing_from_elsew
         text = path.read_text(encoding="utf-8")
         assert "http://" not in text and "https://" not in text, f"{path.name} names another host"
         assert client_app.get(f"/static/{path.name}").status_code == 200
+
+
+# ------------------------------------------------------------------ the command
+def test_blackout_serve_listens_on_this_machine_only_unless_told_and_says_so(monkeypatch, tmp_path, capsys):
+    import uvicorn
+    from blackout_training.cli import main
+
+    calls = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(kwargs))
+    assert main(["serve", "--saves", str(tmp_path)]) == 0
+    assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8000
+    assert "not only this machine" not in capsys.readouterr().out
+    assert main(["serve", "--saves", str(tmp_path), "--host", "0.0.0.0", "--port", "8123"]) == 0
+    assert calls[-1]["host"] == "0.0.0.0" and "not only this machine" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--port", "0"], "--port"),
+    (["--policy", "mine"], "NAME=SPEC"),
+    (["--policy", "mine=nosuch"], "unknown policy"),
+    (["--rules", "/no/such/file.yaml"], "no such file"),
+])
+def test_blackout_serve_refuses_bad_options_before_starting(argv, words, tmp_path, capsys, monkeypatch):
+    import uvicorn
+    from blackout_training.cli import main
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: pytest.fail("the server started"))
+    assert main(["serve", "--saves", str(tmp_path), *argv]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_bench_web_times_moves_and_load_on_loopback(tmp_path):
+    from blackout_training.bench.web import main
+
+    out = tmp_path / "web.json"
+    assert main(["--policies", "heuristic", "--moves", "5", "--tables", "3", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["moves"]["heuristic"]["moves"] == 5 and figures["server_ms"]["heuristic"]["decisions"] >= 5
+    assert figures["load"]["tables"] == 3 and figures["load"]["slowdown"] > 0

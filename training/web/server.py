@@ -162,7 +162,7 @@ class Server:
     def live(self, table_id: Any) -> LiveTable:
         if isinstance(table_id, str) and table_id in self.tables:
             return self.tables[table_id]
-        table = Table.load(table_id, self.saves, self.policy_loader)
+        table = Table.load(table_id, self.saves, self.policy_loader, self.default_delay_ms)
         live = self.tables[table.table_id] = LiveTable(table)
         return live
 
@@ -351,6 +351,8 @@ class Server:
         table = live.table
         while live.waiting is None:
             if table.paused and not live.step_once:
+                return
+            if not live.connections:  # nobody at the table: it waits, saved, until someone comes back
                 return
             seat = table.bot_seat(away=lambda s: live.takeover_left(s) == 0.0)
             if seat is None:

@@ -176,8 +176,10 @@ class Table:
         return table, token
 
     @classmethod
-    def load(cls, table_id: str, saves: Path, policy_loader: PolicyLoader | None = None) -> Table:
-        """The table saved as ``saves/<table_id>.json``: a save of ``blackout serve`` or of ``blackout play``.
+    def load(cls, table_id: str, saves: Path, policy_loader: PolicyLoader | None = None,
+             bot_delay_ms: int = 600) -> Table:
+        """The table saved as ``saves/<table_id>.json``: a save of ``blackout serve`` or of ``blackout play``
+        (whose bots get ``bot_delay_ms``).
 
         Raises TableError (code ``no_table`` or ``bad_save``) naming the problem; the file is left untouched.
         """
@@ -193,14 +195,14 @@ class Table:
             raise TableError(f"the saved game {table_id!r} cannot be loaded: {error}", "bad_save") from None
         web = saved.web or {}
         try:
-            return cls._from_saved(table_id, saved, web, saves, policy_loader)
+            return cls._from_saved(table_id, saved, web, saves, policy_loader, bot_delay_ms)
         except (KeyError, TypeError, ValueError) as error:
             raise TableError(f"the saved game {table_id!r} cannot be loaded: its 'web' part is damaged ({error})",
                              "bad_save") from None
 
     @classmethod
     def _from_saved(cls, table_id: str, saved: SavedSession, web: dict[str, Any], saves: Path,
-                    policy_loader: PolicyLoader | None) -> Table:
+                    policy_loader: PolicyLoader | None, bot_delay_ms: int) -> Table:
         if web and web.get("version") != WEB_SAVE_VERSION:
             raise ValueError(f"web save version {web.get('version')!r}; this server reads {WEB_SAVE_VERSION}")
         game = saved.game
@@ -221,7 +223,7 @@ class Table:
         status = "over" if game.is_over else web.get("status", "playing")
         if status not in ("lobby", "playing", "over"):
             raise ValueError(f"status {status!r}")
-        delay = check_bot_delay(web.get("bot_delay_ms", 600))
+        delay = check_bot_delay(web.get("bot_delay_ms", bot_delay_ms))
         return cls(
             table_id=table_id,
             game=game,
