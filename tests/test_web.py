@@ -577,3 +577,18 @@ def test_bench_web_times_moves_and_load_on_loopback(tmp_path):
     figures = json.loads(out.read_text())
     assert figures["moves"]["heuristic"]["moves"] == 5 and figures["server_ms"]["heuristic"]["decisions"] >= 5
     assert figures["load"]["tables"] == 3 and figures["load"]["slowdown"] > 0
+
+
+def test_replay_of_single_hands_of_an_evaluation_ends_each_hand(client_app, tmp_path):
+    from blackout_training.evaluate import evaluate
+
+    log = tmp_path / "hands.jsonl"
+    evaluate(["random", "heuristic"], rules="standard", deals=1, seed=2, hands=True, game_log=log)
+    line = json.loads(log.read_text().splitlines()[0])
+    with connect(client_app) as socket:
+        client = Client(socket)
+        client.send(type="replay", content=log.read_text())
+        client.state()
+        client.send(type="seek", move=len(line["actions"]))
+        end = client.state()
+    assert end["status"] == "over" and end["score_sheet"]["totals"] == line["scores"]

@@ -28,6 +28,8 @@ class _Game:
     label: str
     names: list[str]
     final: BlackoutGame
+    finished: bool
+    """The match is over, or (a game log of ``blackout eval --hands``) its single hand is."""
 
 
 def _prefix(game: BlackoutGame, move: int) -> BlackoutGame:
@@ -44,7 +46,7 @@ class Replay:
     def __init__(self, games: list[_Game]) -> None:
         if not games:
             raise TableError("there is no game to replay", "bad_save")
-        unfinished = [g.label for g in games if not g.final.is_over]
+        unfinished = [g.label for g in games if not g.finished]
         if unfinished:
             raise TableError(f"{unfinished[0]} is not over yet: only finished games are replayed (resume it instead)",
                              "forbidden")
@@ -56,7 +58,7 @@ class Replay:
     @classmethod
     def from_table(cls, table: Table) -> Replay:
         names = [seat.name for seat in table.seats]
-        return cls([_Game(f"table {table.table_id}", names, table.game)])
+        return cls([_Game(f"table {table.table_id}", names, table.game, table.game.is_over)])
 
     @classmethod
     def from_text(cls, text: Any) -> Replay:
@@ -71,14 +73,14 @@ class Replay:
         try:
             if is_save:
                 saved = parse_save(text, "the file")
-                return cls([_Game("saved game", [seat.name for seat in saved.seats], saved.game)])
+                return cls([_Game("saved game", [seat.name for seat in saved.seats], saved.game, saved.game.is_over)])
             logged = read_game_log(text)
         except (SaveFileError, ValueError) as error:
             raise TableError(f"this file cannot be replayed: {error}", "bad_save") from None
         games = []
         for entry in logged:
             names = [f"P{seat} {name}" for seat, name in enumerate(entry.seats)]
-            games.append(_Game(entry.label, names, entry.replay()))
+            games.append(_Game(entry.label, names, entry.replay(), True))  # the reader checked it ran to its end
         return cls(games)
 
     def select(self, index: Any) -> None:
@@ -109,7 +111,8 @@ class Replay:
         for entry in state["seats"]:
             entry.update(kind="bot", policy=None, connected=True)
         state.update(
-            type="state", table=None, mode="replay", status="over" if game.is_over else "playing", you=None,
+            type="state", table=None, mode="replay",
+            status="over" if self.move == len(chosen.final.actions) else "playing", you=None,
             host=False, rules={"name": "replay", "num_players": game.num_players,
                                "hand_sizes": list(game.rules.hand_sizes), "hook": game.rules.hook,
                                "num_cards": game.num_cards, "summary": game.rules.describe().replace("\n", "; ")},
