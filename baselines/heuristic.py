@@ -57,7 +57,7 @@ from math import comb
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.policies import Explanation, action_reasons
-from blackout_env.rules_logic import card_power, led_suit_of, suit_led_after, trick_winner
+from blackout_env.rules_logic import bid_range, card_power, led_suit_of, suit_led_after, trick_winner
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -103,7 +103,7 @@ def expected_bid_scores(view: PlayerView, distribution: Sequence[float]) -> list
     won = view.tricks_won[view.player]
     return [
         sum(mass * score(bid, won + t) for t, mass in enumerate(distribution))
-        for bid in range(view.hand_size + 1)
+        for bid in bid_range(view.hand_size)
     ]
 
 
@@ -447,7 +447,7 @@ class HeuristicBot(Bot):
     def _best_bid(view: PlayerView, values: Sequence[float]) -> int:
         """The permitted bid with the best expected score in ``values`` (one per bid 0..hand_size); ties: the lower."""
         forbidden = view.forbidden_bid if view.is_dealer else None
-        permitted = [b for b in range(view.hand_size + 1) if b != forbidden]
+        permitted = [b for b in bid_range(view.hand_size) if b != forbidden]
         best = permitted[0]
         for bid in permitted[1:]:
             if values[bid] > values[best] + 1e-12:

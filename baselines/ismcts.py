@@ -78,10 +78,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from blackout_env.batched import numba_available
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.policies import Explanation, action_reasons
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import card_power, forbidden_bid
+from blackout_env.rules_logic import bid_range, card_power, forbidden_bid
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -215,7 +216,8 @@ class SimState:
     def legal_bids(self) -> list[int]:
         """The current seat's legal bid actions (the hook removes the dealer's forbidden bid)."""
         base = self.t.num_cards
-        bids = list(range(base, base + self.hand_size + 1))
+        allowed = bid_range(self.hand_size)
+        bids = list(range(base + allowed.start, base + allowed.stop))
         if self.bids_made == self.n - 1:
             forbidden = forbidden_bid(self.hand_size, self.bid_total, hook=self.hook)
             if forbidden is not None:
@@ -266,7 +268,7 @@ class SimState:
             if suit == self.trump:
                 self.trump_broken = True
         power = self.t.power[self.trump + 1][self.led + 1][action]
-        if power > self.win_power:
+        if power > self.win_power:  # strictly: mirrors rules_logic.trick_winner (of equal powers the first wins)
             self.win_power = power
             self.win_seat = seat
         self.trick_count += 1
@@ -398,7 +400,7 @@ def _card_play_loop(bit_count: Callable[[int], int], bit_length: Callable[[int],
                 if break_mask and bit & break_mask:
                     break_mask = 0  # trump is broken
             power = power_row[card]
-            if power > win_power:
+            if power > win_power:  # mirrors rules_logic.trick_winner: of equal powers the first played wins
                 win_power = power
                 win_seat = current
             trick_count += 1
@@ -417,15 +419,6 @@ def _card_play_loop(bit_count: Callable[[int], int], bit_length: Callable[[int],
 
 
 _COMPILED: list = []
-
-
-def numba_available() -> bool:
-    """Whether numba can be imported (the ``fast`` extra), so that playouts can run compiled."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _compiled_card_play() -> Callable:

@@ -9,9 +9,11 @@ These are the numpy steps of :mod:`blackout_env.batched` and
 function per numpy method (named after it), reading the same state arrays and
 the same lookup tables (``_Tables``, built from :mod:`blackout_env.rules_logic`;
 the encoder's block offsets, read from :func:`blackout_env.encoding.observation_layout`).
-Trick power, the led suit after a card, whether a card is trump, voids shown,
-the hook's forbidden bid, the suit a turned card names and the bust test are
-table lookups; the legal cards are the same bitset operations as the numpy
+Trick power and its tie-break, the led suit after a card, whether a card is trump,
+voids shown, the hook's forbidden bid, the suit a turned card names, the bust
+test, the seat each deck card is dealt to, who acts first and where the turned
+card lies are table lookups; the dealer of a round and the bid range (0..hand
+size) are mirrored inline, each marked with the function it mirrors; the legal cards are the same bitset operations as the numpy
 ``_compute_legal`` (``rules_logic.playable_cards`` on bitsets, held equal to it
 by the differential tests). The numpy code stays
 the reference; ``tests/test_batched_compiled.py`` steps both in lockstep and
@@ -176,7 +178,7 @@ def check_actions(actions, games, num_cards, num_actions, legal_cards, phase, ha
             if not (legal_cards[g] >> np.uint64(action)) & np.uint64(1):
                 bad += 1
         else:
-            tricks = action - num_cards
+            tricks = action - num_cards  # bids 0..hand size: mirrors rules_logic.bid_range
             if phase[g] != BID or tricks > hand_size[g] or tricks == forbidden_bid[g]:
                 bad += 1
     return bad
@@ -230,7 +232,8 @@ def advance(
             current_player[g] = seat + 1 if seat + 1 < n else 0
             continue
         current_player[g] = seat
-        # _finish_tricks: _trick_winners ranks by power, then by order of play (trick_key_low)
+        # _finish_tricks: _trick_winners ranks by power, then by order of play (trick_key_low: the tie-break
+        # of rules_logic.trick_winner)
         first = np.int64(leader[g])
         row = (suit + 1) * 5 + np.int64(led_suit[g]) + 1
         best = np.int64(-(2**62))
@@ -291,7 +294,7 @@ def action_mask(mask, num_cards, legal_cards, phase, hand_size, forbidden_bid):
         row[:] = 0
         _set_cards(row, 0, legal_cards[g], np.int8(1))
         if phase[g] == BID:
-            for k in range(hand_size[g] + 1):
+            for k in range(hand_size[g] + 1):  # mirrors rules_logic.bid_range
                 if k != forbidden_bid[g]:
                     row[num_cards + k] = 1
     return mask
@@ -316,6 +319,7 @@ def random_actions(uniform, games, num_cards, legal_cards, phase, hand_size, for
             actions[i] = _lowest(rest)
         else:
             hooked = forbidden_bid[g] != NONE
+            # uniform over bids 0..hand size (mirrors rules_logic.bid_range), stepping over the forbidden one
             tricks = np.int64(uniform[i] * (hand_size[g] + 1 - np.int64(hooked)))
             if hooked and tricks >= forbidden_bid[g]:
                 tricks += 1
@@ -368,26 +372,27 @@ def shuffle(uniform, size):
 
 @numba.njit(cache=True)
 def deal(
-    games, n, turned_trump, dealer_last, hand_sizes, rule_trump, suit_or_none, decks, round_index, first_dealer,
+    games, n, turned_trump, turned_position, turned_held, deal_seat, first_to_act, hand_sizes, rule_trump,
+    suit_or_none, decks, round_index, first_dealer,
     hands, hand_size, dealer, turned_card, held, trump, phase, leader, current_player, bids, bids_made, bid_total,
     tricks_won, tricks_done, trick_cards, trick_size, led_suit, trump_broken, last_trick, last_trick_leader,
     last_trick_winner, played, played_order, voids, round_start, action_count,
 ):
-    """_deal and _turn_trump for games ``games``: deck card k goes to seat (dealer + 1 + k) % n, k < n * hand size."""
-    size = decks.shape[2]
+    """_deal and _turn_trump for games ``games``: deck card k goes to seat deal_seat[dealer, k], k < n * hand size.
+
+    The rule facts come as the numpy engine's tables (built from rules_logic): ``deal_seat`` (dealt_to),
+    ``first_to_act``, ``turned_position`` and ``turned_held`` (turned_card, per round).
+    """
     for g in games:
         r = np.int64(round_index[g])
         cards = np.int64(hand_sizes[r])
-        first = (np.int64(first_dealer[g]) + r) % n
+        first = (np.int64(first_dealer[g]) + r) % n  # mirrors rules_logic.dealer_of_round
         deck = decks[g, r]
         dealt = n * cards
         for s in range(n):
             hands[g, s] = 0
-        start = first + 1 if first + 1 < n else 0  # (first + 1) % n
-        seat = start  # (first + 1 + k) % n, without a division per card
         for k in range(dealt):
-            hands[g, seat] |= np.uint64(1) << np.uint64(deck[k])
-            seat = seat + 1 if seat + 1 < n else 0
+            hands[g, deal_seat[first, k]] |= np.uint64(1) << np.uint64(deck[k])
         hand_size[g] = cards
         dealer[g] = first
         if not turned_trump:  # the rules name the suit of each hand
@@ -395,15 +400,12 @@ def deal(
             held[g] = False
             trump[g] = rule_trump[r]
         else:
-            turned = NONE
-            held[g] = False
-            if dealt < size:
-                turned = np.int64(deck[dealt])
-            elif dealer_last:  # the dealer's last dealt card is shown and names trump
-                turned = np.int64(deck[dealt - 1])
-                held[g] = True
+            position = turned_position[r]
+            turned = np.int64(deck[position]) if position >= 0 else NONE
+            held[g] = turned_held[r]  # dealer_last: the dealer's last dealt card is shown and names trump
             turned_card[g] = turned
             trump[g] = suit_or_none[turned + 1]  # a turned joker (or no card): no trump
+        start = first_to_act[first]
         phase[g] = BID
         leader[g] = start
         current_player[g] = start

@@ -1,4 +1,4 @@
-"""The loader of the batched engine's numba kernels (:mod:`blackout_env._batched_kernels`).
+"""The loader of the batched engine's numba kernels (:mod:`blackout_env._batched_kernels`), and whether numba is there.
 
 Importing the kernels imports numba, so nothing imports them at module level:
 the batched engine and its encoder call :func:`kernels` when they run compiled.
@@ -10,6 +10,18 @@ import importlib
 from typing import Any
 
 _KERNELS: list[Any] = []
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (the ``fast`` extra), so that the compiled paths can run.
+
+    The batched engine's kernels and the search bot's compiled playouts both ask here.
+    """
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def kernels() -> Any:

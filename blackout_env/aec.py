@@ -158,9 +158,10 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ._checks import check_choice
 from ._seeding import check_seed
 from .encoding import TableEncoder, observation_bounds
-from .engine import BlackoutGame, IllegalActionError, _check_deck
+from .engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck
 from .render import render_image, render_text, seat_name
 from .rules import Rules
 from .rules_logic import REWARDS, is_trump, seat_rewards
@@ -208,12 +209,6 @@ def with_wrappers(environment: AECEnv) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(environment)
 
 
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name}: must be one of {', '.join(map(repr, allowed))}; got {value!r}")
-    return value
-
-
 def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
         raise ValueError(f"{name}: expected a finite number, got {value!r}")
@@ -258,15 +253,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         )
         super().__init__()
         self.rules = Rules.resolve(rules)
-        self.episode = _choice("episode", episode, EPISODES)
-        self.reward_mode = _choice("reward", reward, REWARDS)
+        self.episode = check_choice("episode", episode, EPISODES)
+        self.reward_mode = check_choice("reward", reward, REWARDS)
         self.reward_scale = _number("reward_scale", reward_scale)
-        self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         self.illegal_reward = _number("illegal_reward", illegal_reward)
         self.observation_kind = observation_kind(observation)
         self._universal = self.observation_kind == "universal"
         if render_mode is not None:
-            _choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
+            check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
         self.render_mode = render_mode
         n = self.rules.num_players
         if render_seat is not None and (
@@ -405,7 +400,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if "deck" in options:
             if decks is not None:
                 raise ValueError("reset: give 'deck' (the first hand's deck) or 'decks' (one per round), not both")
-            decks = {start_round: _check_deck(options["deck"], rules.deck_size, "reset: option 'deck'")}
+            deck = options["deck"]
+            checked = _check_deck(deck, rules.deck_size, "reset: option 'deck'")
+            decks = {start_round: deck if isinstance(deck, DeckOrder) else checked}  # a DeckOrder keeps its dealer
         return BlackoutGame(
             rules,
             seed=int(rng.integers(2**63)),

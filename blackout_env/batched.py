@@ -94,7 +94,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._batched_encoding import BatchedEncoder
-from ._compiled import kernels
+from ._checks import check_choice
+from ._compiled import kernels, numba_available
 from ._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS, suit_of
 from .encoding import observation_size
@@ -102,18 +103,23 @@ from .engine import BlackoutGame, IllegalActionError
 from .rules import Rules
 from .rules_logic import (
     REWARDS,
+    bid_range,
     card_power,
     dealer_of_round,
+    dealt_to,
+    first_to_act,
     forbidden_bid,
     is_trump,
     seat_rewards,
     suit_led_after,
+    trick_winner,
+    turned_card,
     voids_shown,
 )
 from .universal import observation_kind, universal_observation, universal_size
 from .view import PlayerView
 
-__all__ = ["BatchedBlackout", "BatchStep", "EPISODES", "REWARDS"]
+__all__ = ["BatchedBlackout", "BatchStep", "EPISODES", "REWARDS", "numba_available"]
 
 EPISODES = ("match", "hand")
 
@@ -130,7 +136,7 @@ def bytes_per_game(rules: Rules, observations: bool = True) -> int:
     per-step arrays (masks, random-action scores) that grow with the number of games.
     """
     n, rounds, max_bid = rules.num_players, rules.num_rounds, rules.max_bid
-    max_actions = sum(n + n * size for size in rules.hand_sizes)
+    max_actions = rules.decisions_per_match
     state = rounds * rules.deck_size + 4 * rounds * n + n * max_bid + max_actions + 32 * n + 64
     per_step = 10 * rules.num_actions + 8 * n + 64  # masks (int8), action scores (float64), rewards
     encoder = 4 * 4 * observation_size(rules) + 2 * 8 * 64 if observations else 0  # buffer + 3 copies, cells
@@ -187,15 +193,6 @@ class BatchStep(NamedTuple):
     """float32 ``(num_envs, num_players)``: per seat, earned in this step."""
     done: np.ndarray
     """bool ``(num_envs,)``: an episode ended in this step (the game was reset or moved to the next hand)."""
-
-
-def numba_available() -> bool:
-    """Whether numba can be imported (the ``fast`` extra), so that the batched engine can run compiled."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _use_compiled(compiled: Any) -> bool:
@@ -268,11 +265,13 @@ class _Tables:
         self.is_trump_flat = self.is_trump.ravel()
         # power_flat[((trump + 1) * 5 + led + 1) * num_cards + card]
         self.power_flat = self.power.ravel()
-        # trick_key_low[leader, seat]: the low 6 bits of a card's trick key, power * 64 + this: earlier
-        # cards win ties (only two jokers can tie), then the seat, so the key's largest value names the winner.
+        # trick_key_low[leader, seat]: the low 6 bits of a card's trick key, power * 64 + this: of equal
+        # powers (only two jokers) the card that trick_winner prefers ranks higher (the first played, asked of
+        # trick_winner with two jokers), then the seat, so the key's largest value names the winner.
         n = rules.num_players
         order = (np.arange(n)[None, :] - np.arange(n)[:, None]) % n  # order[leader, seat]: 0 = led
-        self.trick_key_low = ((7 - order) * 8 + np.arange(n)).astype(np.int32)
+        first_wins_ties = trick_winner([(0, NUM_STANDARD_CARDS), (1, NUM_STANDARD_CARDS + 1)], None) == 0
+        self.trick_key_low = (((7 - order) if first_wins_ties else order) * 8 + np.arange(n)).astype(np.int32)
         self.voids_need_lead_state = bool((self.voids_shown != self.voids_by_led).any())
         # forbidden_bid[hand_size, bid_total]: the dealer's forbidden bid (NONE: none), read at the dealer's bid
         max_total = rules.num_players * max_bid
@@ -288,6 +287,22 @@ class _Tables:
             dtype=np.int32,
         )
         self.hand_sizes = np.array(rules.hand_sizes, dtype=np.int8)
+        # bid_bits[hand_size]: the bids of bid_range as a bitset (bit k: bid k)
+        self.bid_bits = np.array(
+            [sum(1 << bid for bid in bid_range(size)) for size in range(max_bid + 1)], dtype=np.uint64
+        )
+        # The deal: deal_seat[dealer, k] (dealt_to) the seat that gets deck card k; first_to_act[dealer] the seat
+        # that bids first and leads.
+        deck_positions = range(rules.deck_size)
+        self.deal_seat = np.array([[dealt_to(k, dealer, n) for k in deck_positions] for dealer in range(n)], dtype=np.int64)
+        self.first_to_act = np.array([first_to_act(dealer, n) for dealer in range(n)], dtype=np.int8)
+        # turned_position[round]: the deck position of the turned card (turned_card asked of a deck whose card
+        # k is k; NONE when none is turned), turned_held[round]: the dealer holds it (dealer_last)
+        turned = [
+            turned_card(deck_positions, n, size, rules.trump, rules.no_card_trump) for size in rules.hand_sizes
+        ]
+        self.turned_position = np.array([_none_to(position) for position, _ in turned], dtype=np.int64)
+        self.turned_held = np.array([held for _, held in turned], dtype=bool)
         rounds = np.arange(rules.num_rounds)
         self.rule_trump = np.array(
             [NONE if (s := rules.trump_rule_suit(int(r))) is None else s for r in rounds], dtype=np.int8
@@ -353,10 +368,8 @@ class BatchedBlackout:
         self.compiled = _use_compiled(compiled)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
-        if episode not in EPISODES:
-            raise ValueError(f"episode: must be one of {', '.join(EPISODES)}; got {episode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward: must be one of {', '.join(REWARDS)}; got {reward!r}")
+        check_choice("episode", episode, EPISODES)
+        check_choice("reward", reward, REWARDS)
         if (
             isinstance(reward_scale, bool)
             or not isinstance(reward_scale, (int, float, np.integer, np.floating))
@@ -389,7 +402,7 @@ class BatchedBlackout:
         self._spare_observations: list[np.ndarray] = []
 
         rounds, deck_size, max_bid = rules.num_rounds, rules.deck_size, rules.max_bid
-        max_actions = sum(n + n * size for size in rules.hand_sizes)
+        max_actions = rules.decisions_per_match
         b = num_envs
         self.decks = np.broadcast_to(np.arange(deck_size, dtype=np.int8), (b, rounds, deck_size)).copy()
         self.first_dealer = np.zeros(b, dtype=np.int8)
@@ -557,8 +570,8 @@ class BatchedBlackout:
         t = self._t
         if self.compiled:
             kernels().deal(
-                g, n, self.rules.trump == "turned", self.rules.no_card_trump == "dealer_last", t.hand_sizes,
-                t.rule_trump, t.suit_or_none, self.decks, self.round_index, self.first_dealer, self.hands,
+                g, n, self.rules.trump == "turned", t.turned_position, t.turned_held, t.deal_seat, t.first_to_act,
+                t.hand_sizes, t.rule_trump, t.suit_or_none, self.decks, self.round_index, self.first_dealer, self.hands,
                 self.hand_size, self.dealer, self.turned_card, self.turned_card_held_by_dealer, self.trump, self.phase,
                 self.leader, self.current_player, self.bids, self.bids_made, self.bid_total, self.tricks_won,
                 self.tricks_done, self.trick_cards, self.trick_size, self.led_suit, self.trump_broken, self.last_trick,
@@ -580,13 +593,13 @@ class BatchedBlackout:
         by_offset = bits[:, :n].copy()
         for k in range(1, largest):
             by_offset |= bits[:, k * n : (k + 1) * n]
-        seats = (dealer[:, None].astype(np.int64) + 1 + np.arange(n)) % n
+        seats = t.deal_seat[dealer, :n]  # by residue k % n: the seat of deck cards k, k + n, ...
         self.hands[g[:, None], seats] = by_offset
         self.hand_size[g] = hand_size
         self.dealer[g] = dealer
-        self._turn_trump(g, r, deck, dealt)
+        self._turn_trump(g, r, deck)
         self.phase[g] = BID
-        self.leader[g] = self.current_player[g] = (dealer + 1) % n
+        self.leader[g] = self.current_player[g] = t.first_to_act[dealer]
         self.bids[g] = NONE
         self.bids_made[g] = 0
         self.bid_total[g] = 0
@@ -604,27 +617,20 @@ class BatchedBlackout:
         self.voids[g] = 0
         self.round_start[g] = self.action_count[g]
 
-    def _turn_trump(self, g: np.ndarray, r: np.ndarray, deck: np.ndarray, dealt: np.ndarray) -> None:
+    def _turn_trump(self, g: np.ndarray, r: np.ndarray, deck: np.ndarray) -> None:
         """Trump of the new hands: the turned card (or the dealer's last card), or the rules' suit."""
-        rules = self.rules
-        if rules.trump != "turned":
+        t = self._t
+        if self.rules.trump != "turned":
             self.turned_card[g] = NONE
             self.turned_card_held_by_dealer[g] = False
-            self.trump[g] = self._t.rule_trump[r]
+            self.trump[g] = t.rule_trump[r]
             return
-        rows = np.arange(len(g))
-        size = deck.shape[1]
-        has_turn = dealt < size
-        turned = np.where(has_turn, deck[rows, np.minimum(dealt, size - 1)], NONE)
-        held = np.zeros(len(g), dtype=bool)
-        if rules.no_card_trump == "dealer_last":
-            # The dealer's last dealt card, d[n*h - 1], is shown and names trump.
-            turned = np.where(has_turn, turned, deck[rows, dealt - 1])
-            held = ~has_turn
+        position = t.turned_position[r]  # rules_logic.turned_card, tabled per round
+        turned = np.where(position >= 0, deck[np.arange(len(g)), np.maximum(position, 0)], NONE)
         self.turned_card[g] = turned
-        self.turned_card_held_by_dealer[g] = held
+        self.turned_card_held_by_dealer[g] = t.turned_held[r]
         # The turned card's suit; a turned joker (or no card) means no trump.
-        self.trump[g] = self._t.suit_or_none[turned + 1]
+        self.trump[g] = t.suit_or_none[turned + 1]
 
     # ------------------------------------------------------------ legal moves
     def _compute_legal(self, g: np.ndarray | None = None) -> None:
@@ -687,8 +693,7 @@ class BatchedBlackout:
             )
         num_cards = np.uint64(self.num_cards)
         one = np.uint64(1)
-        bid_count = np.where(self.phase == BID, self.hand_size + 1, 0).astype(np.uint64)
-        bids = np.left_shift(one, bid_count) - one
+        bids = np.where(self.phase == BID, self._t.bid_bits.take(self.hand_size), np.uint64(0))
         forbidden = self._forbidden_bid
         bids &= ~np.where(forbidden >= 0, np.left_shift(one, np.maximum(forbidden, 0).astype(np.uint64)), 0)
         words = np.empty((self.num_envs, 2), dtype=np.uint64)
@@ -728,7 +733,7 @@ class BatchedBlackout:
             rank -= in_low * upper
             card += shift
             rest >>= shift.astype(np.uint64)
-        # A bid: uniform over 0..hand size, stepping over the dealer's forbidden bid.
+        # A bid: uniform over 0..hand size (rules_logic.bid_range), stepping over the dealer's forbidden bid.
         hooked = forbidden != NONE
         tricks = (uniform * (hand_size + 1 - hooked)).astype(np.int64)
         tricks += hooked & (tricks >= forbidden)
@@ -838,7 +843,7 @@ class BatchedBlackout:
         inside = (array >= 0) & (array < self.num_actions)
         card = (array & 63).astype(np.uint64)  # (any shift in 0..63; out-of-range actions fail below)
         card_ok = (array < num_cards) & ((self._legal_cards >> card) & np.uint64(1) != 0)
-        tricks = array - num_cards
+        tricks = array - num_cards  # a bid in rules_logic.bid_range (0..hand size), not the forbidden one
         bid_ok = (
             (array >= num_cards) & (self.phase == BID) & (tricks <= self.hand_size) & (tricks != self._forbidden_bid)
         )

@@ -30,20 +30,26 @@ from ._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, parse_card, suit_of
 from .rules import Rules
 from .rules_logic import (
+    bid_range,
     card_facts,
     dealer_of_round,
+    dealt_hands,
+    dealt_to,
+    first_to_act,
     forbidden_bid,
     illegal_action_reason,
     match_winners,
     playable_cards,
     suit_led_after,
     trick_winner,
+    turned_card,
     voids_shown,
 )
 from .view import PlayerView
 
 __all__ = [
     "BlackoutGame",
+    "DeckOrder",
     "IllegalActionError",
     "SaveFileError",
     "action_to_str",
@@ -73,12 +79,30 @@ def action_to_str(action: int, num_cards: int = NUM_STANDARD_CARDS) -> str:
     return f"play {card_to_str(action)}"
 
 
+class DeckOrder(list):
+    """A deck order (a list of card ints) built by :func:`deck_order` for one dealer.
+
+    It remembers the ``dealer`` (and ``num_players``) it deals its hands for: a
+    :class:`BlackoutGame` refuses it in a round that another seat deals, or at a
+    table of another size, where the same order would give the hands to other
+    seats. Otherwise it is the plain list of cards.
+    """
+
+    def __init__(self, cards: Sequence[int], dealer: int, num_players: int) -> None:
+        super().__init__(cards)
+        self.dealer = dealer
+        self.num_players = num_players
+
+    def __reduce__(self) -> tuple:
+        return (DeckOrder, (list(self), self.dealer, self.num_players))
+
+
 def deck_order(
     hands: Sequence[Sequence[int | str]],
     dealer: int,
     turned_card: int | str | None = None,
     jokers: int = 0,
-) -> list[int]:
+) -> DeckOrder:
     """The deck order that deals ``hands`` (one per seat) by the dealing protocol.
 
     ``hands[p]`` goes to seat ``p`` when ``dealer`` deals; ``turned_card`` (if
@@ -86,7 +110,10 @@ def deck_order(
     order. Cards may be ints or text ("QS"). Use it to set up an exact deal::
 
         order = deck_order([["AS"], ["KS"], ["2C"], ["3D"]], dealer=3, turned_card="5H")
-        game = BlackoutGame(rules, decks=[order])
+        game = BlackoutGame(rules, first_dealer=3, decks=[order])
+
+    The order remembers its dealer (a :class:`DeckOrder`): a game refuses it in a
+    round that another seat deals.
     """
     n = len(hands)
     as_ints = [[parse_card(c) if isinstance(c, str) else int(c) for c in hand] for hand in hands]
@@ -97,8 +124,7 @@ def deck_order(
         raise ValueError(f"dealer: must be a seat 0..{n - 1}, got {dealer!r}")
     order: list[int] = []
     for k in range(n * size):
-        seat = (dealer + 1 + k) % n
-        order.append(as_ints[seat][k // n])
+        order.append(as_ints[dealt_to(k, dealer, n)][k // n])
     if turned_card is not None:
         order.append(parse_card(turned_card) if isinstance(turned_card, str) else int(turned_card))
     deck_size = NUM_STANDARD_CARDS + jokers
@@ -110,11 +136,14 @@ def deck_order(
         raise ValueError(f"hands and turned card: {cards_to_str(twice)} appear more than once")
     used = set(order)
     order += [c for c in range(deck_size) if c not in used]
-    return order
+    return DeckOrder(order, dealer, n)
 
 
-def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[list[int]]:
-    """One validated deck order per round: the given ones, the rest shuffled from ``rng``."""
+def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any, dealers: Sequence[int]) -> list[list[int]]:
+    """One validated deck order per round: the given ones, the rest shuffled from ``rng``.
+
+    ``dealers[r]`` is the dealer of round ``r``: a :class:`DeckOrder` built for another is refused.
+    """
     size = rules.deck_size
     rounds = len(rules.hand_sizes)
     # Every round is shuffled, given or not, so a round's deck depends only on the seed.
@@ -139,8 +168,25 @@ def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any) -> list[lis
             raise ValueError(f"decks: round {index!r} does not exist (rounds 0..{rounds - 1})")
         if order is None:
             continue
+        if isinstance(order, DeckOrder):
+            _check_deck_dealer(order, int(index), dealers[int(index)], rules.num_players)
         shuffled[int(index)] = _check_deck(order, size, f"decks[{index}]")
     return shuffled
+
+
+def _check_deck_dealer(order: DeckOrder, round_index: int, dealer: int, num_players: int) -> None:
+    """Refuse a deck built by :func:`deck_order` for another dealer or table size than round ``round_index``'s."""
+    if order.num_players != num_players:
+        raise ValueError(
+            f"decks[{round_index}]: the deck was built by deck_order for {order.num_players} players; "
+            f"this game has {num_players}"
+        )
+    if order.dealer != dealer:
+        raise ValueError(
+            f"decks[{round_index}]: the deck was built by deck_order for dealer {order.dealer}, but round "
+            f"{round_index} is dealt by seat {dealer}, so its hands would go to other seats; build it with "
+            f"dealer={dealer}, or start the game with first_dealer set so that seat {order.dealer} deals round {round_index}"
+        )
 
 
 def _check_deck(order: Any, size: int, name: str) -> list[int]:
@@ -209,7 +255,8 @@ class BlackoutGame:
             raise ValueError(f"start_round: must be a round 0..{rules.num_rounds - 1}, got {start_round!r}")
         self.first_dealer = int(first_dealer)
         self.start_round = start_round
-        self.decks = _deck_orders(rules, rng, decks)
+        dealers = [dealer_of_round(self.first_dealer, r, n) for r in range(rules.num_rounds)]
+        self.decks = _deck_orders(rules, rng, decks, dealers)
         self.round_index = start_round
         self.scores = [0] * n
         self.round_scores: list[list[int]] = []
@@ -227,28 +274,18 @@ class BlackoutGame:
         h = self.hand_size = rules.hand_sizes[r]
         self.dealer = dealer = dealer_of_round(self.first_dealer, r, n)
         deck = self.decks[r]
-        dealt = n * h
-        # The dealing protocol: seat p gets every n-th card, starting at its distance from the dealer.
-        self.hands = hands = [sorted(deck[(p - dealer - 1) % n : dealt : n]) for p in range(n)]
-        held_by_dealer = False
+        self.hands = hands = dealt_hands(deck, dealer, n, h)
+        turned, held_by_dealer = turned_card(deck, n, h, rules.trump, rules.no_card_trump)
         if rules.trump == "turned":
-            if dealt < len(deck):
-                turned = deck[dealt]
-            elif rules.no_card_trump == "dealer_last":
-                turned = deck[dealt - 1]
-                held_by_dealer = True
-            else:
-                turned = None
             trump = None if turned is None else suit_of(turned)  # a turned joker: no trump
         else:
-            turned = None
             trump = rules.trump_rule_suit(r)
         self.turned_card = turned
         self.turned_card_held_by_dealer = held_by_dealer
         self.trump = trump
         self._trumps, self._follow_voids = card_facts(trump, self._must_break)
         self.phase = "bid"
-        self.leader = self.current_player = (dealer + 1) % n
+        self.leader = self.current_player = first_to_act(dealer, n)
         self.bids: list[int | None] = [None] * n
         self.tricks_won = [0] * n
         self.current_trick: list[tuple[int, int]] = []
@@ -289,7 +326,8 @@ class BlackoutGame:
             )
         elif self.phase == "bid":
             first = self.num_cards
-            legal = list(range(first, first + self.hand_size + 1))  # bids 0..hand size
+            bids = bid_range(self.hand_size)
+            legal = list(range(first + bids.start, first + bids.stop))
             forbidden = self.forbidden_bid
             if forbidden is not None:
                 legal.remove(first + forbidden)

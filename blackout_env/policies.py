@@ -61,6 +61,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ._checks import check_choice
 from .rules import Rules
 from .view import PlayerView
 
@@ -145,8 +146,7 @@ class Explanation:
     note: str
 
     def __post_init__(self) -> None:
-        if self.kind not in EXPLANATION_KINDS:
-            raise ValueError(f"Explanation kind: must be one of {', '.join(EXPLANATION_KINDS)}, got {self.kind!r}")
+        check_choice("Explanation kind", self.kind, EXPLANATION_KINDS)
 
     def reason(self, action: int) -> ActionReason | None:
         """The reason given for ``action`` (None when it was not a legal action)."""

@@ -49,7 +49,9 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ._checks import check_choice
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES
+from .rules_logic import bid_range, decisions_per_hand
 
 __all__ = ["Rules", "RulesError", "PATTERNS", "MATCH_LENGTHS", "preset_names", "hand_schedule"]
 
@@ -118,12 +120,6 @@ def _check_int(name: str, value: Any, low: int | None = None, high: int | None =
     if low is not None and value < low or high is not None and value > high:
         bounds = f"in {low}..{high}" if high is not None else f">= {low}"
         raise RulesError(f"{name}: must be {bounds}, got {value}")
-    return value
-
-
-def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise RulesError(f"{name}: must be one of {', '.join(allowed)}; got {value!r}")
     return value
 
 
@@ -243,9 +239,9 @@ class Rules:
 
         if not isinstance(self.hook, bool):
             raise RulesError(f"hook: expected true or false, got {self.hook!r}")
-        _check_choice("trump", self.trump, TRUMP_MODES)
-        _check_choice("no_card_trump", self.no_card_trump, NO_CARD_TRUMP_MODES)
-        _check_choice("lead_trump", self.lead_trump, LEAD_TRUMP_MODES)
+        check_choice("trump", self.trump, TRUMP_MODES, RulesError)
+        check_choice("no_card_trump", self.no_card_trump, NO_CARD_TRUMP_MODES, RulesError)
+        check_choice("lead_trump", self.lead_trump, LEAD_TRUMP_MODES, RulesError)
         for name in SCORING_FIELDS:
             set_(self, name, _check_int(name, getattr(self, name), -MAX_MATCH_TOTAL, MAX_MATCH_TOTAL))
         largest = self.largest_match_total()
@@ -288,8 +284,13 @@ class Rules:
 
     @property
     def num_actions(self) -> int:
-        """Size of the action space: card actions then bids 0..max hand size."""
-        return self.num_cards + self.max_bid + 1
+        """Size of the action space: card actions then bids 0..max hand size (:func:`~blackout_env.rules_logic.bid_range`)."""
+        return self.num_cards + len(bid_range(self.max_bid))
+
+    @property
+    def decisions_per_match(self) -> int:
+        """Actions in one match: every seat bids, then plays its hand, in every hand (:func:`~blackout_env.rules_logic.decisions_per_hand`)."""
+        return sum(decisions_per_hand(self.num_players, size) for size in self.hand_sizes)
 
     def largest_match_total(self) -> int:
         """The largest absolute match total these rules allow.

@@ -10,6 +10,19 @@ Where each fact lives, and who uses it
 =========================  ===============================================================
 fact                       function; used by
 =========================  ===============================================================
+who deals                  :func:`dealer_of_round`; ``BlackoutGame``, the batched engine (numpy
+                           and the compiled ``deal`` kernel, which mirrors it)
+dealing order              :func:`dealt_to`, :func:`dealt_hands`; ``BlackoutGame`` (and
+                           ``deck_order``, which inverts it), the batched ``deal_seat`` table
+the turned card            :func:`turned_card` (``dealer_last`` included); ``BlackoutGame``,
+                           the batched ``turned_position`` / ``turned_held`` tables
+who bids first and leads   :func:`first_to_act`; ``BlackoutGame``, the batched
+                           ``first_to_act`` table
+the bid range              :func:`bid_range`; ``BlackoutGame.legal_actions`` and ``.bid``,
+                           :func:`illegal_action_reason`, the search bot's simulator, the
+                           batched ``bid_bits`` table (the kernels mirror it: bids 0..hand size)
+decisions per match        :func:`decisions_per_hand`; ``Rules.decisions_per_match`` (the
+                           batched engine's action record, training's rollout lengths)
 dealer's hook              :func:`forbidden_bid`; ``BlackoutGame.legal_actions`` and
                            ``.forbidden_bid``, ``PlayerView.forbidden_bid``,
                            ``HeuristicBot.suggest_bid``, the batched engine's
@@ -25,7 +38,10 @@ the led suit               :func:`suit_led_after`, :func:`led_suit_of`; the engi
                            ``led_after`` table
 trick power, trick winner  :func:`card_power`, :func:`trick_winner`; the engine, the
                            heuristic and search bots, the batched ``power`` table, the
-                           ``power`` table of the policy's card features
+                           ``power`` table of the policy's card features; the tie-break (of
+                           equal powers the first played wins) is :func:`trick_winner`'s,
+                           which the batched ``trick_key_low`` table asks and the search
+                           bot's simulator mirrors
 trump cards, trump broken  :func:`is_trump`; the engine and the table encoder (through
                            :func:`card_facts`), the AEC env's last view of a hand, the play
                            front-end
@@ -58,6 +74,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._checks import check_choice
 from .cards import NUM_STANDARD_CARDS, suit_of
 
 if TYPE_CHECKING:  # the view imports this module
@@ -70,10 +87,15 @@ __all__ = [
     "REWARDS",
     "TRUMP_POWER",
     "bid_out_of_reach",
+    "bid_range",
     "card_facts",
     "card_power",
     "card_powers",
     "dealer_of_round",
+    "dealt_hands",
+    "dealt_to",
+    "decisions_per_hand",
+    "first_to_act",
     "forbidden_bid",
     "illegal_action_reason",
     "is_trump",
@@ -83,6 +105,7 @@ __all__ = [
     "seat_rewards",
     "suit_led_after",
     "trick_winner",
+    "turned_card",
     "voids_shown",
     "win_shares",
 ]
@@ -99,7 +122,66 @@ def dealer_of_round(first_dealer: Any, round_index: Any, num_players: int) -> An
     return (first_dealer + round_index) % num_players
 
 
+def dealt_to(position: Any, dealer: Any, num_players: int) -> Any:
+    """The seat that gets card ``position`` of the deck (``position < num_players * hand_size``).
+
+    The dealing protocol: the dealer deals one card at a time, clockwise, starting
+    with the player to the left, so card ``d[k]`` goes to seat ``(dealer + 1 + k) % n``.
+    Works on ints and on numpy arrays alike.
+    """
+    return (dealer + 1 + position) % num_players
+
+
+def dealt_hands(deck: Sequence[int], dealer: int, num_players: int, hand_size: int) -> list[list[int]]:
+    """Every seat's hand (ascending) dealt from ``deck`` by :func:`dealt_to`: ``num_players * hand_size`` cards."""
+    dealt = num_players * hand_size
+    # Seat p gets every n-th card, starting at its distance from the dealer: dealt_to(k) == p.
+    return [sorted(deck[(seat - dealer - 1) % num_players : dealt : num_players]) for seat in range(num_players)]
+
+
+def turned_card(
+    deck: Sequence[int], num_players: int, hand_size: int, trump_mode: str, no_card_trump: str
+) -> tuple[int | None, bool]:
+    """The card turned up to name trump after the deal, and whether the dealer holds it: ``(card, held_by_dealer)``.
+
+    Only under ``trump_mode == "turned"`` is a card turned: the first card after
+    the dealt ones, ``d[n * h]``. When every card is dealt, ``no_card_trump``
+    decides: ``"dealer_last"`` shows the dealer's last dealt card, ``d[n * h - 1]``
+    (it stays in the dealer's hand), ``"no_trump"`` turns nothing. ``(None, False)``
+    when no card is turned. (A turned joker names no trump.)
+    """
+    if trump_mode != "turned":
+        return None, False
+    dealt = num_players * hand_size
+    if dealt < len(deck):
+        return deck[dealt], False
+    if no_card_trump == "dealer_last":
+        return deck[dealt - 1], True
+    return None, False
+
+
+def first_to_act(dealer: Any, num_players: int) -> Any:
+    """The seat that bids first and leads the first trick of a hand: the dealer's left (so the dealer bids last).
+
+    Works on ints and on numpy arrays alike.
+    """
+    return (dealer + 1) % num_players
+
+
+def decisions_per_hand(num_players: int, hand_size: int) -> int:
+    """The actions of one hand: every seat bids once, then plays each of its ``hand_size`` cards."""
+    return num_players * (1 + hand_size)
+
+
 # ------------------------------------------------------------------- bidding
+
+
+def bid_range(hand_size: int) -> range:
+    """The bids a seat may name in a hand of ``hand_size`` cards: 0 up to every trick, ``range(hand_size + 1)``.
+
+    (The dealer's hook may take one of them away: :func:`forbidden_bid`.)
+    """
+    return range(hand_size + 1)
 
 
 def forbidden_bid(hand_size: int, others_total: int, *, hook: bool) -> int | None:
@@ -350,7 +432,7 @@ def illegal_action_reason(view: PlayerView, action: int) -> str | None:
     if action >= num_cards:
         if view.phase != "bid":
             return "bidding_over"
-        if action - num_cards > view.hand_size:
+        if action - num_cards not in bid_range(view.hand_size):
             return "bid_too_high"
         return "hook"
     if view.phase != "play":
@@ -421,4 +503,5 @@ def seat_rewards(
         return scores - (scores.sum(axis=-1, keepdims=True) - scores) / (scores.shape[-1] - 1)
     if mode == "win":
         return win_shares(totals) * np.asarray(episode_over)[..., None]
-    raise ValueError(f"reward: must be one of {', '.join(map(repr, REWARDS))}; got {mode!r}")
+    check_choice("reward", mode, REWARDS)
+    raise AssertionError(f"reward mode {mode!r} has no formula")  # pragma: no cover - every mode has one

@@ -54,6 +54,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ._checks import check_choice
 from .cards import NUM_STANDARD_CARDS
 from .encoding import Block, _block_specs, observation_layout, observation_size
 from .rules import LEAD_TRUMP_MODES, NO_CARD_TRUMP_MODES, TRUMP_MODES, Rules
@@ -91,9 +92,7 @@ RESCALED = ("hand_size", "tricks_left", "tricks_won")
 
 def observation_kind(observation: str) -> str:
     """``observation`` checked: "rules" or "universal" (a ValueError names the choices)."""
-    if observation not in OBSERVATIONS:
-        raise ValueError(f"observation: must be one of {', '.join(OBSERVATIONS)}; got {observation!r}")
-    return observation
+    return check_choice("observation", observation, OBSERVATIONS)
 
 
 def _rules_block_specs() -> list[tuple[str, tuple[int, ...], float, float, str]]:

@@ -53,6 +53,21 @@ def test_deck_order_builds_a_deal_from_hands():
     assert game.turned_card == parse_card("QH") and game.trump == HEARTS
 
 
+def test_a_deck_built_for_another_dealer_is_refused_naming_both_dealers():
+    order = deck_order([["2C"], ["3D"], ["4H"], ["AS"]], dealer=3, turned_card="5S")
+    message = r"decks\[0\]: the deck was built by deck_order for dealer 3, but round 0 is dealt by seat 0"
+    with pytest.raises(ValueError, match=message):
+        BlackoutGame(Rules(num_players=4, hand_sizes=[1]), decks=[order])
+    # In a round that seat 3 deals, the same deck gives seat 3 the ace of spades.
+    game = BlackoutGame(Rules(num_players=4, hand_sizes=[1]), decks=[order], first_dealer=3)
+    assert game.hands[3] == [parse_card("AS")] and game.turned_card == parse_card("5S")
+    # A plain list carries no dealer and is dealt as it is, as before; so is a saved game.
+    assert BlackoutGame(Rules(num_players=4, hand_sizes=[1]), decks=[list(order)]).hands[0] == [parse_card("AS")]
+    assert BlackoutGame.from_json(game.to_json()) == game
+    with pytest.raises(ValueError, match="built by deck_order for 4 players; this game has 3"):
+        BlackoutGame(Rules(num_players=3, hand_sizes=[1]), decks=[order], first_dealer=0)
+
+
 def test_deck_order_rejects_duplicate_cards_and_uneven_hands():
     with pytest.raises(ValueError, match="AS appear more than once"):
         deck_order([["AS"], ["AS"], ["2C"]], dealer=0)

@@ -14,9 +14,14 @@ from blackout_env.rules_logic import (
     CANNOT_WIN,
     REWARDS,
     bid_out_of_reach,
+    bid_range,
     card_facts,
     card_power,
     dealer_of_round,
+    dealt_hands,
+    dealt_to,
+    decisions_per_hand,
+    first_to_act,
     forbidden_bid,
     illegal_action_reason,
     is_trump,
@@ -26,6 +31,7 @@ from blackout_env.rules_logic import (
     seat_rewards,
     suit_led_after,
     trick_winner,
+    turned_card,
     voids_shown,
     win_shares,
 )
@@ -281,7 +287,7 @@ def test_rewards_of_many_games_at_once_and_float_scores_keep_their_dtype():
 
 
 def test_an_unknown_reward_mode_is_refused_naming_the_modes():
-    with pytest.raises(ValueError, match="reward: must be one of 'score', 'zero_sum', 'win'"):
+    with pytest.raises(ValueError, match="reward: must be one of score, zero_sum, win; got 'points'"):
         seat_rewards("points", [1, 2, 3])
     assert REWARDS == ("score", "zero_sum", "win")
 
@@ -317,6 +323,83 @@ def test_the_batched_tables_equal_the_rule_functions_on_every_input(rules):
     assert all(tables.suit_or_none[card + 1] == batched(suit_of(card)) for card in cards)  # a joker: no trump
     for size, total in itertools.product(range(rules.max_bid + 1), range(rules.num_players * rules.max_bid + 1)):
         assert tables.forbidden_bid[size, total] == batched(forbidden_bid(size, total, hook=rules.hook))
+
+
+def test_card_k_of_the_deck_goes_to_the_kth_seat_after_the_dealer():
+    # 4 players, dealer 2: the deal starts at seat 3 and goes round clockwise.
+    assert [dealt_to(k, 2, 4) for k in range(8)] == [3, 0, 1, 2, 3, 0, 1, 2]
+    assert dealt_to(np.arange(4), np.int64(3), 4).tolist() == [0, 1, 2, 3]
+    deck = list(range(52))
+    hands = dealt_hands(deck, dealer=2, num_players=4, hand_size=2)
+    assert hands == [[1, 5], [2, 6], [3, 7], [0, 4]]
+    for k in range(8):
+        assert deck[k] in hands[dealt_to(k, 2, 4)]
+    # deck_order inverts the protocol: the hands it is given are the hands dealt.
+    wanted = [parse_cards("AS 2C"), parse_cards("KS 3C"), parse_cards("QS 4C")]
+    assert dealt_hands(deck_order(wanted, dealer=1), 1, 3, 2) == [sorted(hand) for hand in wanted]
+
+
+def test_the_dealers_left_bids_first_and_leads_the_first_trick():
+    assert [first_to_act(dealer, 4) for dealer in range(4)] == [1, 2, 3, 0]
+    assert first_to_act(np.array([0, 4]), 5).tolist() == [1, 0]
+    for dealer in range(4):
+        game = BlackoutGame(Rules(num_players=4, hand_sizes=[3], first_dealer=dealer), seed=0)
+        assert game.current_player == game.leader == first_to_act(dealer, 4)
+        for _ in range(4):  # the dealer bids last
+            bidder = game.current_player
+            game.step(game.legal_actions()[0])
+        assert bidder == dealer
+        assert game.phase == "play" and game.current_player == first_to_act(dealer, 4)
+
+
+def test_the_card_after_the_deal_is_turned_up_to_name_trump():
+    deck = list(range(52))
+    assert turned_card(deck, 4, 5, "turned", "no_trump") == (20, False)
+    assert turned_card(deck, 4, 5, "turned", "dealer_last") == (20, False)  # a card is left: it is turned
+    assert turned_card(deck, 4, 5, "none", "dealer_last") == (None, False)  # trump named by the rules
+
+
+def test_with_no_card_left_the_dealers_last_card_names_trump_under_dealer_last():
+    deck = list(range(52))
+    assert turned_card(deck, 4, 13, "turned", "no_trump") == (None, False)
+    assert turned_card(deck, 4, 13, "turned", "dealer_last") == (51, True)
+    # The dealer gets the last card dealt, and keeps it: the engine shows it and lets it name trump.
+    rules = Rules(num_players=4, hand_sizes=[13], no_card_trump="dealer_last", first_dealer=1)
+    game = BlackoutGame(rules, decks=[deck])
+    assert dealt_to(51, 1, 4) == 1 and 51 in game.hands[1]
+    assert (game.turned_card, game.turned_card_held_by_dealer, game.trump) == (51, True, SPADES)
+
+
+def test_a_bid_names_any_number_of_tricks_from_none_to_all():
+    assert list(bid_range(0)) == [0]
+    assert list(bid_range(3)) == [0, 1, 2, 3]
+    game = BlackoutGame(Rules(num_players=4, hand_sizes=[3], hook=False), seed=0)
+    assert game.legal_actions() == [game.num_cards + bid for bid in bid_range(3)]
+    assert Rules(num_players=4, hand_sizes=[1, 5, 2]).num_actions == 52 + len(bid_range(5))
+
+
+def test_decisions_per_match_counts_every_bid_and_card():
+    assert decisions_per_hand(4, 10) == 4 + 40  # every seat bids once and plays ten cards
+    rules = Rules(num_players=3, hand_sizes=[1, 2, 3])
+    assert rules.decisions_per_match == 3 * 2 + 3 * 3 + 3 * 4
+    game = BlackoutGame(rules, seed=0)
+    while game.phase != "game_over":
+        game.step(game.legal_actions()[-1])
+    assert len(game.actions) == rules.decisions_per_match
+
+
+def test_the_batched_deal_tables_equal_the_rule_functions():
+    for rules in (*TABLE_RULES, Rules(num_players=4, hand_sizes=[13, 12], no_card_trump="dealer_last")):
+        tables = BatchedBlackout(rules, num_envs=1, observations=False)._t
+        n, positions = rules.num_players, list(range(rules.deck_size))
+        for dealer in range(n):
+            assert tables.first_to_act[dealer] == first_to_act(dealer, n)
+            assert tables.deal_seat[dealer].tolist() == [dealt_to(k, dealer, n) for k in positions]
+        for r, size in enumerate(rules.hand_sizes):
+            position, held = turned_card(positions, n, size, rules.trump, rules.no_card_trump)
+            assert (tables.turned_position[r], tables.turned_held[r]) == (NONE if position is None else position, held)
+        for size in range(rules.max_bid + 1):
+            assert [bid for bid in range(64) if int(tables.bid_bits[size]) >> bid & 1] == list(bid_range(size))
 
 
 def test_the_deal_passes_one_seat_left_each_hand_in_the_engine_and_the_batched_engine():

@@ -92,7 +92,7 @@ def check_table(table: str) -> None:
 
 def match_steps(rules: Rules) -> int:
     """Decisions in one match: every seat bids, then plays its hand, in every hand."""
-    return sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
+    return rules.decisions_per_match
 
 
 def universal_bot_action(bot, view: PlayerView) -> int:
