@@ -1,31 +1,31 @@
-"""The batched engine's per-move work and its encoder, compiled with numba (the ``fast`` extra).
+"""The compiled core: the batched engine's per-move work and its observation encoder, compiled with numba.
 
-Imported only when a :class:`~blackout_env.batched.BatchedBlackout` is built with
-``compiled=True`` (or ``"auto"`` and numba is installed): ``import blackout_env``
-never imports numba.
+Imported when the first :class:`~blackout_env.batched.BatchedBlackout` is built
+(numba is a dependency; ``import blackout_env`` does not import it).
 
-These are the numpy steps of :mod:`blackout_env.batched` and
-:mod:`blackout_env._batched_encoding` written as one loop over games, one
-function per numpy method (named after it), reading the same state arrays and
-the same lookup tables (``_Tables``, built from :mod:`blackout_env.rules_logic`;
-the encoder's block offsets, read from :func:`blackout_env.encoding.observation_layout`).
-Trick power and its tie-break, the led suit after a card, whether a card is trump,
-voids shown, the hook's forbidden bid, the suit a turned card names, the bust
-test, the seat each deck card is dealt to, who acts first and where the turned
-card lies are table lookups; the dealer of a round and the bid range (0..hand
-size) are mirrored inline, each marked with the function it mirrors; the legal cards are the same bitset operations as the numpy
-``_compute_legal`` (``rules_logic.playable_cards`` on bitsets, held equal to it
-by the differential tests). The numpy code stays
-the reference; ``tests/test_batched_compiled.py`` steps both in lockstep and
-compares every output and state array exactly.
+One function per step of :mod:`blackout_env.engine` (deal, legal cards, bid,
+play, trick winner, finish trick, finish hand; named after the engine method
+that calls it), each a loop over games, over the struct-of-arrays state of
+:class:`~blackout_env.batched.BatchedBlackout` and the lookup tables of its
+``_Tables`` (built from :mod:`blackout_env.rules_logic` by running its functions
+over every input; the encoder's block offsets read from
+:func:`blackout_env.encoding.observation_layout`). Trick power and its
+tie-break, the led suit after a card, whether a card is trump, voids shown, the
+hook's forbidden bid, the suit a turned card names, the bust test, the seat each
+deck card is dealt to, who acts first and where the turned card lies are table
+lookups; the dealer of a round and the bid range (0..hand size) are mirrored
+inline, each marked with the function it mirrors; the legal cards are
+``rules_logic.playable_cards`` written as bitset operations. The differential
+tests (``tests/test_batched_differential.py``, ``tests/test_batched.py``) play
+the same deals and actions through the engine and these kernels and compare
+states, observations and masks exactly.
 
 Each kernel is compiled on first use and cached on disk (``cache=True``), so a
-machine pays the compile time (about 7 seconds in all) once.
+machine pays the compile time once (docs/batched.md has the figures).
 
-The encoder reads the state arrays the numpy encoder reads, except the played
-cards: it walks each seat's ``played_order`` (the same cards, in trick order,
-which the engine keeps alongside the ``played`` bitsets) because a loop whose
-length is the same for every seat costs less than a walk over a bitset.
+The encoder walks each seat's ``played_order`` (the cards in trick order, kept
+alongside the ``played`` bitsets) because a loop whose length is the same for
+every seat costs less than a walk over a bitset.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def encode(
             void = voids[g, seat]
             for suit in range(4):
                 row[o_voids + j * 4 + suit] = np.float32(void >> suit & 1)
-            # as numpy: the int32 total divided in float64, rounded once to float32
+            # as encode(): the total divided in float64, rounded once to float32
             row[o_scores + j] = np.float32(scores[g, seat] / score_scale)
         row[o_led + (no_suit if led_suit[g] < 0 else led_suit[g])] = 1.0
         if last_trick_winner[g] >= 0:
@@ -168,7 +168,7 @@ def encode(
 # ------------------------------------------------------------------- step
 @numba.njit(cache=True)
 def check_actions(actions, games, num_cards, num_actions, legal_cards, phase, hand_size, forbidden_bid):
-    """How many of games ``games`` got an action that _check_actions refuses (0: all legal)."""
+    """How many of games ``games`` got an action that is illegal (0: all legal)."""
     bad = 0
     for g in games:
         action = actions[g]
@@ -191,9 +191,9 @@ def advance(
     tricks_won, tricks_done, hand_size, last_trick, last_trick_leader, last_trick_winner,
     voids_shown, led_after, is_trump, power_flat, trick_key_low,
 ):
-    """_record, _apply_bids, _apply_plays and _finish_tricks for games ``games`` (ascending).
+    """Record the action and apply it in games ``games`` (ascending): the engine's bid, play and finish trick.
 
-    Returns the games whose hand is over (ascending), as _finish_tricks does.
+    Returns the games whose hand is over (ascending).
     """
     over = np.empty(len(games), dtype=np.int64)
     count = 0
@@ -202,7 +202,7 @@ def advance(
         record[g, action_count[g]] = action
         action_count[g] += 1
         seat = np.int64(current_player[g])
-        if action >= num_cards:  # _apply_bids
+        if action >= num_cards:  # a bid (BlackoutGame.bid)
             tricks = action - num_cards
             bids[g, seat] = tricks
             bid_total[g] += tricks
@@ -214,7 +214,7 @@ def advance(
                 phase[g] = BID
                 current_player[g] = seat + 1 if seat + 1 < n else 0  # (seat + 1) % n without a division
             continue
-        # _apply_plays
+        # a card (BlackoutGame.play)
         card = action
         bit = np.uint64(1) << np.uint64(card)
         hands[g, seat] &= ~bit
@@ -232,7 +232,7 @@ def advance(
             current_player[g] = seat + 1 if seat + 1 < n else 0
             continue
         current_player[g] = seat
-        # _finish_tricks: _trick_winners ranks by power, then by order of play (trick_key_low: the tie-break
+        # The trick's end: the winner ranks by power, then by order of play (trick_key_low: the tie-break
         # of rules_logic.trick_winner)
         first = np.int64(leader[g])
         row = (suit + 1) * 5 + np.int64(led_suit[g]) + 1
@@ -265,7 +265,7 @@ def compute_legal(
     games, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
     trick_size, phase, bids_made, hand_size, bid_total, suit_bits, joker_bits, standard_bits, forbidden_bid,
 ):
-    """_compute_legal for games ``games``: the acting seats' legal cards and the dealer's forbidden bid."""
+    """BatchedBlackout._compute_legal for games ``games``: the acting seats' legal cards and the dealer's forbidden bid."""
     for g in games:
         hand = hands[g, current_player[g]]
         legal = np.uint64(0)
@@ -350,7 +350,7 @@ def finish_hands(games, hand_score, bids, tricks_won, scores, round_scores, roun
 # ------------------------------------------------------------- deal, shuffle
 @numba.njit(cache=True)
 def shuffle(uniform, size):
-    """_shuffle from its ``uniform`` draws (positions x decks): Fisher-Yates, stopped after the drawn positions."""
+    """BatchedBlackout._shuffle from its ``uniform`` draws (positions x decks): Fisher-Yates, stopped after the drawn positions."""
     count = uniform.shape[1]
     decks = np.empty((count, size), dtype=np.int8)
     for row in range(count):
@@ -378,9 +378,9 @@ def deal(
     tricks_won, tricks_done, trick_cards, trick_size, led_suit, trump_broken, last_trick, last_trick_leader,
     last_trick_winner, played, played_order, voids, round_start, action_count,
 ):
-    """_deal and _turn_trump for games ``games``: deck card k goes to seat deal_seat[dealer, k], k < n * hand size.
+    """BatchedBlackout._deal for games ``games``: deck card k goes to seat deal_seat[dealer, k], k < n * hand size.
 
-    The rule facts come as the numpy engine's tables (built from rules_logic): ``deal_seat`` (dealt_to),
+    The rule facts come as the batched engine's tables (built from rules_logic): ``deal_seat`` (dealt_to),
     ``first_to_act``, ``turned_position`` and ``turned_held`` (turned_card, per round).
     """
     for g in games:

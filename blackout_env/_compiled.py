@@ -1,7 +1,7 @@
-"""The loader of the batched engine's numba kernels (:mod:`blackout_env._batched_kernels`), and whether numba is there.
+"""The loader of the compiled core (:mod:`blackout_env._batched_kernels`), and whether numba is there.
 
-Importing the kernels imports numba, so nothing imports them at module level:
-the batched engine and its encoder call :func:`kernels` when they run compiled.
+numba is a dependency of blackout-rl, but importing it takes a while, so nothing imports
+the kernels at module level: the batched engine and its encoder call :func:`kernels`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ _KERNELS: list[Any] = []
 
 
 def numba_available() -> bool:
-    """Whether numba can be imported (the ``fast`` extra), so that the compiled paths can run.
+    """Whether numba can be imported (a dependency; False only in a broken install).
 
-    The batched engine's kernels and the search bot's compiled playouts both ask here.
+    The search bot's choice of compiled playouts asks here.
     """
     try:
         import numba  # noqa: F401
@@ -31,8 +31,8 @@ def kernels() -> Any:
             module = importlib.import_module("blackout_env._batched_kernels")
         except ImportError as error:  # e.g. a compiled engine unpickled where numba is missing
             raise ImportError(
-                f"this batched engine runs compiled (compiled=True) but numba cannot be imported ({error}); "
-                'install the fast extra (pip install "blackout-rl[fast]")'
+                f"the batched engine is compiled with numba, which cannot be imported ({error}); "
+                "numba is a dependency of blackout-rl: reinstall it (pip install blackout-rl, or pip install numba)"
             ) from None
         _KERNELS.append(module)
     return _KERNELS[0]

@@ -1,17 +1,16 @@
-"""The batched engine: thousands of Blackout games stepped at once on numpy arrays.
+"""The batched engine: thousands of Blackout games stepped at once, the project's compiled core.
 
-:class:`BatchedBlackout` holds ``num_envs`` games as arrays (one row per game)
-and advances all of them with one call, pgx/EnvPool style: every rule step is
-a handful of array operations over the games it concerns, never a Python loop
-over games. It follows :mod:`blackout_env.engine` function by function (deal,
-legal actions, bid, play, trick winner, finish trick, finish hand), so the two
-can be read side by side; a differential test plays the same deals and actions
-through both and compares them state by state.
-
-``compiled="auto"`` (the default) runs the per-move work and the encoder as
-numba-compiled loops over the games when numba is installed (the ``fast``
-extra; :mod:`blackout_env._batched_kernels`), with the same results bit for
-bit; ``compiled=False`` keeps numpy alone, the reference.
+:class:`BatchedBlackout` holds ``num_envs`` games as arrays (one row per game,
+one struct of arrays) and advances all of them with one call, pgx/EnvPool
+style. The per-move work (deal, legal actions, bid, play, trick winner, finish
+trick, finish hand) and the observation encoder are numba-compiled loops over
+the games (:mod:`blackout_env._batched_kernels`), which mirror
+:mod:`blackout_env.engine` function by function and read lookup tables built
+from :mod:`blackout_env.rules_logic`; differential tests play the same deals and
+actions through both and compare them state by state. This class holds the
+state, checks input, draws random numbers and hands the arrays to the kernels.
+numba is a dependency of the package; it is imported on the first engine built,
+not by ``import blackout_env``.
 
 ==============================  ==========================================================
 ``reset(seed, decks, rounds)``  start a fresh episode in every game; returns a :class:`BatchStep`
@@ -103,9 +102,7 @@ from .engine import BlackoutGame, IllegalActionError
 from .rules import Rules
 from .rules_logic import (
     REWARDS,
-    bid_range,
     card_power,
-    dealer_of_round,
     dealt_to,
     first_to_act,
     forbidden_bid,
@@ -195,18 +192,18 @@ class BatchStep(NamedTuple):
     """bool ``(num_envs,)``: an episode ended in this step (the game was reset or moved to the next hand)."""
 
 
-def _use_compiled(compiled: Any) -> bool:
-    """The ``compiled`` option as a bool, or a ValueError / ImportError naming the problem."""
-    if isinstance(compiled, str) and compiled == "auto":
-        return numba_available()
-    if compiled is True or compiled is False or (isinstance(compiled, np.bool_)):
-        if compiled and not numba_available():
-            raise ImportError(
-                "compiled=True: numba is not installed; install the fast extra "
-                '(pip install "blackout-rl[fast]", or pip install -e ".[fast]"), or use compiled="auto"'
-            )
-        return bool(compiled)
-    raise ValueError(f"compiled: must be 'auto', True or False; got {compiled!r}")
+def _check_compiled(compiled: Any) -> None:
+    """Accept the ``compiled`` option of earlier versions: ``"auto"`` and True name the one (compiled) engine."""
+    if (isinstance(compiled, str) and compiled == "auto") or compiled is True or (
+        isinstance(compiled, np.bool_) and compiled
+    ):
+        return
+    if compiled is False or isinstance(compiled, np.bool_):
+        raise ValueError(
+            "compiled=False: the numpy batched engine is retired; the batched engine is compiled "
+            "(numba, a dependency of blackout-rl) and gives the same results; leave compiled out"
+        )
+    raise ValueError(f"compiled: must be 'auto' or True (the batched engine is always compiled); got {compiled!r}")
 
 
 def _none_to(value: int | None) -> int:
@@ -221,25 +218,24 @@ class _Tables:
         num_cards = rules.num_cards
         max_bid = rules.max_bid
         cards = np.arange(num_cards)
-        self.card_bit = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
-        # card_bit_or_none[card + 1]: the bit of a card, 0 for NONE (-1)
-        self.card_bit_or_none = np.concatenate([[np.uint64(0)], self.card_bit[:num_cards]])
+        card_bit = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
         # suit_bits[suit + 1]: the cards of a suit; index 0 (no suit) holds none
         self.suit_bits = np.zeros(5, dtype=np.uint64)
         for suit in range(4):
-            self.suit_bits[suit + 1] = np.bitwise_or.reduce(self.card_bit[suit * 13 : suit * 13 + 13])
-        self.standard_bits = np.bitwise_or.reduce(self.card_bit[:NUM_STANDARD_CARDS])
+            self.suit_bits[suit + 1] = np.bitwise_or.reduce(card_bit[suit * 13 : suit * 13 + 13])
+        self.standard_bits = np.bitwise_or.reduce(card_bit[:NUM_STANDARD_CARDS])
         self.joker_bits = np.uint64(0)
         for card in range(NUM_STANDARD_CARDS, num_cards):
-            self.joker_bits |= self.card_bit[card]
+            self.joker_bits |= card_bit[card]
         # The rule facts, evaluated on every input by the functions of blackout_env.rules_logic; the
         # index of a suit, led suit or trump is its value + 1 (0: NONE, no suit).
         suits = (None, 0, 1, 2, 3)
-        # power[trump + 1, led + 1, card]: card_power (the first of equal powers wins: see _trick_winners)
-        self.power = np.array(
+        # power_flat[((trump + 1) * 5 + led + 1) * num_cards + card]: card_power (the first of equal powers
+        # wins: see trick_key_low)
+        self.power_flat = np.array(
             [[[card_power(card, led, trump) for card in cards.tolist()] for led in suits] for trump in suits],
             dtype=np.int16,
-        )
+        ).ravel()
         # led_after[led + 1, card]: the led suit once the card is played (NONE while only jokers are in)
         self.led_after = np.array(
             [[_none_to(suit_led_after(led, card)) for card in cards.tolist()] for led in suits], dtype=np.int8
@@ -256,15 +252,6 @@ class _Tables:
         ):
             shown = voids_shown(card, led, trump, leads=leads, trump_broken=broken, must_break=must_break)
             self.voids_shown[int(leads), int(broken), t, led_index, card] = sum(1 << suit for suit in shown)
-        # Without "trump must break" only the led suit and the card matter: then a cheaper (led, card) lookup.
-        self.voids_by_led = self.voids_shown[0, 0, 0]
-        # Flat copies of the (suit + 1, card) tables: one take over (suit + 1) * num_cards + card is
-        # cheaper than indexing with two arrays.
-        self.voids_by_led_flat = self.voids_by_led.ravel()
-        self.led_after_flat = self.led_after.ravel()
-        self.is_trump_flat = self.is_trump.ravel()
-        # power_flat[((trump + 1) * 5 + led + 1) * num_cards + card]
-        self.power_flat = self.power.ravel()
         # trick_key_low[leader, seat]: the low 6 bits of a card's trick key, power * 64 + this: of equal
         # powers (only two jokers) the card that trick_winner prefers ranks higher (the first played, asked of
         # trick_winner with two jokers), then the seat, so the key's largest value names the winner.
@@ -272,7 +259,6 @@ class _Tables:
         order = (np.arange(n)[None, :] - np.arange(n)[:, None]) % n  # order[leader, seat]: 0 = led
         first_wins_ties = trick_winner([(0, NUM_STANDARD_CARDS), (1, NUM_STANDARD_CARDS + 1)], None) == 0
         self.trick_key_low = (((7 - order) if first_wins_ties else order) * 8 + np.arange(n)).astype(np.int32)
-        self.voids_need_lead_state = bool((self.voids_shown != self.voids_by_led).any())
         # forbidden_bid[hand_size, bid_total]: the dealer's forbidden bid (NONE: none), read at the dealer's bid
         max_total = rules.num_players * max_bid
         self.forbidden_bid = np.array(
@@ -287,10 +273,6 @@ class _Tables:
             dtype=np.int32,
         )
         self.hand_sizes = np.array(rules.hand_sizes, dtype=np.int8)
-        # bid_bits[hand_size]: the bids of bid_range as a bitset (bit k: bid k)
-        self.bid_bits = np.array(
-            [sum(1 << bid for bid in bid_range(size)) for size in range(max_bid + 1)], dtype=np.uint64
-        )
         # The deal: deal_seat[dealer, k] (dealt_to) the seat that gets deck card k; first_to_act[dealer] the seat
         # that bids first and leads.
         deck_positions = range(rules.deck_size)
@@ -327,12 +309,10 @@ class BatchedBlackout:
         seed: seeds the generator that shuffles the decks (and draws random first dealers).
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every
             rule set, :mod:`blackout_env.universal`); the actions and masks are the rules' own either way.
-        compiled: run the per-move work and the encoder as numba-compiled loops
-            (:mod:`blackout_env._batched_kernels`, the ``fast`` extra): ``"auto"`` (default) when
-            numba is installed, ``True`` (an error without numba), ``False`` numpy only. The
-            results are the same bit for bit either way (the numpy code is the reference and a
-            test holds the two equal); the first use on a machine compiles (about 7 seconds,
-            then cached on disk).
+        compiled: accepted for code written for earlier versions: ``"auto"`` (default) and ``True``
+            both mean the one, compiled engine; ``False`` (the retired numpy engine) is refused
+            with a ValueError. The first use on a machine compiles the kernels (docs/batched.md
+            has the time), then they are cached on disk.
 
     The state of every game is public, one row per game (seats absolute, NONE = -1):
     ``round_index``, ``first_dealer``, ``dealer``, ``hand_size``, ``phase`` (BID 0 / PLAY 1),
@@ -365,7 +345,9 @@ class BatchedBlackout:
         compiled: bool | str = "auto",
     ) -> None:
         self.rules = rules = Rules.resolve(rules)
-        self.compiled = _use_compiled(compiled)
+        _check_compiled(compiled)
+        self.compiled = True
+        """Always True: the one batched engine is compiled (kept for code that reads it)."""
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
         check_choice("episode", episode, EPISODES)
@@ -392,10 +374,9 @@ class BatchedBlackout:
         self._t = _Tables(rules)
         self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._games = np.arange(num_envs)
-        self._seat_base = self._games * n  # flat index of (game, seat 0) in the per-seat arrays
         self.observation = observation_kind(observation)
         self.observation_size = universal_size() if self.observation == "universal" else observation_size(rules)
-        self._encoder = BatchedEncoder(rules, num_envs, self._t, self.compiled) if self.observations else None
+        self._encoder = BatchedEncoder(rules, num_envs) if self.observations else None
         # The universal vectors are scattered from the rules-sized ones (the same function as the envs').
         self._universal = np.zeros((num_envs, universal_size()), np.float32) if self.observation == "universal" else None
         self._universal_filled = False
@@ -548,18 +529,7 @@ class BatchedBlackout:
         """
         size = self.rules.deck_size
         uniform = self._rng.random((min(needed, size), count))
-        if self.compiled:  # the same draws, the same swaps, in a compiled loop
-            return kernels().shuffle(uniform, size)
-        decks = np.broadcast_to(np.arange(size, dtype=np.int8), (count, size)).copy()
-        cells = decks.reshape(-1)
-        row_starts = np.arange(count) * size
-        for position, draws in enumerate(uniform):
-            # Swap position with a card drawn uniformly from positions position..size-1.
-            drawn = row_starts + position + (draws * (size - position)).astype(np.intp)
-            card = decks[:, position].copy()
-            decks[:, position] = cells[drawn]
-            cells[drawn] = card
-        return decks
+        return kernels().shuffle(uniform, size)
 
     # ------------------------------------------------------------------- deal
     def _deal(self, g: np.ndarray) -> None:
@@ -568,69 +538,15 @@ class BatchedBlackout:
             return
         n = self.num_players
         t = self._t
-        if self.compiled:
-            kernels().deal(
-                g, n, self.rules.trump == "turned", t.turned_position, t.turned_held, t.deal_seat, t.first_to_act,
-                t.hand_sizes, t.rule_trump, t.suit_or_none, self.decks, self.round_index, self.first_dealer, self.hands,
-                self.hand_size, self.dealer, self.turned_card, self.turned_card_held_by_dealer, self.trump, self.phase,
-                self.leader, self.current_player, self.bids, self.bids_made, self.bid_total, self.tricks_won,
-                self.tricks_done, self.trick_cards, self.trick_size, self.led_suit, self.trump_broken, self.last_trick,
-                self.last_trick_leader, self.last_trick_winner, self.played, self.played_order, self.voids,
-                self.round_start, self.action_count,
-            )
-            return
-        r = self.round_index[g]
-        hand_size = t.hand_sizes[r]
-        dealer = dealer_of_round(self.first_dealer[g], r, n)
-        deck = self.decks.reshape(-1, self.decks.shape[2])[g * self.decks.shape[1] + r]
-        dealt = n * hand_size.astype(np.int64)
-        # Cards k, k + n, k + 2n, ... go to the same seat: OR them per residue k % n, over the
-        # first n * (largest hand) positions only (the rest of the deck is never dealt).
-        largest = int(hand_size.max())
-        bits = t.card_bit.take(deck[:, : n * largest])
-        if int(hand_size.min()) < largest:  # hands of different sizes: drop the cards past each deal
-            bits[np.arange(n * largest) >= dealt[:, None]] = 0
-        by_offset = bits[:, :n].copy()
-        for k in range(1, largest):
-            by_offset |= bits[:, k * n : (k + 1) * n]
-        seats = t.deal_seat[dealer, :n]  # by residue k % n: the seat of deck cards k, k + n, ...
-        self.hands[g[:, None], seats] = by_offset
-        self.hand_size[g] = hand_size
-        self.dealer[g] = dealer
-        self._turn_trump(g, r, deck)
-        self.phase[g] = BID
-        self.leader[g] = self.current_player[g] = t.first_to_act[dealer]
-        self.bids[g] = NONE
-        self.bids_made[g] = 0
-        self.bid_total[g] = 0
-        self.tricks_won[g] = 0
-        self.tricks_done[g] = 0
-        self.trick_cards[g] = NONE
-        self.trick_size[g] = 0
-        self.led_suit[g] = NONE
-        self.trump_broken[g] = False
-        self.last_trick[g] = NONE
-        self.last_trick_leader[g] = NONE
-        self.last_trick_winner[g] = NONE
-        self.played[g] = 0
-        self.played_order[g] = NONE
-        self.voids[g] = 0
-        self.round_start[g] = self.action_count[g]
-
-    def _turn_trump(self, g: np.ndarray, r: np.ndarray, deck: np.ndarray) -> None:
-        """Trump of the new hands: the turned card (or the dealer's last card), or the rules' suit."""
-        t = self._t
-        if self.rules.trump != "turned":
-            self.turned_card[g] = NONE
-            self.turned_card_held_by_dealer[g] = False
-            self.trump[g] = t.rule_trump[r]
-            return
-        position = t.turned_position[r]  # rules_logic.turned_card, tabled per round
-        turned = np.where(position >= 0, deck[np.arange(len(g)), np.maximum(position, 0)], NONE)
-        self.turned_card[g] = turned
-        self.turned_card_held_by_dealer[g] = t.turned_held[r]
-        # The turned card's suit; a turned joker (or no card) means no trump.
-        self.trump[g] = t.suit_or_none[turned + 1]
+        kernels().deal(
+            g, n, self.rules.trump == "turned", t.turned_position, t.turned_held, t.deal_seat, t.first_to_act,
+            t.hand_sizes, t.rule_trump, t.suit_or_none, self.decks, self.round_index, self.first_dealer, self.hands,
+            self.hand_size, self.dealer, self.turned_card, self.turned_card_held_by_dealer, self.trump, self.phase,
+            self.leader, self.current_player, self.bids, self.bids_made, self.bid_total, self.tricks_won,
+            self.tricks_done, self.trick_cards, self.trick_size, self.led_suit, self.trump_broken, self.last_trick,
+            self.last_trick_leader, self.last_trick_winner, self.played, self.played_order, self.voids,
+            self.round_start, self.action_count,
+        )
 
     # ------------------------------------------------------------ legal moves
     def _compute_legal(self, g: np.ndarray | None = None) -> None:
@@ -641,66 +557,17 @@ class BatchedBlackout:
         After a partial step only the games that moved need them again.
         """
         t = self._t
-        if self.compiled:
-            kernels().compute_legal(
-                self._games if g is None else g, self.num_players, self.rules.lead_trump == "broken",
-                self._legal_cards, self._forbidden_bid, self.current_player, self.hands, self.led_suit, self.trump,
-                self.trump_broken, self.trick_size, self.phase, self.bids_made, self.hand_size, self.bid_total,
-                t.suit_bits, t.joker_bits, t.standard_bits, t.forbidden_bid,
-            )
-            return
-        if g is None:
-            player, led_suit, trump = self.current_player, self.led_suit, self.trump
-            trick_size, phase, bids_made = self.trick_size, self.phase, self.bids_made
-            hand_size, bid_total, seat_base = self.hand_size, self.bid_total, self._seat_base
-        else:
-            player, led_suit, trump = self.current_player[g], self.led_suit[g], self.trump[g]
-            trick_size, phase, bids_made = self.trick_size[g], self.phase[g], self.bids_made[g]
-            hand_size, bid_total, seat_base = self.hand_size[g], self.bid_total[g], self._seat_base[g]
-        hand = self.hands.reshape(-1)[seat_base + player]
-        # Following: the led suit (plus jokers) when held, else anything; a led joker sets no suit.
-        follow = hand & t.suit_bits[led_suit + 1]
-        following = np.where(follow != 0, follow | (hand & t.joker_bits), hand)
-        leading = hand
-        if self.rules.lead_trump == "broken":
-            # Trump may not be led before it is broken, unless the leader holds nothing else.
-            broken = self.trump_broken if g is None else self.trump_broken[g]
-            others = hand & ~t.suit_bits[trump + 1]
-            restricted = ~broken & (trump != NONE) & ((others & t.standard_bits) != 0)
-            leading = np.where(restricted, others, hand)
-        legal = np.where(phase == PLAY, np.where(trick_size > 0, following, leading), np.uint64(0))
-        # The hook (rules_logic.forbidden_bid, tabled): the dealer bids last.
-        dealer_bids = (phase == BID) & (bids_made == self.num_players - 1)
-        forbidden = np.full(len(phase), NONE, dtype=np.int8)
-        dealers = np.flatnonzero(dealer_bids)
-        forbidden[dealers] = t.forbidden_bid[hand_size[dealers], bid_total[dealers]]
-        if g is None:
-            self._legal_cards, self._forbidden_bid = legal, forbidden
-        else:
-            self._legal_cards[g] = legal
-            self._forbidden_bid[g] = forbidden
+        kernels().compute_legal(
+            self._games if g is None else g, self.num_players, self.rules.lead_trump == "broken",
+            self._legal_cards, self._forbidden_bid, self.current_player, self.hands, self.led_suit, self.trump,
+            self.trump_broken, self.trick_size, self.phase, self.bids_made, self.hand_size, self.bid_total,
+            t.suit_bits, t.joker_bits, t.standard_bits, t.forbidden_bid,
+        )
 
     def _action_mask(self) -> np.ndarray:
-        """int8 mask of the acting seats' legal actions: the legal cards and bids as one bitset, unpacked once.
-
-        Action ``a`` is bit ``a`` of a 128-bit set (two uint64 words, low word first):
-        the legal cards, then bids ``0..hand_size`` (less the forbidden one) from bit ``num_cards`` on.
-        """
-        if self.compiled:
-            mask = np.empty((self.num_envs, self.num_actions), dtype=np.int8)
-            return kernels().action_mask(
-                mask, self.num_cards, self._legal_cards, self.phase, self.hand_size, self._forbidden_bid
-            )
-        num_cards = np.uint64(self.num_cards)
-        one = np.uint64(1)
-        bids = np.where(self.phase == BID, self._t.bid_bits.take(self.hand_size), np.uint64(0))
-        forbidden = self._forbidden_bid
-        bids &= ~np.where(forbidden >= 0, np.left_shift(one, np.maximum(forbidden, 0).astype(np.uint64)), 0)
-        words = np.empty((self.num_envs, 2), dtype=np.uint64)
-        words[:, 0] = self._legal_cards | (bids << num_cards)
-        words[:, 1] = bids >> (np.uint64(64) - num_cards)
-        bits = np.unpackbits(words.view(np.uint8), axis=1, count=self.num_actions, bitorder="little")
-        return bits.view(np.int8)
+        """int8 mask of the acting seats' legal actions: the legal cards, then bids ``0..hand_size`` less the forbidden one."""
+        mask = np.empty((self.num_envs, self.num_actions), dtype=np.int8)
+        return kernels().action_mask(mask, self.num_cards, self._legal_cards, self.phase, self.hand_size, self._forbidden_bid)
 
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action in every game (int64), drawn from the legal sets directly.
@@ -711,33 +578,11 @@ class BatchedBlackout:
 
     def _random_actions(self, rng: np.random.Generator, g: np.ndarray | None = None) -> np.ndarray:
         """A uniformly random legal action in games ``g`` (None: every game), one random number each."""
-        if self.compiled:  # the same draws, turned into actions by a compiled loop
-            games = self._games if g is None else g
-            return kernels().random_actions(
-                rng.random(len(games)), games, self.num_cards, self._legal_cards, self.phase, self.hand_size,
-                self._forbidden_bid,
-            )
-        if g is None:
-            legal_cards, forbidden, hand_size, phase = self._legal_cards, self._forbidden_bid, self.hand_size, self.phase
-        else:
-            legal_cards, forbidden, hand_size, phase = self._legal_cards[g], self._forbidden_bid[g], self.hand_size[g], self.phase[g]
-        uniform = rng.random(len(legal_cards))
-        # A card: the r-th of the legal cards, found by halving the 64-bit set six times.
-        rest = legal_cards.copy()
-        rank = (uniform * np.bitwise_count(rest)).astype(np.uint8)
-        card = np.zeros(len(rest), dtype=np.uint8)
-        for width in (32, 16, 8, 4, 2, 1):
-            in_low = np.bitwise_count(rest & np.uint64((1 << width) - 1))
-            upper = rank >= in_low  # the card is in the upper half: skip the lower one
-            shift = upper.astype(np.uint8) * np.uint8(width)
-            rank -= in_low * upper
-            card += shift
-            rest >>= shift.astype(np.uint64)
-        # A bid: uniform over 0..hand size (rules_logic.bid_range), stepping over the dealer's forbidden bid.
-        hooked = forbidden != NONE
-        tricks = (uniform * (hand_size + 1 - hooked)).astype(np.int64)
-        tricks += hooked & (tricks >= forbidden)
-        return np.where(phase == PLAY, card, self.num_cards + tricks)
+        games = self._games if g is None else g
+        return kernels().random_actions(
+            rng.random(len(games)), games, self.num_cards, self._legal_cards, self.phase, self.hand_size,
+            self._forbidden_bid,
+        )
 
     # ------------------------------------------------------------------- step
     def step(self, actions: Any, active: Any = None, *, observe: bool = True) -> BatchStep:
@@ -771,10 +616,7 @@ class BatchedBlackout:
 
     def _advance(self, actions: np.ndarray, moving: np.ndarray | None, observe: bool) -> BatchStep:
         """Apply checked (or legal by construction) ``actions`` in games ``moving`` (None: every game)."""
-        if self.compiled:
-            hands_over = self._advance_compiled(actions, self._games if moving is None else moving)
-        else:
-            hands_over = self._advance_numpy(actions, moving)
+        hands_over = self._apply_actions(actions, self._games if moving is None else moving)
         rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
         done = np.zeros(self.num_envs, dtype=bool)
         self.hand_over = np.zeros(self.num_envs, dtype=bool)
@@ -793,24 +635,12 @@ class BatchedBlackout:
             self._deal(next_hand)
         return self._observe(rewards, done, observe, moving)
 
-    def _advance_numpy(self, actions: np.ndarray, moving: np.ndarray | None) -> np.ndarray:
-        """Record and apply the moves of games ``moving`` (None: all); returns the games whose hand is over."""
-        num_cards = self.num_cards
-        self._record(actions, moving)
-        if moving is None:
-            bidding = actions >= num_cards
-            bidders = np.flatnonzero(bidding)
-            players = np.flatnonzero(~bidding)
-        else:
-            bidding = actions[moving] >= num_cards
-            bidders = moving[bidding]
-            players = moving[~bidding]
-        self._apply_bids(bidders, actions[bidders] - num_cards)
-        tricks_complete = self._apply_plays(players, actions[players])
-        return self._finish_tricks(tricks_complete)
+    def _apply_actions(self, actions: np.ndarray, moving: np.ndarray) -> np.ndarray:
+        """Record and apply the moves of games ``moving`` (indices, ascending); returns the games whose hand is over.
 
-    def _advance_compiled(self, actions: np.ndarray, moving: np.ndarray) -> np.ndarray:
-        """:meth:`_advance_numpy` as one compiled loop over games ``moving`` (indices, taken in that order, as numpy does)."""
+        One kernel: record the action, bid (after the dealer's bid the leader plays) or play a card
+        (voids shown, led suit, trump broken), and when a trick is complete the winner takes it and leads.
+        """
         t = self._t
         return kernels().advance(
             actions, moving, self.num_players, self.num_cards, self.actions, self.action_count,
@@ -834,125 +664,33 @@ class BatchedBlackout:
 
     def _check_actions(self, actions: Any, moving: np.ndarray | None = None) -> np.ndarray:
         array = action_array(actions, self.num_envs)
-        if self.compiled and not kernels().check_actions(
-            array, self._games if moving is None else moving, self.num_cards, self.num_actions,
-            self._legal_cards, self.phase, self.hand_size, self._forbidden_bid,
+        games = self._games if moving is None else moving
+        if not kernels().check_actions(
+            array, games, self.num_cards, self.num_actions, self._legal_cards, self.phase, self.hand_size,
+            self._forbidden_bid,
         ):
-            return array  # all legal (an illegal action goes on to the numpy check below, which names it)
-        num_cards = self.num_cards
-        inside = (array >= 0) & (array < self.num_actions)
-        card = (array & 63).astype(np.uint64)  # (any shift in 0..63; out-of-range actions fail below)
-        card_ok = (array < num_cards) & ((self._legal_cards >> card) & np.uint64(1) != 0)
-        tricks = array - num_cards  # a bid in rules_logic.bid_range (0..hand size), not the forbidden one
-        bid_ok = (
-            (array >= num_cards) & (self.phase == BID) & (tricks <= self.hand_size) & (tricks != self._forbidden_bid)
-        )
-        wrong = ~(inside & (card_ok | bid_ok))
-        # (the games that do not move may hold any action)
-        bad = np.flatnonzero(wrong) if moving is None else moving[wrong[moving]]
-        if bad.size:
-            game = int(bad[0])
-            action = int(array[game])
-            try:
-                self.to_game(game).step(action)
-                why = f"action {action} is illegal here"  # pragma: no cover - the engine agrees
-            except IllegalActionError as error:
-                why = str(error)
-            more = f" ({bad.size - 1} other games also got illegal actions)" if bad.size > 1 else ""
-            raise IllegalActionError(f"game {game}: action {action}: {why}{more}; no game was advanced")
-        return array
-
-    def _record(self, actions: np.ndarray, moving: np.ndarray | None = None) -> None:
-        if moving is None:
-            self.actions[self._games, self.action_count] = actions
-            self.action_count += 1
-        else:
-            self.actions.reshape(-1)[moving * self.actions.shape[1] + self.action_count[moving]] = actions[moving]
-            self.action_count[moving] += 1
-
-    def _apply_bids(self, g: np.ndarray, tricks: np.ndarray) -> None:
-        """The acting seats of games ``g`` bid; after the dealer's bid the leader plays."""
-        seat = self.current_player[g]
-        self.bids[g, seat] = tricks
-        self.bid_total[g] += tricks.astype(np.int16)
-        self.bids_made[g] += 1
-        all_bid = self.bids_made[g] == self.num_players
-        self.phase[g] = np.where(all_bid, PLAY, BID)
-        self.current_player[g] = np.where(all_bid, self.leader[g], (seat + 1) % self.num_players)
-
-    def _apply_plays(self, g: np.ndarray, cards: np.ndarray) -> np.ndarray:
-        """The acting seats of games ``g`` play ``cards``; returns the games whose trick is complete."""
-        t = self._t
-        n = self.num_players
-        seat = self.current_player[g]
-        at = g * n + seat  # flat (game, seat) index into the per-seat arrays
-        bit = t.card_bit[cards]
-        hands, played, all_voids = self.hands.reshape(-1), self.played.reshape(-1), self.voids.reshape(-1)
-        hands[at] &= ~bit
-        played[at] |= bit
-        self.played_order.reshape(-1)[at * self.played_order.shape[2] + self.tricks_done[g]] = cards
-        led = self.led_suit[g]
-        trump = self.trump[g]
-        led_card = (led.astype(np.intp) + 1) * self.num_cards + cards  # index into the (led + 1, card) tables
-        if t.voids_need_lead_state:
-            leads = (self.trick_size[g] == 0).astype(np.intp)
-            broken = self.trump_broken[g].astype(np.intp)
-            all_voids[at] |= t.voids_shown[leads, broken, trump + 1, led + 1, cards]
-        else:
-            all_voids[at] |= t.voids_by_led_flat.take(led_card)
-        self.led_suit[g] = t.led_after_flat.take(led_card)
-        self.trump_broken[g] |= t.is_trump_flat.take((trump.astype(np.intp) + 1) * self.num_cards + cards)
-        self.trick_cards.reshape(-1)[at] = cards
-        size = self.trick_size[g] + 1
-        self.trick_size[g] = size
-        complete = size == n
-        self.current_player[g] = np.where(complete, seat, (seat + 1) % n)
-        return g[complete]
-
-    def _trick_winners(self, g: np.ndarray) -> np.ndarray:
-        """The seat winning the complete trick of each game ``g``: first joker, highest trump, highest led card."""
-        n = self.num_players
-        cards = self.trick_cards[g]
-        suits = (self.trump[g].astype(np.intp) + 1) * 5 + self.led_suit[g] + 1
-        power = self._t.power_flat.take(suits[:, None] * self.num_cards + cards)
-        # Rank by power, then by order of play (see trick_key_low); a running maximum over the seats
-        # is 5x faster than argmax along an axis of n.
-        key = power.astype(np.int32) * 64 + self._t.trick_key_low.take(self.leader[g], axis=0)
-        best = key[:, 0].copy()
-        for seat in range(1, n):
-            np.maximum(best, key[:, seat], out=best)
-        return (best & 7).astype(np.int8)
-
-    def _finish_tricks(self, g: np.ndarray) -> np.ndarray:
-        """Games ``g`` complete a trick: the winner takes it and leads; returns the games whose hand is over."""
-        if not g.size:
-            return g
-        winner = self._trick_winners(g)
-        self.tricks_won.reshape(-1)[self._seat_base[g] + winner] += 1
-        self.last_trick[g] = self.trick_cards[g]
-        self.last_trick_leader[g] = self.leader[g]
-        self.last_trick_winner[g] = winner
-        self.trick_cards[g] = NONE
-        self.trick_size[g] = 0
-        self.led_suit[g] = NONE
-        done = self.tricks_done[g] + 1
-        self.tricks_done[g] = done
-        self.leader[g] = self.current_player[g] = winner
-        return g[done == self.hand_size[g]]
+            return array  # all legal
+        # Name the first illegal action (the games that do not move may hold any action).
+        inside = (array[games] >= 0) & (array[games] < self.num_actions)
+        legal = np.zeros(len(games), dtype=bool)
+        legal[inside] = self._action_mask()[games[inside], array[games[inside]]] == 1
+        bad = games[~legal]
+        game = int(bad[0])
+        action = int(array[game])
+        try:
+            self.to_game(game).step(action)
+            why = f"action {action} is illegal here"  # pragma: no cover - the engine agrees
+        except IllegalActionError as error:
+            why = str(error)
+        more = f" ({bad.size - 1} other games also got illegal actions)" if bad.size > 1 else ""
+        raise IllegalActionError(f"game {game}: action {action}: {why}{more}; no game was advanced")
 
     def _finish_hands(self, g: np.ndarray) -> np.ndarray:
         """Score the finished hands of games ``g``; returns the hand scores (games x seats)."""
-        if self.compiled:
-            return kernels().finish_hands(
-                g, self._t.hand_score, self.bids, self.tricks_won, self.scores, self.round_scores, self.round_index,
-                self.last_hand_bids, self.last_hand_tricks,
-            )
-        self.last_hand_bids[g] = self.bids[g]
-        self.last_hand_tricks[g] = self.tricks_won[g]
-        hand_scores = self._t.hand_score[self.bids[g], self.tricks_won[g]]
-        self.scores[g] += hand_scores
-        self.round_scores[g, self.round_index[g]] = hand_scores
-        return hand_scores
+        return kernels().finish_hands(
+            g, self._t.hand_score, self.bids, self.tricks_won, self.scores, self.round_scores, self.round_index,
+            self.last_hand_bids, self.last_hand_tricks,
+        )
 
     def _rewards(self, g: np.ndarray, hand_scores: np.ndarray, episode_over: np.ndarray) -> np.ndarray:
         """Per-seat rewards of games ``g`` whose hand just ended (``episode_over``: the episode ends with it)."""

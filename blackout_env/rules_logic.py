@@ -19,8 +19,8 @@ the turned card            :func:`turned_card` (``dealer_last`` included); ``Bla
 who bids first and leads   :func:`first_to_act`; ``BlackoutGame``, the batched
                            ``first_to_act`` table
 the bid range              :func:`bid_range`; ``BlackoutGame.legal_actions`` and ``.bid``,
-                           :func:`illegal_action_reason`, the search bot's simulator, the
-                           batched ``bid_bits`` table (the kernels mirror it: bids 0..hand size)
+                           :func:`illegal_action_reason`, the search bot's simulator; the
+                           compiled kernels mirror it inline (bids 0..hand size)
 decisions per match        :func:`decisions_per_hand`; ``Rules.decisions_per_match`` (the
                            batched engine's action record, training's rollout lengths)
 dealer's hook              :func:`forbidden_bid`; ``BlackoutGame.legal_actions`` and

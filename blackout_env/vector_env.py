@@ -198,8 +198,8 @@ class BlackoutVectorEnv(VectorEnv):
             next step overwrites (faster: copy what you keep), as Gymnasium's ``copy`` of vector envs.
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every rule set).
         seed: seeds the decks, the learner seats and the random opponents (``reset(seed=...)`` reseeds).
-        compiled: the batched engine's ``compiled`` option: ``"auto"`` (numba when installed), True or
-            False; the same games either way (see :class:`~blackout_env.batched.BatchedBlackout`).
+        compiled: passed on to :class:`~blackout_env.batched.BatchedBlackout`, for code written for
+            earlier versions: ``"auto"`` (default) or True; False (the retired numpy engine) is refused.
     """
 
     metadata = {"autoreset_mode": _SAME_STEP, "render_modes": []}

@@ -319,10 +319,9 @@ def test_random_actions_never_pick_the_dealers_forbidden_bid() -> None:
     assert draws == {0, 1}
 
 
-@pytest.mark.parametrize("compiled", [False, "auto"])
-def test_legal_cards_and_forbidden_bid_are_the_action_mask_as_bits_and_read_only(compiled) -> None:
+def test_legal_cards_and_forbidden_bid_are_the_action_mask_as_bits_and_read_only() -> None:
     rules = Rules.preset("standard")
-    env = BatchedBlackout(rules, 16, observations=False, compiled=compiled, seed=4)
+    env = BatchedBlackout(rules, 16, observations=False, seed=4)
     rng = np.random.default_rng(4)
     out = env.reset()
     seen_hook = False

@@ -96,7 +96,7 @@ def test_bench_batched_without_openspiel_prints_no_ratio(capsys):
     out = capsys.readouterr().out
     assert "nan" not in out
     row = [line for line in out.splitlines() if line.startswith("hands ")][0]
-    assert row.split()[5] == "-"  # scenario, games, observations, engine, decisions/s, x OpenSpiel
+    assert row.split()[4] == "-"  # scenario, games, observations, decisions/s, x OpenSpiel
 
 
 def test_a_benchmark_run_as_a_module_names_itself_as_blackout_bench_does():

@@ -446,7 +446,7 @@ def test_files_the_pages_name_exist(page):
 # docs/development.md: `pytest -m "not slow"` leaves out these longer checks (CI runs them too).
 SLOW_TESTS = [
     ("tests/test_batched_differential.py", "test_random_rules_play_like_the_engine"),
-    ("tests/test_batched_compiled.py", "test_the_compiled_engine_steps_every_preset_like_numpy"),
+    ("tests/test_batched_compiled.py", "test_the_compiled_engine_plays_every_preset_at_every_table_size_like_the_engine"),
     ("tests/test_train.py", "test_tiny_run_trains_checkpoints_resumes_and_evaluates"),
 ]
 

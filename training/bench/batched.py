@@ -12,16 +12,13 @@ In one run, so that every figure shares the machine's load:
   array that the caller may keep), what a user gets; ``--no-copy`` times
   ``copy=False`` (the reused buffer) instead.
 
-Both implementations of the engine are timed in the same run (``--engines``):
-``numpy`` (``compiled=False``, the reference) and ``compiled`` (``compiled=True``,
-the numba loops; only when numba is installed), so their ratio shares the load.
-
 Each figure is the best of ``--repeats`` timings of ``--seconds`` each (the
 least disturbed by other processes), in the process's CPU time by default
 (``--clock cpu``: waiting for a busy machine's cores does not count; ``--clock
 wall`` uses the wall clock); OpenSpiel is timed again before every
 batched figure and its best is used for the ratio. Memory is the peak of the
-numpy allocations (tracemalloc) while building and stepping the engine.
+numpy allocations (tracemalloc) while building and stepping the engine (the
+compiled kernels allocate their arrays through numpy too).
 """
 
 from __future__ import annotations
@@ -35,15 +32,12 @@ from collections.abc import Callable
 import numpy as np
 
 from blackout_env import Rules
-from blackout_env.batched import BatchedBlackout, numba_available
+from blackout_env.batched import BatchedBlackout
 
 from . import check_output_file, check_positive, command, write_json
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 """How a timing is measured: the process's CPU time, or the wall clock."""
-
-ENGINES = ("numpy", "compiled")
-"""The batched engine's implementations: ``compiled=False`` and ``compiled=True`` (numba)."""
 
 SCENARIOS = {"hands": "single-hand", "matches": "standard"}
 """Scenario name -> rules preset: single 10-card hands, whole standard matches."""
@@ -63,10 +57,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--clock", choices=sorted(CLOCKS), default="cpu", help="cpu: process CPU time (default); wall: wall clock"
     )
     parser.add_argument("--no-copy", action="store_true", help="time copy=False (the reused observation buffer)")
-    parser.add_argument(
-        "--engines", nargs="+", choices=ENGINES, default=None,
-        help="which implementations to time (default: numpy and compiled, compiled only when numba is installed)",
-    )
     parser.add_argument("--no-openspiel", action="store_true", help="skip OpenSpiel (e.g. when it is not installed)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
 
@@ -116,10 +106,9 @@ def _batched_runner(
     seed: int,
     clock: Callable[[], float] = time.perf_counter,
     copy: bool = True,
-    compiled: bool = False,
 ) -> Callable[[float], float]:
     """A timer of the batched engine under random legal play (decisions per second)."""
-    env = BatchedBlackout(rules, games, observations=observations, copy=copy, seed=seed, compiled=compiled)
+    env = BatchedBlackout(rules, games, observations=observations, copy=copy, seed=seed)
     rng = np.random.default_rng(seed)
     env.reset()
     for _ in range(20):  # warm up: deal, allocate, reach a mix of phases
@@ -136,13 +125,11 @@ def _batched_runner(
     return run
 
 
-def peak_memory_mb(
-    rules: Rules, games: int, observations: bool, seed: int, steps: int = 50, compiled: bool = False
-) -> float:
+def peak_memory_mb(rules: Rules, games: int, observations: bool, seed: int, steps: int = 50) -> float:
     """Peak numpy memory (MB) while building the engine and stepping it ``steps`` times."""
     tracemalloc.start()
     try:
-        env = BatchedBlackout(rules, games, observations=observations, seed=seed, compiled=compiled)
+        env = BatchedBlackout(rules, games, observations=observations, seed=seed)
         env.reset()
         for _ in range(steps):
             env.step(env.random_actions())
@@ -155,9 +142,6 @@ def peak_memory_mb(
 def run(args: argparse.Namespace) -> int:
     check_positive(games=min(args.games), seconds=args.seconds, repeats=args.repeats)
     check_output_file(args.json)
-    engines = args.engines or (list(ENGINES) if numba_available() else ["numpy"])
-    if "compiled" in engines and not numba_available():
-        raise ValueError("--engines compiled: numba is not installed (the fast extra: pip install -e \".[fast]\")")
     openspiel = None if args.no_openspiel else _openspiel_runner(args.seed, CLOCKS[args.clock])
     if openspiel is None and not args.no_openspiel:
         print("openspiel: not installed (pip install open_spiel); batched figures only")
@@ -171,62 +155,39 @@ def run(args: argparse.Namespace) -> int:
         rules = Rules.preset(SCENARIOS[scenario])
         for games in args.games:
             for observations in (False, True):
-                # The engines are timed in turn within each repeat (and OpenSpiel before each), so that
-                # they share the machine's load.
-                timers = {
-                    engine: _batched_runner(
-                        rules, games, observations, args.seed, CLOCKS[args.clock], copy=not args.no_copy,
-                        compiled=engine == "compiled",
-                    )
-                    for engine in engines
-                }
-                best = dict.fromkeys(engines, 0.0)
+                # OpenSpiel is timed before each repeat, so that the two share the machine's load.
+                timer = _batched_runner(rules, games, observations, args.seed, CLOCKS[args.clock], copy=not args.no_copy)
+                best = 0.0
                 for _ in range(args.repeats):
-                    for engine, timer in timers.items():
-                        if openspiel is not None:
-                            best_openspiel = max(best_openspiel, openspiel(args.seconds))
-                        best[engine] = max(best[engine], timer(args.seconds))
-                del timers
-                for engine in engines:
-                    memory = peak_memory_mb(rules, games, observations, args.seed, compiled=engine == "compiled")
-                    rows.append(
-                        {
-                            "scenario": scenario,
-                            "rules": SCENARIOS[scenario],
-                            "games": games,
-                            "observations": observations,
-                            "engine": engine,
-                            "decisions_per_second": best[engine],
-                            "peak_memory_mb": memory,
-                        }
-                    )
-                    print(
-                        f"  {scenario} x {games} {'with' if observations else 'without'} observations, {engine}: "
-                        f"{best[engine]:,.0f}/s"
-                    )
+                    if openspiel is not None:
+                        best_openspiel = max(best_openspiel, openspiel(args.seconds))
+                    best = max(best, timer(args.seconds))
+                del timer
+                memory = peak_memory_mb(rules, games, observations, args.seed)
+                rows.append(
+                    {
+                        "scenario": scenario,
+                        "rules": SCENARIOS[scenario],
+                        "games": games,
+                        "observations": observations,
+                        "decisions_per_second": best,
+                        "peak_memory_mb": memory,
+                    }
+                )
+                print(f"  {scenario} x {games} {'with' if observations else 'without'} observations: {best:,.0f}/s")
                 sys.stdout.flush()
     # The ratios use OpenSpiel's best over the whole run: the least favourable comparison for us.
     # Without OpenSpiel (skipped or not installed) there is no ratio: that column says "-".
-    header = (
-        f"{'scenario':<9} {'games':>6} {'observations':>12} {'engine':>8} {'decisions/s':>13} {'x OpenSpiel':>11} "
-        f"{'x numpy':>8} {'peak MB':>8}"
-    )
+    header = f"{'scenario':<9} {'games':>6} {'observations':>12} {'decisions/s':>13} {'x OpenSpiel':>11} {'peak MB':>8}"
     print()
     print(header)
     print("-" * len(header))
-    numpy_rate = {
-        (row["scenario"], row["games"], row["observations"]): row["decisions_per_second"]
-        for row in rows
-        if row["engine"] == "numpy"
-    }
     for row in rows:
         ratio = f"{row['decisions_per_second'] / best_openspiel:.2f}x" if best_openspiel else "-"
-        reference = numpy_rate.get((row["scenario"], row["games"], row["observations"]))
-        speedup = f"{row['decisions_per_second'] / reference:.2f}x" if reference else "-"
         obs = "yes" if row["observations"] else "no"
         print(
-            f"{row['scenario']:<9} {row['games']:>6} {obs:>12} {row['engine']:>8} {row['decisions_per_second']:>13,.0f}"
-            f" {ratio:>11} {speedup:>8} {row['peak_memory_mb']:>8.0f}"
+            f"{row['scenario']:<9} {row['games']:>6} {obs:>12} {row['decisions_per_second']:>13,.0f}"
+            f" {ratio:>11} {row['peak_memory_mb']:>8.0f}"
         )
     if openspiel is not None:
         print(f"openspiel (pyspiel.evaluate_bots, random bots, oh_hell 4 players, 10 tricks): {best_openspiel:,.0f}/s")

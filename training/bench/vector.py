@@ -10,10 +10,6 @@ In one run, so that the figures share the machine's load:
   decision (each one also carries the opponents' moves up to the learner's next turn,
   counted separately as ``engine moves``).
 
-Both implementations of the batched engine are timed in the same run
-(``--engines``): ``numpy`` (``compiled=False``) and ``compiled`` (numba, when
-installed), the raw engine and the vector env each.
-
 The ratio ``vector / raw`` is what the learner keeps of the engine's speed. Each
 figure is the best of ``--repeats`` timings of ``--seconds`` each (the least
 disturbed by other processes), timed alternately, on the wall clock (``--clock
@@ -32,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from blackout_env import Rules
-from blackout_env.batched import BatchedBlackout, numba_available
+from blackout_env.batched import BatchedBlackout
 from blackout_env.vector_env import BlackoutVectorEnv
 
 from . import check_output_file, command, write_json
@@ -47,10 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     parser.add_argument(
         "--clock", choices=sorted(CLOCKS), default="wall", help="wall: wall clock (default); cpu: process CPU time"
-    )
-    parser.add_argument(
-        "--engines", nargs="+", choices=("numpy", "compiled"), default=None,
-        help="which implementations to time (default: numpy and compiled, compiled only when numba is installed)",
     )
 
 
@@ -71,11 +63,9 @@ def _timer(step: Callable[[], int], clock: Callable[[], float] = time.perf_count
     return run
 
 
-def raw_runner(
-    rules: Rules, games: int, seed: int, compiled: bool = False, clock: Callable[[], float] = time.perf_counter
-) -> Callable[[float], float]:
+def raw_runner(rules: Rules, games: int, seed: int, clock: Callable[[], float] = time.perf_counter) -> Callable[[float], float]:
     """Decisions per second of the batched engine with observations (random legal play)."""
-    engine = BatchedBlackout(rules, games, seed=seed, compiled=compiled)
+    engine = BatchedBlackout(rules, games, seed=seed)
     rng = np.random.default_rng(seed)
     engine.reset()
     for _ in range(20):  # warm up: deal, allocate, reach a mix of phases
@@ -93,11 +83,10 @@ def vector_runner(
     games: int,
     seed: int,
     moves: list[int],
-    compiled: bool = False,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Callable[[float], float]:
     """Learner decisions per second of the vector env against random opponents; ``moves`` counts engine moves."""
-    envs = BlackoutVectorEnv(games, rules=rules, opponents="random", seed=seed, compiled=compiled)
+    envs = BlackoutVectorEnv(games, rules=rules, opponents="random", seed=seed)
     engine = envs.engine
     advance = engine._advance  # every move of the engine, checked or not, goes through it
 
@@ -124,9 +113,6 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.json)
     rules = Rules.resolve(args.rules)
     clock = CLOCKS[args.clock]
-    engines = args.engines or (["numpy", "compiled"] if numba_available() else ["numpy"])
-    if "compiled" in engines and not numba_available():
-        raise ValueError("--engines compiled: numba is not installed (the fast extra: pip install -e \".[fast]\")")
     rows = []
     load_before = os.getloadavg()
     print(
@@ -134,43 +120,30 @@ def run(args: argparse.Namespace) -> int:
         f"rules {args.rules}, random legal play; load average {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}"
     )
     for games in args.games:
-        # Every engine's raw and vector timers run in turn within each repeat: they share the load.
-        moves = {engine: [0] for engine in engines}
-        timers = {
-            engine: (
-                raw_runner(rules, games, args.seed, compiled=engine == "compiled", clock=clock),
-                vector_runner(rules, games, args.seed, moves[engine], compiled=engine == "compiled", clock=clock),
-            )
-            for engine in engines
-        }
-        best = {engine: [0.0, 0.0, 0.0] for engine in engines}  # raw, vector, engine moves
+        # The raw and vector timers run in turn within each repeat: they share the load.
+        moves = [0]
+        raw = raw_runner(rules, games, args.seed, clock=clock)
+        vector = vector_runner(rules, games, args.seed, moves, clock=clock)
+        best_raw = best_vector = best_moves = 0.0
         for _ in range(args.repeats):
-            for engine, (raw, vector) in timers.items():
-                figures = best[engine]
-                figures[0] = max(figures[0], raw(args.seconds))
-                moves[engine][0] = 0
-                start = clock()
-                rate = vector(args.seconds)
-                if rate > figures[1]:
-                    figures[1], figures[2] = rate, moves[engine][0] / (clock() - start)
-        for engine in engines:
-            best_raw, best_vector, best_moves = best[engine]
-            row = {
-                "games": games,
-                "engine": engine,
-                "raw_decisions_per_second": best_raw,
-                "vector_learner_decisions_per_second": best_vector,
-                "vector_engine_moves_per_second": best_moves,
-                "ratio": best_vector / best_raw,
-            }
-            if engine != "numpy" and "numpy" in best:
-                row["vector_x_numpy"] = best_vector / best["numpy"][1]
-            rows.append(row)
-            versus = f", {row['vector_x_numpy']:.2f}x the numpy vector env" if "vector_x_numpy" in row else ""
-            print(
-                f"  {games} games, {engine}: raw engine {best_raw:,.0f}/s, vector env {best_vector:,.0f} learner "
-                f"decisions/s ({best_moves:,.0f} engine moves/s), ratio {row['ratio']:.3f}{versus}"
-            )
+            best_raw = max(best_raw, raw(args.seconds))
+            moves[0] = 0
+            start = clock()
+            rate = vector(args.seconds)
+            if rate > best_vector:
+                best_vector, best_moves = rate, moves[0] / (clock() - start)
+        row = {
+            "games": games,
+            "raw_decisions_per_second": best_raw,
+            "vector_learner_decisions_per_second": best_vector,
+            "vector_engine_moves_per_second": best_moves,
+            "ratio": best_vector / best_raw,
+        }
+        rows.append(row)
+        print(
+            f"  {games} games: raw engine {best_raw:,.0f}/s, vector env {best_vector:,.0f} learner "
+            f"decisions/s ({best_moves:,.0f} engine moves/s), ratio {row['ratio']:.3f}"
+        )
         sys.stdout.flush()
     load_after = os.getloadavg()
     print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
