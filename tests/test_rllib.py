@@ -102,7 +102,7 @@ def test_masked_actions_are_never_illegal():
     torch.manual_seed(0)
     observations, _ = env.reset()
     decisions = 0
-    for _ in range(sum(rules.num_players * (1 + size) for size in rules.hand_sizes) + 5):  # a match and more
+    for _ in range(rules.decisions_per_match + 5):  # a match and more
         if not observations:
             observations, _ = env.reset()
         names = list(observations)
@@ -382,7 +382,7 @@ def test_the_ppo_settings_map_onto_rllibs():
     config = load_config(TINY, ["algo=rllib_ppo", "ppo.rollout_steps=0", "ppo.anneal_lr=false"])
     rules = Rules.resolve(config.env.rules)
     algo_config = build_algorithm_config(config, rules)
-    match = sum(rules.num_players * (1 + size) for size in rules.hand_sizes)  # decisions of one match
+    match = rules.decisions_per_match  # decisions of one match
     assert algo_config.train_batch_size_per_learner == config.env.num_envs * match
     assert algo_config.minibatch_size == config.env.num_envs * match // config.ppo.num_minibatches
     assert algo_config.num_epochs == config.ppo.update_epochs

@@ -23,7 +23,7 @@ def test_the_algo_defaults_to_the_native_ppo_and_the_rllib_config_selects_rllib(
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"algo": "sac"}, "algo: must be one of ppo, rllib_ppo, got 'sac'"),
+        ({"algo": "sac"}, "algo: must be one of ppo, rllib_ppo, ppo_ray, got 'sac'"),
         ({"rllib": {"env": "vector"}}, "rllib.env: must be 'batched' or 'aec'"),
         ({"rllib": {"num_env_runners": -1}}, "rllib.num_env_runners: must be >= 0"),
         ({"rllib": {"num_cpus": 0}}, "rllib.num_cpus: must be positive"),
@@ -36,9 +36,9 @@ def test_bad_rllib_settings_are_clear_errors(data, message):
         config_from_dict(data)
 
 
-def test_ray_address_is_only_for_the_rllib_backend(capsys):
+def test_ray_address_is_only_for_the_ray_backends(capsys):
     assert main(["train", "--config", str(CONFIGS / "tiny.yaml"), "--ray-address", "127.0.0.1:6379"]) == 2
-    assert "--ray-address: only for algo rllib_ppo" in capsys.readouterr().err
+    assert "--ray-address: only for algo ppo_ray or rllib_ppo" in capsys.readouterr().err
 
 
 def test_without_ray_train_the_rllib_policy_and_bench_give_a_one_line_install_hint(monkeypatch, tmp_path, capsys):

@@ -87,7 +87,7 @@ def test_the_batched_adapter_matches_the_engine_adapter_through_a_whole_match():
     a, b = engine.reset(seed=0, decks=decks), batched.reset(seed=0, decks=decks)
     assert a.hand_over.sum() == b.hand_over.sum() == 0
     rng = np.random.default_rng(0)
-    match_steps = sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
+    match_steps = rules.decisions_per_match
     hands_over = 0
     for step in range(match_steps):
         # After the last step a new match starts, dealt differently by each adapter: compare before it.
@@ -287,7 +287,7 @@ def test_init_checkpoint_of_another_network_is_refused_naming_both(tmp_path, cap
 def test_the_rollout_keeps_sparse_observations_widening_its_buffers_and_clearing_stale_entries():
     import torch
     from blackout_training.policy_net import SparseRows
-    from blackout_training.ppo import _keep_sparse
+    from blackout_training.sampler import _keep_sparse
 
     def rows(width: int, value: float) -> SparseRows:
         return SparseRows(torch.full((2, width), 7, dtype=torch.long), torch.full((2, width), value))

@@ -356,7 +356,7 @@ def test_fixed_decks_are_refused_by_a_table_distribution():
         (["env.table_groups=5"], "env.table_groups: must be positive and divide env.num_envs"),
         (["env.tables=[standard, nonsense]"], "env.tables: table 'nonsense': unknown rules preset"),
         (["env.observation=square"], "env.observation: must be 'rules' or 'universal'"),
-        (["algo=rllib_ppo"], "the universal observation trains with algo: ppo only, not rllib_ppo"),
+        (["algo=rllib_ppo"], "the universal observation trains with algo: ppo or ppo_ray, not rllib_ppo"),
     ],
 )
 def test_a_bad_table_distribution_is_refused_naming_the_key(overrides, message):

@@ -41,6 +41,7 @@ __all__ = [
     "OpponentsConfig",
     "PPOConfig",
     "RLlibConfig",
+    "RayConfig",
     "RunConfig",
     "TrainConfig",
     "load_config",
@@ -229,7 +230,32 @@ class RLlibConfig:
     "aec": RLlib's PettingZooEnv over the plain AEC env, one decision per step (slow, for comparison)."""
 
 
-ALGOS = ("ppo", "rllib_ppo")
+@dataclass
+class RayConfig:
+    """Distributed native PPO (``algo: ppo_ray``, docs/rllib.md): the rollouts in Ray actors, the update here.
+
+    Each sampler (a Ray actor) plays ``env.num_envs`` games with a CPU copy of the network, pulls the
+    weights from Ray's object store at every update and returns the trainable decisions as arrays; this
+    process (the learner, on ``run.device`` with ``run.threads``) concatenates them and runs the update.
+    One update trains on ``num_samplers x env.num_envs`` games' rollouts.
+    """
+
+    address: str | None = None
+    """An existing Ray cluster to join ("HOST:PORT", as ``ray start --head`` prints; "auto": the one started
+    on this machine), or null: start Ray on this machine for the run. ``blackout train --ray-address`` sets it."""
+    num_cpus: int = 2
+    """CPUs of the Ray instance started on this machine (with ``address: null``)."""
+    num_samplers: int = 2
+    """Sampler actors, spread over the cluster's nodes; each plays ``env.num_envs`` games."""
+    sampler_cpus: float = 1.0
+    """CPUs Ray reserves for each sampler (``num_samplers x sampler_cpus`` must be free in the cluster)."""
+    sampler_threads: int = 1
+    """Torch threads of each sampler's network."""
+    start_timeout_s: float = 120.0
+    """Give up, with a message, when the samplers are not all running after this many seconds."""
+
+
+ALGOS = ("ppo", "rllib_ppo", "ppo_ray")
 
 
 @dataclass
@@ -237,8 +263,9 @@ class TrainConfig:
     """Everything a ``blackout train`` run needs; the sections of the YAML file."""
 
     algo: str = "ppo"
-    """"ppo": the native PPO trainer (``blackout_training.ppo``); "rllib_ppo": PPO on Ray RLlib
-    (``blackout_training.rllib_backend``, the ``rllib`` section; docs/rllib.md)."""
+    """"ppo": the native PPO trainer (``blackout_training.ppo``); "ppo_ray": the same trainer with its rollouts in
+    Ray actors (``blackout_training.ray_samplers``, the ``ray`` section); "rllib_ppo": PPO on Ray RLlib
+    (``blackout_training.rllib_backend``, the ``rllib`` section); docs/rllib.md."""
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -246,6 +273,7 @@ class TrainConfig:
     opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     rllib: RLlibConfig = field(default_factory=RLlibConfig)
+    ray: RayConfig = field(default_factory=RayConfig)
 
     def validate(self) -> None:
         """Check every value the types alone do not: ranges, finite numbers, known modes, a safe run name.
@@ -335,6 +363,16 @@ class TrainConfig:
         if rllib.address is not None:
             _require("rllib.address", rllib.address, bool(rllib.address.strip()),
                      "HOST:PORT of a Ray cluster, 'auto', or null to start Ray here")
+        # ray (algo ppo_ray)
+        ray = self.ray
+        _require("ray.num_cpus", ray.num_cpus, ray.num_cpus >= 1, "positive")
+        _require("ray.num_samplers", ray.num_samplers, ray.num_samplers >= 1, "at least 1")
+        _require("ray.sampler_cpus", ray.sampler_cpus, ray.sampler_cpus > 0, "positive")
+        _require("ray.sampler_threads", ray.sampler_threads, ray.sampler_threads >= 1, "at least 1")
+        _require("ray.start_timeout_s", ray.start_timeout_s, ray.start_timeout_s > 0, "positive")
+        if ray.address is not None:
+            _require("ray.address", ray.address, bool(ray.address.strip()),
+                     "HOST:PORT of a Ray cluster, 'auto', or null to start Ray here")
         # one table or many
         _require("env.observation", env.observation, env.observation in ("rules", "universal"), "'rules' or 'universal'")
         if env.tables:
@@ -359,8 +397,8 @@ class TrainConfig:
                     f"eval.rules: {rules!r} differs from env.rules ({env.rules!r}); a network that plays "
                     "other tables needs env.observation: universal"
                 )
-        if self.algo != "ppo" and (env.tables or env.observation != "rules"):
-            raise ConfigError(f"env.observation / env.tables: the universal observation trains with algo: ppo only, "
+        if self.algo == "rllib_ppo" and (env.tables or env.observation != "rules"):
+            raise ConfigError(f"env.observation / env.tables: the universal observation trains with algo: ppo or ppo_ray, "
                               f"not {self.algo}")
 
 

@@ -2,9 +2,15 @@
 
 Read it top to bottom: every check before anything is written, the run folder
 and seeding, the environment and the network, then the training loop: a
-rollout of ``rollout_steps`` batched steps, per-seat rewards and generalised
-advantage estimation (``blackout_training.returns``), the clipped PPO update,
-logging, checkpoints and duplicate-deal evaluation against a baseline policy.
+rollout of ``rollout_steps`` batched steps with per-seat rewards and generalised
+advantage estimation (``blackout_training.sampler``, over ``blackout_training.returns``),
+the clipped PPO update, logging, checkpoints and duplicate-deal evaluation against a
+baseline policy.
+
+Where the rollout runs: ``algo: ppo``, in this process (one
+:class:`~blackout_training.sampler.Sampler`); ``algo: ppo_ray``, in Ray actors on this
+machine or a cluster (``blackout_training.ray_samplers``), each returning its
+trainable decisions as arrays. Everything else, the update included, is this file.
 
 Multi-agent bookkeeping. At every step one seat acts in each game. Each
 (game, seat) pair is its own stream of decisions: a decision's reward is the
@@ -19,8 +25,8 @@ or baseline policies, redrawn at every hand.
 
 The modules around it: ``config`` (the run's settings, validated), ``run_folder``
 (checked, then written), ``logs`` (CSV and the learning-curve plot),
-``policy_net`` (the network and checkpoints), ``vec_env`` (the games),
-``evaluate`` (duplicate deals).
+``policy_net`` (the network and checkpoints), ``sampler`` (the rollout),
+``vec_env`` (the games), ``evaluate`` (duplicate deals).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,16 +52,14 @@ from blackout_env.universal import observation_kind
 from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
 from .evaluate import evaluate_against
 from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
-from .opponents import OpponentPool
 from .policies import load_policy
-from .policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint, sparse_rows
-from .returns import hand_rewards, seat_returns
+from .policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint
 from .run_folder import RunFolderError, check_run_folder
-from .tables import TablesVecEnv
+from .sampler import Sampler, SamplerLostError, make_env
 from .transfer import universal_from_rules
-from .vec_env import VecEnv, make_vec_env
+from .vec_env import VecEnv
 
-__all__ = ["RunFolderError", "TrainResult", "resolve_device", "train"]
+__all__ = ["RunFolderError", "SamplerLostError", "TrainResult", "resolve_device", "train"]
 
 
 @dataclass
@@ -79,22 +84,6 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def _keep_sparse(buffers: list[torch.Tensor], rows: SparseRows, t: int, steps: int) -> list[torch.Tensor]:
-    """Store step ``t``'s sparse observations in the rollout's (columns, values) buffers, widening them (their
-    padding adds nothing) when this step has a row with more nonzero entries than they hold."""
-    width = rows.columns.shape[1]
-    if not buffers or buffers[0].shape[2] < width:
-        wider = [torch.zeros((steps, *x.shape[:1], width + 8), dtype=x.dtype) for x in rows]
-        if buffers:
-            for new, old in zip(wider, buffers):
-                new[:, :, : old.shape[2]] = old
-        buffers = wider
-    for buffer, x in zip(buffers, rows):
-        buffer[t, :, :width] = x
-        buffer[t, :, width:] = 0
-    return buffers
-
-
 def _load_named(key: str, spec: str, rules: Rules, seed: int | None = None) -> Any:
     try:
         return load_policy(spec, rules, seed)
@@ -108,6 +97,7 @@ def train(
     force: bool = False,
     vec_env: VecEnv | None = None,
     log: Any = print,
+    on_update: Callable[[dict[str, Any]], None] | None = None,
 ) -> TrainResult:
     """Run (or continue) one PPO training run as configured; returns where it wrote and how it did.
 
@@ -148,23 +138,27 @@ def train(
     folder = check_run_folder(config, resume, force)
     run_dir, resuming, checkpoint_path = folder.path, folder.resuming, folder.checkpoint
     resumed = load_checkpoint(checkpoint_path, rules) if resuming else None  # a corrupt one fails here
-    if vec_env is not None:
-        env = vec_env
-    elif config.env.tables:  # one universal network over many tables (blackout_training.tables)
-        env = TablesVecEnv(config.env.tables, config.env.num_envs, config.env.table_groups, rules)
+    distributed = config.algo == "ppo_ray"
+    cluster = None
+    if distributed:  # Ray joined or started, and the samplers known to fit, before anything is written
+        if vec_env is not None:
+            raise ConfigError("algo ppo_ray: each sampler makes its own games; a vec_env cannot be passed in")
+        from .ray_samplers import RayCluster
+
+        cluster = RayCluster.connect(config)
+        env = None
     else:
-        env = make_vec_env(rules, config.env.num_envs, config.env.backend, config.env.observation)
+        env = vec_env if vec_env is not None else make_env(config, rules)
 
     # --- the run folder: written from here on
-    folder.create(config)
+    try:
+        folder.create(config)
+    except BaseException:
+        if cluster is not None:
+            cluster.close()
+        raise
     if folder.restart_note:
         log(folder.restart_note)
-    n_envs = env.num_envs
-    n_players = TablesVecEnv.num_players if config.env.tables else rules.num_players  # per-seat columns
-    # The seats at each game's table (fewer than n_players in a table distribution's smaller tables).
-    table_players = (lambda games: env.players[games]) if config.env.tables else None
-    # 0: one whole match per rollout (the bids and plays of every hand), so each update sees every hand size
-    T = ppo.rollout_steps or sum(n_players * (1 + size) for size in rules.hand_sizes)
 
     # --- seeding: one visible block; a resumed run reseeds from its saved generator states
     torch.set_num_threads(config.run.threads)
@@ -175,7 +169,6 @@ def train(
 
     # --- the network and its optimiser
     agent = new_model()
-    obs_size, num_actions = agent.observation_size, agent.num_actions
     optimizer = torch.optim.Adam(agent.parameters(), lr=ppo.lr, eps=1e-5)
     update, global_step, elapsed_before = 0, 0, 0.0
     if start is not None and not resuming:
@@ -194,30 +187,6 @@ def train(
     eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep)
     writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=global_step if resuming else None)
 
-    # --- the games: fresh deals on every (re)start, seeded by the run seed and the update reached
-    batch = env.reset(seed=int(rng.integers(2**31)))
-    opponents = OpponentPool(opp_cfg, n_envs, n_players, bots, new_model, rng, table_players,
-                             universal=config.env.observation == "universal")
-
-    # --- rollout storage: one slot per (step, game); `recorded` marks the learner's decisions
-    # On the CPU an observation is kept as its nonzero entries (policy_net.sparse_rows: about 5% of the vector),
-    # and the network's first layer reads only those, when acting and in the update; on a GPU, the dense vector.
-    sparse_obs = device.type == "cpu"
-    obs_buf = None if sparse_obs else torch.zeros((T, n_envs, obs_size), device=device)
-    sparse_buf: list[torch.Tensor] = []  # columns, values: (T, n_envs, width), widened when a step needs it
-    mask_buf = torch.zeros((T, n_envs, num_actions), dtype=torch.bool, device=device)
-    action_buf = torch.zeros((T, n_envs), dtype=torch.long, device=device)
-    logprob_buf = torch.zeros((T, n_envs), device=device)
-    value_buf = np.zeros((T, n_envs), dtype=np.float32)
-    player_buf = np.zeros((T, n_envs), dtype=np.int64)  # the seat that acted
-    hand_over_buf = np.zeros((T, n_envs), dtype=bool)  # the game's hand ended with this step
-    hand_score_buf = np.zeros((T, n_envs, n_players), dtype=np.float32)  # ... and each seat's score for it
-    players_buf = np.full((T, n_envs), n_players, dtype=np.int64)  # ... and the seats at its table
-    recorded = np.zeros((T, n_envs), dtype=bool)
-    # The "cards" network's per-card inputs depend on the observation only: computed once when acting, kept for
-    # the update's epochs (about 40 MB for the default run).
-    cached_inputs: list[torch.Tensor] | None = None
-
     last_eval = "-"
     progress = None
     if config.run.progress_bar:
@@ -228,8 +197,6 @@ def train(
     time_limit_s = config.run.time_limit_minutes * 60.0
     started = time.perf_counter()
     steps_per_s = 0.0
-    hand_score_sum, hands_seen, bids_made = 0.0, 0, 0
-    games = np.arange(n_envs)
 
     def elapsed() -> float:
         return elapsed_before + time.perf_counter() - started
@@ -238,9 +205,15 @@ def train(
         by_time = elapsed() / time_limit_s if time_limit_s > 0 else 0.0
         return min(1.0, max(global_step / ppo.total_steps, by_time))
 
-    if saved is not None:
-        opponents.load(saved["pool"])
-    opponents.draw(games, progress_fraction())
+    # --- the games and their opponents (blackout_training.sampler): in this process, or one sampler per Ray actor
+    # (blackout_training.ray_samplers). Fresh deals on every (re)start, seeded by the run seed and the update reached.
+    deal_seed = int(rng.integers(2**31))
+    league: list[dict[str, torch.Tensor]] = list(saved["pool"]) if saved is not None else []  # past snapshots
+    if cluster is not None:
+        samplers: Any = cluster.start_samplers(config, deal_seed, league, progress_fraction(), update, device, log)
+    else:
+        samplers = Sampler(config, rules, env, bots, new_model, rng, device, deal_seed, league, progress_fraction())
+    started = time.perf_counter()  # (the samplers' start-up, seconds on a cluster, is not training time)
 
     def save(final: bool = False) -> None:
         save_checkpoint(
@@ -252,7 +225,7 @@ def train(
                 "global_step": global_step,
                 "elapsed_s": elapsed(),
                 "optimizer_state": optimizer.state_dict(),
-                "pool": opponents.snapshots,
+                "pool": league,
                 "numpy_rng_state": rng.bit_generator.state,
                 "torch_rng_state": torch.get_rng_state(),
                 "config": config_to_dict(config),
@@ -281,156 +254,115 @@ def train(
         last_eval = " ".join(f"{r['difference']:+.2f}±{r['difference_ci']:.2f}" for r in results.values())
         plot_learning_curve(eval_log.rows, run_dir / "learning_curve.png", eval_opponent)
 
-    while global_step < ppo.total_steps and not (time_limit_s > 0 and elapsed() >= time_limit_s):
-        update += 1
-        lr_now = ppo.lr * (1.0 - progress_fraction()) if ppo.anneal_lr else ppo.lr
-        optimizer.param_groups[0]["lr"] = max(lr_now, ppo.lr * 0.02)
-        rollout_start = time.perf_counter()
+    try:
+        while global_step < ppo.total_steps and not (time_limit_s > 0 and elapsed() >= time_limit_s):
+            lr_now = ppo.lr * (1.0 - progress_fraction()) if ppo.anneal_lr else ppo.lr
+            optimizer.param_groups[0]["lr"] = max(lr_now, ppo.lr * 0.02)
+            rollout_start = time.perf_counter()
 
-        # ---------------------------------------------------------------- rollout
-        recorded[:] = False
-        hand_score_buf[:] = 0.0
-        decisions = 0
-        for t in range(T):
-            obs_t = torch.from_numpy(batch.observation).to(device, non_blocking=True)
-            mask_t = torch.from_numpy(batch.action_mask).to(device, non_blocking=True).bool()
-            # The current learner plays its own seat, and every seat of a self-play game; all of those are data.
-            learner = opponents.learner_acts(batch.current_player)
-            sparse = sparse_rows(batch.observation) if sparse_obs else None
-            with torch.inference_mode():
-                inputs = agent.card_inputs(obs_t)
-                action, logprob, value = agent.sample_action(obs_t, mask_t, inputs=inputs, sparse=sparse)
-                opponents.act(action, obs_t, mask_t, learner, env, batch.current_player)  # the other seats' actions
-            if inputs is not None:
-                if cached_inputs is None:
-                    cached_inputs = [torch.zeros((T, *x.shape), dtype=x.dtype, device=device) for x in inputs]
-                for buffer, x in zip(cached_inputs, inputs):
-                    buffer[t] = x
-            if sparse is None:
-                obs_buf[t] = obs_t
-            else:
-                sparse_buf = _keep_sparse(sparse_buf, sparse, t, T)
-            mask_buf[t], action_buf[t], logprob_buf[t] = mask_t, action, logprob
-            value_buf[t] = value.cpu().numpy()
-            recorded[t] = learner
-            player_buf[t] = batch.current_player
-            decisions += int(learner.sum())
+            # -------------------------------- rollout, per-seat rewards and GAE (blackout_training.sampler)
+            rollout = samplers.collect(agent, progress_fraction)
+            update += 1
+            global_step += rollout.decisions
+            rollout_time = time.perf_counter() - rollout_start
 
-            if table_players is not None:  # (a step that ends a match may seat the game at a new table)
-                players_buf[t] = table_players(games)
-            batch = env.step(action.cpu().numpy())
-            hand_over_buf[t] = batch.hand_over
-            if batch.hand_over.any():
-                ended = np.flatnonzero(batch.hand_over)
-                hand_score_buf[t, ended] = batch.rewards[ended]
-                # statistics of the hands the learner played (all seats of self-play games)
-                played = opponents.learner_seats(ended)
-                hand_score_sum += float(batch.rewards[ended][played].sum())
-                hands_seen += int(played.sum())
-                bids_made += int(batch.bid_made[ended][played].sum())
-                opponents.draw(ended, progress_fraction())
-        global_step += decisions
-        rollout_time = time.perf_counter() - rollout_start
+            # ------------------------------------------------------------ PPO update
+            n_rows = len(rollout.actions)  # the trainable decisions
+            b_adv, b_returns, b_values = rollout.advantages, rollout.returns, rollout.values
+            minibatch = max(1, math.ceil(n_rows / ppo.num_minibatches))
+            clip_fracs: list[float] = []
+            pg_loss = v_loss = entropy_loss = approx_kl = torch.tensor(0.0)
+            for _epoch in range(ppo.update_epochs):
+                order = torch.from_numpy(rng.permutation(n_rows)).to(device)
+                for mb_start in range(0, n_rows, minibatch):
+                    idx = order[mb_start : mb_start + minibatch]
+                    # (index_select: the same rows as x[idx], gathered in half the time)
+                    mb_inputs = None if rollout.card_inputs is None else [x.index_select(0, idx) for x in rollout.card_inputs]
+                    mb_obs = None if rollout.obs is None else rollout.obs.index_select(0, idx)
+                    mb_sparse = None if rollout.sparse is None else SparseRows(*(x.index_select(0, idx) for x in rollout.sparse))
+                    _, new_logprob, entropy, new_value = agent.get_action_and_value(
+                        mb_obs, rollout.mask.index_select(0, idx), rollout.actions[idx], inputs=mb_inputs, sparse=mb_sparse
+                    )
+                    log_ratio = new_logprob - rollout.logprobs[idx]
+                    ratio = log_ratio.exp()
+                    with torch.no_grad():
+                        approx_kl = ((ratio - 1) - log_ratio).mean()
+                        clip_fracs.append(((ratio - 1.0).abs() > ppo.clip_coef).float().mean().item())
+                    mb_adv = b_adv[idx]
+                    if ppo.norm_adv and len(idx) > 1:
+                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                    pg_loss = torch.max(
+                        -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - ppo.clip_coef, 1 + ppo.clip_coef)
+                    ).mean()
+                    if ppo.clip_vloss:
+                        v_clipped = b_values[idx] + torch.clamp(new_value - b_values[idx], -ppo.clip_coef, ppo.clip_coef)
+                        v_loss = 0.5 * torch.max((new_value - b_returns[idx]) ** 2, (v_clipped - b_returns[idx]) ** 2).mean()
+                    else:
+                        v_loss = 0.5 * ((new_value - b_returns[idx]) ** 2).mean()
+                    entropy_loss = entropy.mean()
+                    loss = pg_loss - ppo.ent_coef * entropy_loss + ppo.vf_coef * v_loss
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(agent.parameters(), ppo.max_grad_norm)
+                    optimizer.step()
+                if ppo.target_kl is not None and approx_kl.item() > ppo.target_kl:
+                    break
 
-        # ----------------------------------------------- per-seat rewards and GAE
-        # Each hand's reward goes to each seat's last decision of the hand; decisions still open at the
-        # rollout's end bootstrap through their value but are not trained on (blackout_training.returns).
-        rewards = hand_rewards(hand_score_buf, config.env.reward, config.env.reward_scale, players_buf)
-        targets = seat_returns(player_buf, recorded, hand_over_buf, rewards, value_buf, ppo.gamma, ppo.gae_lambda)
-        advantages, returns, trainable = targets.advantages, targets.returns, targets.trainable
+            # --------------------------------------------------------------- logging
+            update_time = time.perf_counter() - rollout_start
+            decisions, hands_seen = rollout.decisions, rollout.hands
+            steps_per_s = decisions / max(update_time, 1e-9)
+            y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()
+            var_y = np.var(y_true)
+            explained = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
+            row = {
+                "update": update,
+                "global_step": global_step,
+                "elapsed_s": round(elapsed(), 2),
+                "steps_per_s": round(steps_per_s, 1),
+                "rollout_steps_per_s": round(decisions / max(rollout_time, 1e-9), 1),
+                "lr": optimizer.param_groups[0]["lr"],
+                "policy_loss": round(pg_loss.item(), 5),
+                "value_loss": round(v_loss.item(), 5),
+                "entropy": round(entropy_loss.item(), 5),
+                "approx_kl": round(approx_kl.item(), 6),
+                "clip_fraction": round(float(np.mean(clip_fracs)) if clip_fracs else 0.0, 4),
+                "explained_variance": round(explained, 4),
+                "hands": hands_seen,
+                "hand_score": round(rollout.hand_score_sum / hands_seen, 4) if hands_seen else "",
+                "bid_made_rate": round(rollout.bids_made / hands_seen, 4) if hands_seen else "",
+            }
+            metrics_log.append(row)
+            for key in METRIC_FIELDS[3:]:
+                if row[key] != "" and key != "hands":
+                    writer.add_scalar(f"train/{key}", float(row[key]), global_step)
+            if on_update is not None:
+                on_update({"update": update, "decisions": decisions, "rollout_s": rollout_time,
+                           "update_s": update_time, "samplers": samplers.timings()})
 
-        # ------------------------------------------------------------ PPO update
-        flat = np.flatnonzero(trainable.reshape(-1))
-        b_obs = None if obs_buf is None else obs_buf.reshape(T * n_envs, obs_size)
-        b_sparse = [x.reshape(T * n_envs, x.shape[2]) for x in sparse_buf]
-        b_mask = mask_buf.reshape(T * n_envs, num_actions)
-        b_actions = action_buf.reshape(-1)
-        b_logprobs = logprob_buf.reshape(-1)
-        b_adv = torch.from_numpy(advantages.reshape(-1)).to(device)
-        b_returns = torch.from_numpy(returns.reshape(-1)).to(device)
-        b_values = torch.from_numpy(value_buf.reshape(-1)).to(device)
-        minibatch = max(1, math.ceil(len(flat) / ppo.num_minibatches))
-        clip_fracs: list[float] = []
-        pg_loss = v_loss = entropy_loss = approx_kl = torch.tensor(0.0)
-        for _epoch in range(ppo.update_epochs):
-            order = torch.from_numpy(rng.permutation(flat)).to(device)
-            for mb_start in range(0, len(flat), minibatch):
-                idx = order[mb_start : mb_start + minibatch]
-                # (index_select: the same rows as b_obs[idx], gathered in half the time)
-                mb_inputs = None if cached_inputs is None else [b.flatten(0, 1).index_select(0, idx) for b in cached_inputs]
-                mb_obs = None if b_obs is None else b_obs.index_select(0, idx)
-                mb_sparse = SparseRows(*(x.index_select(0, idx) for x in b_sparse)) if b_sparse else None
-                _, new_logprob, entropy, new_value = agent.get_action_and_value(
-                    mb_obs, b_mask.index_select(0, idx), b_actions[idx], inputs=mb_inputs, sparse=mb_sparse
-                )
-                log_ratio = new_logprob - b_logprobs[idx]
-                ratio = log_ratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - log_ratio).mean()
-                    clip_fracs.append(((ratio - 1.0).abs() > ppo.clip_coef).float().mean().item())
-                mb_adv = b_adv[idx]
-                if ppo.norm_adv and len(idx) > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - ppo.clip_coef, 1 + ppo.clip_coef)
-                ).mean()
-                if ppo.clip_vloss:
-                    v_clipped = b_values[idx] + torch.clamp(new_value - b_values[idx], -ppo.clip_coef, ppo.clip_coef)
-                    v_loss = 0.5 * torch.max((new_value - b_returns[idx]) ** 2, (v_clipped - b_returns[idx]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((new_value - b_returns[idx]) ** 2).mean()
-                entropy_loss = entropy.mean()
-                loss = pg_loss - ppo.ent_coef * entropy_loss + ppo.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), ppo.max_grad_norm)
-                optimizer.step()
-            if ppo.target_kl is not None and approx_kl.item() > ppo.target_kl:
-                break
-
-        # --------------------------------------------------------------- logging
-        update_time = time.perf_counter() - rollout_start
-        steps_per_s = decisions / max(update_time, 1e-9)
-        y_pred, y_true = value_buf.reshape(-1)[flat], returns.reshape(-1)[flat]
-        var_y = np.var(y_true)
-        explained = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
-        row = {
-            "update": update,
-            "global_step": global_step,
-            "elapsed_s": round(elapsed(), 2),
-            "steps_per_s": round(steps_per_s, 1),
-            "rollout_steps_per_s": round(decisions / max(rollout_time, 1e-9), 1),
-            "lr": optimizer.param_groups[0]["lr"],
-            "policy_loss": round(pg_loss.item(), 5),
-            "value_loss": round(v_loss.item(), 5),
-            "entropy": round(entropy_loss.item(), 5),
-            "approx_kl": round(approx_kl.item(), 6),
-            "clip_fraction": round(float(np.mean(clip_fracs)) if clip_fracs else 0.0, 4),
-            "explained_variance": round(explained, 4),
-            "hands": hands_seen,
-            "hand_score": round(hand_score_sum / hands_seen, 4) if hands_seen else "",
-            "bid_made_rate": round(bids_made / hands_seen, 4) if hands_seen else "",
-        }
-        metrics_log.append(row)
-        for key in METRIC_FIELDS[3:]:
-            if row[key] != "" and key != "hands":
-                writer.add_scalar(f"train/{key}", float(row[key]), global_step)
-        hand_score_sum, hands_seen, bids_made = 0.0, 0, 0
-
-        if opp_cfg.mode == "pool" and update % opp_cfg.snapshot_every_updates == 0:
-            opponents.add_snapshot(agent)
-            opponents.draw(games, progress_fraction())  # snapshot indices moved: redraw every game's opponents
-        if config.eval.every_updates and update % config.eval.every_updates == 0:
-            record_eval(run_eval(config.eval.deals, seed=config.run.seed + update))
-        if update % config.run.checkpoint_every_updates == 0:
-            save()
+            if opp_cfg.mode == "pool" and update % opp_cfg.snapshot_every_updates == 0:
+                league = [*league, {k: v.detach().cpu().clone() for k, v in agent.state_dict().items()}]
+                league = league[-opp_cfg.pool_size :]
+                samplers.set_league(league, progress_fraction())  # snapshot indices moved: every game redraws
+            if config.eval.every_updates and update % config.eval.every_updates == 0:
+                record_eval(run_eval(config.eval.deals, seed=config.run.seed + update))
+            if update % config.run.checkpoint_every_updates == 0:
+                save()
+            if progress is not None:
+                progress.update(min(global_step, ppo.total_steps) - progress.n)
+                progress.set_postfix_str(f"{steps_per_s:,.0f} steps/s, eval {last_eval}", refresh=False)
+    except SamplerLostError as error:  # every finished update is kept: --resume goes on from the last one
+        save()
+        raise SamplerLostError(
+            f"{error}. The run stopped after update {update} ({global_step:,} decisions), saved in "
+            f"{checkpoint_path}: continue it with the same command and --resume"
+        ) from None
+    finally:
+        samplers.close()
         if progress is not None:
-            progress.update(min(global_step, ppo.total_steps) - progress.n)
-            progress.set_postfix_str(f"{steps_per_s:,.0f} steps/s, eval {last_eval}", refresh=False)
+            progress.close()
 
     # ------------------------------------------------------------------ the end
-    if progress is not None:
-        progress.close()
     save(final=True)
     final_eval = None
     if config.eval.final_deals:

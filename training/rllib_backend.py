@@ -53,7 +53,7 @@ from blackout_env import Rules
 
 from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
 
-__all__ = ["INSTALL_HINT", "connect_ray", "import_rllib", "load_rllib_policy", "train"]
+__all__ = ["INSTALL_HINT", "connect_ray", "import_ray", "import_rllib", "load_rllib_policy", "train"]
 
 INSTALL_HINT = 'pip install "blackout-rl[rllib]"  (Ray RLlib 2.60; or: pip install "ray[rllib]==2.60.0")'
 CONNECT_TIMEOUT_S = 5.0
@@ -71,6 +71,15 @@ def import_rllib(what: str = "algo rllib_ppo") -> Any:
         import ray.rllib  # noqa: F401
     except ImportError as error:
         raise ConfigError(f"{what} needs Ray RLlib, which is not installed ({error}): {INSTALL_HINT}") from None
+    return ray
+
+
+def import_ray(what: str) -> Any:
+    """The ``ray`` module (Ray core only); a one-line ConfigError naming ``what`` needs it and the install command otherwise."""
+    try:
+        import ray
+    except ImportError as error:
+        raise ConfigError(f"{what} needs Ray, which is not installed ({error}): {INSTALL_HINT}") from None
     return ray
 
 
@@ -99,12 +108,13 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
-def connect_ray(address: str | None, num_cpus: int) -> bool:
+def connect_ray(address: str | None, num_cpus: int, what: str = "algo rllib_ppo", needs_rllib: bool = True) -> bool:
     """Join the Ray cluster at ``address`` or start Ray here; True when this call started (and owns) it.
 
-    A Ray already initialised in this process (e.g. by a notebook or a test) is used as it is.
+    A Ray already initialised in this process (e.g. by a notebook or a test) is used as it is. ``what``
+    names the part that needs Ray (RLlib too, with ``needs_rllib``) in the message when it is missing.
     """
-    ray = import_rllib()
+    ray = import_rllib(what) if needs_rllib else import_ray(what)
     if ray.is_initialized():
         return False
     if address is not None:
@@ -126,7 +136,9 @@ def connect_ray(address: str | None, num_cpus: int) -> bool:
             if saved_wait is None:
                 os.environ.pop(wait_key, None)
         return True
-    ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    # address="local": a new Ray for this run, even where another Ray runs on this machine (plain ray.init() would
+    # join that one, and refuse num_cpus).
+    ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
     return True
 
 
@@ -217,7 +229,7 @@ def read_progress(run_dir: Path) -> dict[str, float]:
 
 def decisions_per_update(config: TrainConfig, rules: Rules) -> int:
     """Decisions per PPO update: ``env.num_envs x ppo.rollout_steps`` (0: one whole match of every game)."""
-    steps = config.ppo.rollout_steps or sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
+    steps = config.ppo.rollout_steps or rules.decisions_per_match
     return config.env.num_envs * steps
 
 

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.json)
     rules = Rules.resolve(args.rules)
     clock = CLOCKS[args.clock]
-    steps = args.steps or sum(rules.num_players * (1 + size) for size in rules.hand_sizes)
+    steps = args.steps or rules.decisions_per_match
     engine = BatchedBlackout(rules, args.games, episode=args.episode, observations=False, seed=args.seed)
     engine.reset(seed=args.seed)
     batched = BatchedHeuristic(rules)

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="auto (CUDA when present), cpu or cuda (overrides run.device)")
     parser.add_argument(
         "--ray-address", default=None, metavar="HOST:PORT",
-        help="algo rllib_ppo: join this Ray cluster instead of starting Ray here (overrides rllib.address)",
+        help="algo ppo_ray or rllib_ppo: join this Ray cluster instead of starting Ray here (overrides ray.address "
+             "or rllib.address)",
     )
 
 
@@ -33,9 +34,12 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"run.device={args.device}")
     config = load_config(args.config, overrides)
     if args.ray_address is not None:  # (not a --set override: YAML would read some HOST:PORT as a number)
-        if config.algo != "rllib_ppo":
-            raise ValueError(f"--ray-address: only for algo rllib_ppo (this config's algo is {config.algo!r})")
-        config.rllib.address = args.ray_address
+        if config.algo == "rllib_ppo":
+            config.rllib.address = args.ray_address
+        elif config.algo == "ppo_ray":
+            config.ray.address = args.ray_address
+        else:
+            raise ValueError(f"--ray-address: only for algo ppo_ray or rllib_ppo (this config's algo is {config.algo!r})")
         config.validate()
 
     # (imports torch, or Ray: only once the config is known to be good)
