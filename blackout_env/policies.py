@@ -17,11 +17,11 @@ Specs
   specialist (it refuses other rules); ``ppo:PATH``: a trained checkpoint
   (``blackout_training``, needs torch).
 - ``ppo+search``: IS-MCTS guided at the root by the shipped ``ppo`` policy (so it
-  plays every table too; ``blackout_training.search_policy``, needs torch); options
+  plays every table too; ``blackout_training.agents.search_policy``, needs torch); options
   as ``ismcts``'s, plus ``prior_weight`` and ``checkpoint=PATH``.
 - ``ppo+rollout``: the shipped ``ppo`` policy with its bids (``phases=cards``: its
   card plays; ``phases=all``: both) chosen by sampled deals played out by the network itself
-  (``blackout_training.rollout_policy``, needs torch); options ``samples``,
+  (``blackout_training.agents.rollout_policy``, needs torch); options ``samples``,
   ``phases``, ``card_samples``, ``margin``, ``belief`` and ``checkpoint=PATH``.
 - ``rllib:PATH``: a policy trained on Ray RLlib (``blackout train`` with
   ``algo: rllib_ppo``): its run folder or RLlib checkpoint (needs the ``rllib`` extra).
@@ -302,16 +302,16 @@ LOADERS: dict[str, Loader] = {
     "heuristic": BotLoader("heuristic"),
     "search": BotLoader("search"),
     "ismcts": BotLoader("ismcts"),
-    # "ppo": the generalist shipped in training/checkpoints (every table); "ppo:PATH": a trained checkpoint.
-    "ppo": LazyLoader("blackout_training.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
+    # "ppo": the generalist shipped in training/agents/checkpoints (every table); "ppo:PATH": a trained checkpoint.
+    "ppo": LazyLoader("blackout_training.agents.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
     # "ppo-standard": the shipped standard 4-player specialist (rules-sized: it refuses other rules).
-    "ppo-standard": LazyLoader("blackout_training.policy_net:load_ppo_standard_policy", hint=TRAIN_EXTRA_HINT),
+    "ppo-standard": LazyLoader("blackout_training.agents.policy_net:load_ppo_standard_policy", hint=TRAIN_EXTRA_HINT),
     # "ppo+search": IS-MCTS with the shipped ppo policy's probabilities as a prior at the root (docs/ismcts.md).
-    "ppo+search": LazyLoader("blackout_training.search_policy:load_ppo_search", hint=TRAIN_EXTRA_HINT),
+    "ppo+search": LazyLoader("blackout_training.agents.search_policy:load_ppo_search", hint=TRAIN_EXTRA_HINT),
     # "ppo+rollout": the shipped ppo policy's bids chosen by playouts of the network itself (docs/generalist.md).
-    "ppo+rollout": LazyLoader("blackout_training.rollout_policy:load_ppo_rollout", hint=TRAIN_EXTRA_HINT),
+    "ppo+rollout": LazyLoader("blackout_training.agents.rollout_policy:load_ppo_rollout", hint=TRAIN_EXTRA_HINT),
     # "rllib:PATH": an RLlib checkpoint of `blackout train` with algo rllib_ppo (docs/rllib.md; needs Ray RLlib).
-    "rllib": LazyLoader("blackout_training.rllib_backend:load_rllib_policy", hint=TRAIN_EXTRA_HINT,
+    "rllib": LazyLoader("blackout_training.rllib.backend:load_rllib_policy", hint=TRAIN_EXTRA_HINT,
                         path_argument=True),
 }
 """Spec name -> loader(argument, rules, seed). The one place where policy names are defined."""

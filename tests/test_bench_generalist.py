@@ -6,7 +6,7 @@ import pytest
 from blackout_training.bench import benchmark_names
 from blackout_training.bench.generalist import default_rows, row_rules
 from blackout_training.cli import main
-from blackout_training.evaluate import confidence_half_width
+from blackout_training.evaluation.tournament import confidence_half_width
 
 from blackout_env.rules import preset_names
 

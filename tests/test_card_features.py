@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from blackout_training.card_features import CardFeatures
-from blackout_training.policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
+from blackout_training.agents.card_features import CardFeatures
+from blackout_training.agents.policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
 
 from blackout_env import BlackoutGame, Rules, deck_order, encoding
 from blackout_env.cards import parse_card

@@ -297,7 +297,7 @@ def _parse_blackout(argv: list[str]) -> str | None:
             return None
         return shown.getvalue().strip() or f"exit {exit_.code}"
     if args.command == "train":  # the config and every --set key must load, as the command loads them
-        from blackout_training.config import load_config
+        from blackout_training.ppo.config import load_config
 
         try:
             load_config(REPO / args.config, list(args.overrides))

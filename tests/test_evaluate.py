@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 from blackout_baselines import HeuristicBot
+from blackout_training.agents.policies import load_policy, register_policy
 from blackout_training.cli import main
-from blackout_training.evaluate import confidence_half_width, evaluate, rotations, seating_for
-from blackout_training.policies import load_policy, register_policy
+from blackout_training.evaluation.tournament import confidence_half_width, evaluate, rotations, seating_for
 
 
 def test_each_seating_entry_plays_each_seat_exactly_once_per_deal():
@@ -105,7 +105,7 @@ def test_register_policy_adds_a_name():
     try:
         assert isinstance(load_policy("greedy-test"), HeuristicBot)
     finally:
-        from blackout_training.policies import LOADERS
+        from blackout_training.agents.policies import LOADERS
 
         del LOADERS["greedy-test"]
     with pytest.raises(ValueError, match="without ':'"):

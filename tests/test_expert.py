@@ -8,9 +8,14 @@ import pytest
 pytest.importorskip("torch")
 
 import torch  # noqa: E402
+from blackout_training.agents.policy_net import (  # noqa: E402
+    SHIPPED_CHECKPOINT,
+    SPECIALIST_CHECKPOINT,
+    load_checkpoint,
+    load_policy_bot,
+)
 from blackout_training.cli import main  # noqa: E402
 from blackout_training.expert import distill, generate, load_shards, reference_tables  # noqa: E402
-from blackout_training.policy_net import SHIPPED_CHECKPOINT, SPECIALIST_CHECKPOINT, load_checkpoint, load_policy_bot  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 from blackout_env.universal import UNIVERSAL_NUM_ACTIONS, universal_size  # noqa: E402

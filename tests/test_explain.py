@@ -73,7 +73,7 @@ def test_explained_action_is_the_action_played(spec):
 
 
 def test_a_sampling_network_explains_the_very_draw_it_plays():
-    from blackout_training.policy_net import load_policy_bot
+    from blackout_training.agents.policy_net import load_policy_bot
 
     acting, explaining = load_policy_bot(greedy=False, seed=5), load_policy_bot(greedy=False, seed=5)
     game = BlackoutGame(STANDARD, seed=8)

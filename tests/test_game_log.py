@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from blackout_training.cli import main
-from blackout_training.evaluate import EvalResult, evaluate
-from blackout_training.game_log import GameLogError, LoggedGame, read_game_log
+from blackout_training.evaluation.game_log import GameLogError, LoggedGame, read_game_log
+from blackout_training.evaluation.tournament import EvalResult, evaluate
 
 from blackout_env import BlackoutGame, Rules, SaveFileError
 

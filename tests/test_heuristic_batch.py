@@ -64,7 +64,7 @@ def test_batched_heuristic_decides_as_heuristic_bot_with_one_joker() -> None:
 
 def test_batched_heuristic_decides_as_heuristic_bot_on_random_rule_sets() -> None:
     # the tables a generalist trains on (every trump, lead, hook and scoring rule, 0 to 2 jokers, 3 to 7 seats)
-    from blackout_training.tables import random_rules
+    from blackout_training.ppo.tables import random_rules
 
     rng = np.random.default_rng(11)
     for seed in range(8):

@@ -293,7 +293,7 @@ def test_the_budget_is_the_number_of_simulations(tree):
 
 
 def test_the_policy_spec_names_the_budget():
-    from blackout_training.policies import load_policy
+    from blackout_training.agents.policies import load_policy
 
     bot = load_policy("ismcts:simulations=200,exploration=0.5", seed=1)
     assert isinstance(bot, ISMCTSBot) and bot.simulations == 200 and bot.exploration == 0.5

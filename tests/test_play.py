@@ -486,7 +486,7 @@ def test_the_yes_no_prompt_takes_the_commands_of_every_prompt(tmp_path):
 
 
 def test_a_checkpoint_given_by_a_relative_path_resumes_from_another_folder(tmp_path, monkeypatch):
-    from blackout_training.policy_net import make_model, save_checkpoint
+    from blackout_training.agents.policy_net import make_model, save_checkpoint
 
     work = tmp_path / "work"
     work.mkdir()

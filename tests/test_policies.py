@@ -6,11 +6,11 @@ import json
 import subprocess
 import sys
 
-import blackout_training.policies as training_policies
+import blackout_training.agents.policies as training_policies
 import pytest
 from blackout_baselines import SearchBot
 from blackout_training.cli import main
-from blackout_training.evaluate import evaluate
+from blackout_training.evaluation.tournament import evaluate
 
 import blackout_env.policies as env_policies
 from blackout_env import BlackoutGame, BlackoutGymEnv, Rules
@@ -19,7 +19,7 @@ from blackout_env import BlackoutGame, BlackoutGymEnv, Rules
 def test_the_registry_lives_in_blackout_env_and_training_reexports_it():
     assert training_policies.LOADERS is env_policies.LOADERS
     assert training_policies.load_policy is env_policies.load_policy
-    env_policies.register_policy("lazy-test", "blackout_training.policy_net:load_ppo_policy")
+    env_policies.register_policy("lazy-test", "blackout_training.agents.policy_net:load_ppo_policy")
     try:
         assert "lazy-test" in training_policies.policy_names()
         assert training_policies.load_policy("lazy-test").name == "ppo"  # the shipped checkpoint

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from blackout_training.cli import main
-from blackout_training.policies import load_policy
-from blackout_training.policy_net import (
+from blackout_training.agents.policies import load_policy
+from blackout_training.agents.policy_net import (
     ActorCritic,
     CheckpointError,
     PolicyBot,
@@ -18,6 +17,7 @@ from blackout_training.policy_net import (
     masked_logits,
     save_checkpoint,
 )
+from blackout_training.cli import main
 
 from blackout_env import BlackoutGame, Rules, encoding
 
@@ -206,7 +206,7 @@ def test_the_shipped_specialist_loads_by_name_plays_legal_standard_moves_and_ref
 
 @pytest.mark.timeout(300)
 def test_a_checkpoint_policy_plays_in_forked_evaluation_workers(tmp_path):
-    from blackout_training.evaluate import evaluate
+    from blackout_training.evaluation.tournament import evaluate
 
     path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
     torch.rand(256, 256) @ torch.rand(256, 256)  # the parent has used torch's thread pool before forking
@@ -260,7 +260,7 @@ def test_the_policy_is_the_masked_categorical_and_samples_its_draws():
 
 
 def test_sparse_rows_hold_every_nonzero_entry_and_refuse_a_narrow_width():
-    from blackout_training.policy_net import sparse_rows
+    from blackout_training.agents.policy_net import sparse_rows
 
     generator = np.random.default_rng(2)
     obs = (generator.random((40, 30)) < 0.2) * generator.random((40, 30)).astype(np.float32)
@@ -280,7 +280,7 @@ def test_sparse_rows_hold_every_nonzero_entry_and_refuse_a_narrow_width():
 def test_the_network_on_sparse_observations_is_the_network_on_dense_ones(arch):
     # The trainer feeds the first layer the observations' nonzero entries (CPU); values and gradients must be
     # those of the dense observations up to float rounding.
-    from blackout_training.policy_net import sparse_rows
+    from blackout_training.agents.policy_net import sparse_rows
 
     rules = Rules.preset("standard")
     torch.manual_seed(5)
@@ -310,7 +310,7 @@ def test_the_network_on_sparse_observations_is_the_network_on_dense_ones(arch):
 def test_the_sparse_first_layer_follows_every_change_of_the_weights_while_acting():
     # While acting (no gradients) the transposed first-layer weight is kept from step to step; it must be
     # recomputed after an optimizer step or a load_state_dict, or the policy would act with stale weights.
-    from blackout_training.policy_net import sparse_linear, sparse_rows
+    from blackout_training.agents.policy_net import sparse_linear, sparse_rows
 
     torch.manual_seed(6)
     layer = torch.nn.Linear(12, 5)

@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from blackout_training.agents.policies import load_policy
 from blackout_training.cli import main
-from blackout_training.config import ConfigError, load_config
-from blackout_training.evaluate import evaluate_against
-from blackout_training.policies import load_policy
-from blackout_training.ppo import SamplerLostError, train
+from blackout_training.evaluation.tournament import evaluate_against
+from blackout_training.ppo.config import ConfigError, load_config
+from blackout_training.ppo.trainer import SamplerLostError, train
 
 from blackout_env import Rules
 

@@ -1,4 +1,4 @@
-"""Per-seat reward crediting and GAE (``blackout_training.returns``) on small streams computed by hand.
+"""Per-seat reward crediting and GAE (``blackout_training.ppo.returns``) on small streams computed by hand.
 
 The streams are 3-player rollouts of one-card hands: three bids then three
 plays per hand, so a hand is six decisions and ends with the sixth.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from blackout_training.returns import hand_rewards, seat_returns
+from blackout_training.ppo.returns import hand_rewards, seat_returns
 
 GAMMA, LAM = 0.9, 0.5
 

@@ -16,13 +16,13 @@ import pytest
 pytest.importorskip("ray.rllib")
 
 import torch  # noqa: E402
+from blackout_training.agents.policies import load_policy  # noqa: E402
 from blackout_training.cli import main  # noqa: E402
-from blackout_training.config import ConfigError  # noqa: E402
-from blackout_training.policies import load_policy  # noqa: E402
-from blackout_training.returns import hand_rewards, seat_returns  # noqa: E402
-from blackout_training.rllib_backend import connect_ray  # noqa: E402
-from blackout_training.rllib_env import BatchedMultiAgentEnv, NumpyOnceEnvRunner, agent_name  # noqa: E402
-from blackout_training.rllib_module import (  # noqa: E402
+from blackout_training.ppo.config import ConfigError  # noqa: E402
+from blackout_training.ppo.returns import hand_rewards, seat_returns  # noqa: E402
+from blackout_training.rllib.backend import connect_ray  # noqa: E402
+from blackout_training.rllib.env import BatchedMultiAgentEnv, NumpyOnceEnvRunner, agent_name  # noqa: E402
+from blackout_training.rllib.module import (  # noqa: E402
     MODULE_ID,
     BlackoutRLModule,
     DecisionScheduledPPOLearner,
@@ -55,7 +55,7 @@ def test_one_step_of_the_batched_env_is_one_decision_of_every_game():
 
 
 def test_each_seat_gets_its_hand_score_at_its_last_decision_of_the_hand_and_the_hand_ends_the_episode():
-    """The native trainer's crediting (``blackout_training.returns.seat_returns``), decision by decision."""
+    """The native trainer's crediting (``blackout_training.ppo.returns.seat_returns``), decision by decision."""
     rules = Rules.resolve("short")
     n_games, n_players = 6, rules.num_players
     env = BatchedMultiAgentEnv({"rules": "short", "num_games": n_games, "seed": 5, "reward_scale": 0.1})
@@ -166,8 +166,8 @@ def test_blackout_eval_and_play_accept_an_rllib_checkpoint(rllib_run, tmp_path, 
 
 def test_the_runner_returns_each_episode_converted_to_numpy():
     import ray
-    from blackout_training.config import load_config
-    from blackout_training.rllib_backend import build_algorithm_config
+    from blackout_training.ppo.config import load_config
+    from blackout_training.rllib.backend import build_algorithm_config
 
     config = load_config(TINY, ["algo=rllib_ppo", "rllib.num_env_runners=0"])
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
@@ -219,7 +219,7 @@ def test_resume_restores_the_learner_and_rllibs_counters_and_continues_the_logs(
 
 
 def test_a_save_killed_between_its_renames_resumes_from_the_whole_checkpoint(rllib_run, tmp_path):
-    from blackout_training.rllib_backend import read_progress
+    from blackout_training.rllib.backend import read_progress
 
     run_dir = _copy_run(rllib_run, tmp_path)
     (run_dir / "rllib_checkpoint").rename(run_dir / "rllib_checkpoint.tmp")  # the new one written, not yet swapped in
@@ -376,8 +376,8 @@ def test_the_shared_module_is_the_only_module(rllib_run):
 
 
 def test_the_ppo_settings_map_onto_rllibs():
-    from blackout_training.config import load_config
-    from blackout_training.rllib_backend import build_algorithm_config
+    from blackout_training.ppo.config import load_config
+    from blackout_training.rllib.backend import build_algorithm_config
 
     config = load_config(TINY, ["algo=rllib_ppo", "ppo.rollout_steps=0", "ppo.anneal_lr=false"])
     rules = Rules.resolve(config.env.rules)

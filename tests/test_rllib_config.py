@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from blackout_training.agents.policies import load_policy
 from blackout_training.cli import main
-from blackout_training.config import ConfigError, config_from_dict, load_config
-from blackout_training.policies import load_policy
+from blackout_training.ppo.config import ConfigError, config_from_dict, load_config
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "train"
 
@@ -45,7 +45,7 @@ def test_without_ray_train_the_rllib_policy_and_bench_give_a_one_line_install_hi
     # import ray (and any ray.x, even one an earlier test imported) raises ImportError, as when it is not installed
     for name in ["ray", *(name for name in sys.modules if name.startswith("ray."))]:
         monkeypatch.setitem(sys.modules, name, None)
-    for name in [name for name in sys.modules if name.startswith("blackout_training.rllib_")]:
+    for name in [name for name in sys.modules if name.startswith("blackout_training.rllib.")]:
         monkeypatch.delitem(sys.modules, name)  # as in a fresh process: these modules import ray when first imported
     code = main(["train", "--config", str(CONFIGS / "tiny.yaml"), "--set", "algo=rllib_ppo",
                  "--set", f"run.out_dir={tmp_path}"])

@@ -5,9 +5,9 @@ import pytest
 pytest.importorskip("torch")
 
 from blackout_baselines import ISMCTSBot  # noqa: E402
-from blackout_training.policies import load_policy  # noqa: E402
-from blackout_training.policy_net import SPECIALIST_CHECKPOINT, load_policy_bot  # noqa: E402
-from blackout_training.search_policy import DEFAULT_SIMULATIONS  # noqa: E402
+from blackout_training.agents.policies import load_policy  # noqa: E402
+from blackout_training.agents.policy_net import SPECIALIST_CHECKPOINT, load_policy_bot  # noqa: E402
+from blackout_training.agents.search_policy import DEFAULT_SIMULATIONS  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 

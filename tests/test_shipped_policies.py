@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("torch")
 
-from blackout_training.evaluate import single_threaded_torch  # noqa: E402
-from blackout_training.policies import load_policy  # noqa: E402
-from blackout_training.policy_net import (  # noqa: E402
+from blackout_training.agents.policies import load_policy  # noqa: E402
+from blackout_training.agents.policy_net import (  # noqa: E402
     SHIPPED_CHECKPOINT,
     SPECIALIST_CHECKPOINT,
     CheckpointError,
 )
+from blackout_training.evaluation.tournament import single_threaded_torch  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 from blackout_env.rules import preset_names  # noqa: E402

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from blackout_training.agents.policies import load_policy
 from blackout_training.cli import main
-from blackout_training.config import ConfigError, load_config
-from blackout_training.policies import load_policy
-from blackout_training.vec_env import BatchedVecEnv, EngineVecEnv
+from blackout_training.ppo.config import ConfigError, load_config
+from blackout_training.ppo.vec_env import BatchedVecEnv, EngineVecEnv
 
 from blackout_env import BlackoutGame, Rules
 
@@ -102,7 +102,7 @@ def test_the_batched_adapter_matches_the_engine_adapter_through_a_whole_match():
 
 
 def test_a_game_batch_names_its_fields_as_the_batched_engines_step():
-    from blackout_training.vec_env import GameBatch
+    from blackout_training.ppo.vec_env import GameBatch
 
     from blackout_env.batched import BatchStep
 
@@ -286,8 +286,8 @@ def test_init_checkpoint_of_another_network_is_refused_naming_both(tmp_path, cap
 
 def test_the_rollout_keeps_sparse_observations_widening_its_buffers_and_clearing_stale_entries():
     import torch
-    from blackout_training.policy_net import SparseRows
-    from blackout_training.sampler import _keep_sparse
+    from blackout_training.agents.policy_net import SparseRows
+    from blackout_training.ppo.sampler import _keep_sparse
 
     def rows(width: int, value: float) -> SparseRows:
         return SparseRows(torch.full((2, width), 7, dtype=torch.long), torch.full((2, width), value))

@@ -8,10 +8,10 @@ import torch
 from blackout_baselines.heuristic import HeuristicBot
 from blackout_baselines.heuristic_batch import BatchedHeuristic
 from blackout_baselines.random_bot import RandomBot
-from blackout_training.config import OpponentsConfig
-from blackout_training.opponents import OpponentPool
-from blackout_training.tables import TablesVecEnv
-from blackout_training.vec_env import BatchedVecEnv, EngineVecEnv
+from blackout_training.ppo.config import OpponentsConfig
+from blackout_training.ppo.opponents import OpponentPool
+from blackout_training.ppo.tables import TablesVecEnv
+from blackout_training.ppo.vec_env import BatchedVecEnv, EngineVecEnv
 
 from blackout_env import BlackoutGame, Rules
 from blackout_env.universal import MAX_PLAYERS

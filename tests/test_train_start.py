@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from blackout_training.cli import main
-from blackout_training.config import ConfigError, TrainConfig, config_from_dict, load_config
-from blackout_training.run_folder import write_config
+from blackout_training.ppo.config import ConfigError, TrainConfig, config_from_dict, load_config
+from blackout_training.ppo.run_folder import write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "train" / "tiny.yaml"

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from blackout_training.config import load_config
-from blackout_training.policy_net import SPECIALIST_CHECKPOINT, load_checkpoint, make_model, save_checkpoint
-from blackout_training.ppo import train
-from blackout_training.transfer import universal_from_rules
+from blackout_training.agents.policy_net import SPECIALIST_CHECKPOINT, load_checkpoint, make_model, save_checkpoint
+from blackout_training.ppo.config import load_config
+from blackout_training.ppo.trainer import train
+from blackout_training.ppo.transfer import universal_from_rules
 
 from blackout_env import BlackoutGame, Rules, encoding
 from blackout_env.universal import universal_action_mask, universal_actions, universal_columns, universal_observation

@@ -7,11 +7,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from blackout_training.card_features import CardFeatures
-from blackout_training.config import ConfigError, load_config
-from blackout_training.policy_net import CheckpointError, load_checkpoint, load_policy_bot
-from blackout_training.ppo import train
-from blackout_training.tables import TablesVecEnv, draw_rules, match_steps, random_rules
+from blackout_training.agents.card_features import CardFeatures
+from blackout_training.agents.policy_net import CheckpointError, load_checkpoint, load_policy_bot
+from blackout_training.ppo.config import ConfigError, load_config
+from blackout_training.ppo.tables import TablesVecEnv, draw_rules, match_steps, random_rules
+from blackout_training.ppo.trainer import train
 
 import blackout_env
 from blackout_env import BlackoutGame, Rules, encoding, preset_names
@@ -289,8 +289,8 @@ def test_a_rules_sized_batch_only_opponent_is_refused_by_a_universal_vector_env(
 
 def test_a_rules_sized_checkpoint_refuses_other_rules_naming_the_universal_alternative():
     with pytest.raises(CheckpointError, match=r'other rules.*observation="universal".*configs/train/generalist.yaml'):
-        load_checkpoint(ROOT / "training" / "checkpoints" / "ppo_standard_4p.pt", "short")
-    model, _, _ = load_checkpoint(ROOT / "training" / "checkpoints" / "ppo_standard_4p.pt", "standard")
+        load_checkpoint(ROOT / "training" / "agents" / "checkpoints" / "ppo_standard_4p.pt", "short")
+    model, _, _ = load_checkpoint(ROOT / "training" / "agents" / "checkpoints" / "ppo_standard_4p.pt", "standard")
     assert model.observation == "rules"
 
 
@@ -393,7 +393,7 @@ def test_the_batched_universal_observation_is_right_after_the_caller_scribbled_o
 
 
 def test_zero_sum_rewards_of_a_padded_table_count_only_its_own_seats():
-    from blackout_training.returns import hand_rewards
+    from blackout_training.ppo.returns import hand_rewards
 
     scores = np.zeros((1, 2, MAX_PLAYERS), dtype=np.float32)
     scores[0, 0, :3] = [10, 0, 12]  # a 3-player table: the mean of the other two seats

@@ -188,7 +188,7 @@ def test_the_same_seed_plays_the_same_games() -> None:
 
 def test_named_rule_bots_and_a_trained_policy_play_as_opponents() -> None:
     pytest.importorskip("torch")
-    from blackout_training.policy_net import PolicyBot, make_model
+    from blackout_training.agents.policy_net import PolicyBot, make_model
 
     rules = Rules.preset("standard")
     policy = PolicyBot(make_model(rules), rules)

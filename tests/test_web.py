@@ -471,7 +471,7 @@ def test_why_shows_a_person_the_suggestion_and_never_a_bots_cards(client_app):
 
 
 def test_replay_of_an_eval_game_log_has_the_evaluations_scores(client_app, tmp_path):
-    from blackout_training.evaluate import evaluate
+    from blackout_training.evaluation.tournament import evaluate
 
     log = tmp_path / "games.jsonl"
     evaluate(["random", "heuristic"], rules="short", deals=2, seed=1, game_log=log)
@@ -518,7 +518,7 @@ def test_table_options_are_checked_before_anything_is_created(saves):
 
 
 def test_the_server_names_its_policies_and_a_browser_chooses_them_by_name(saves, tmp_path):
-    from blackout_training.policy_net import SHIPPED_CHECKPOINT
+    from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
 
     with TestClient(create_app(saves, policies={"mine": f"ppo:{SHIPPED_CHECKPOINT}"}, bot_delay_ms=0)) as app:
         with connect(app) as socket:
@@ -580,7 +580,7 @@ def test_bench_web_times_moves_and_load_on_loopback(tmp_path):
 
 
 def test_replay_of_single_hands_of_an_evaluation_ends_each_hand(client_app, tmp_path):
-    from blackout_training.evaluate import evaluate
+    from blackout_training.evaluation.tournament import evaluate
 
     log = tmp_path / "hands.jsonl"
     evaluate(["random", "heuristic"], rules="standard", deals=1, seed=2, hands=True, game_log=log)

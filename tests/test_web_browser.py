@@ -290,7 +290,7 @@ def test_a_short_match_by_clicks_survives_a_reload_and_ends_at_game_over(browser
     assert len(css(driver, ".seat .seat-hand")) == 0  # every hand played out: nothing left to show
 
     # A game log of `blackout eval` from a local file: its games in a select, each stepped the same way.
-    from blackout_training.evaluate import evaluate
+    from blackout_training.evaluation.tournament import evaluate
     from selenium.webdriver.support.ui import Select
 
     log = tmp_path / "games.jsonl"

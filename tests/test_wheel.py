@@ -69,8 +69,8 @@ def test_wheel_holds_the_rules_presets_and_the_shipped_policy(wheel):
         members = set(archive.namelist())
     presets = {Path(name).name for name in (REPO / "blackout_env" / "presets").glob("*.yaml")}
     assert presets and {f"blackout_env/presets/{name}" for name in presets} <= members
-    assert "blackout_training/checkpoints/ppo_standard_4p.pt" in members  # ppo-standard
-    assert "blackout_training/checkpoints/ppo_generalist.pt" in members  # ppo
+    assert "blackout_training/agents/checkpoints/ppo_standard_4p.pt" in members  # ppo-standard
+    assert "blackout_training/agents/checkpoints/ppo_generalist.pt" in members  # ppo
     assert not any(name.startswith(("training/", "baselines/", "tests/", "configs/")) for name in members)
 
 

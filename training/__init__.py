@@ -1,24 +1,15 @@
 """Training, evaluation and command-line tools for Blackout RL (imports torch only where needed).
 
-Where things are (installed as ``blackout_training``):
+Installed as ``blackout_training``; each subpackage is one part, and imports only the parts listed
+before it:
 
-Training (PPO self-play on the batched engine, read :mod:`.ppo` top to bottom):
-
-- ``ppo``: the algorithm in one file: checks, seeding, rollout, GAE, the clipped update, logging.
-- ``returns``: per-seat reward crediting and GAE, a pure function of one rollout.
-- ``opponents``: who plays the learner's other seats (self-play, past snapshots, baseline policies).
-- ``config``: the run's settings as dataclasses, loaded from YAML with ``--set``, every value validated.
-- ``run_folder``: the run folder, checked before anything is written; resume rules; stale temp files.
-- ``logs``: ``metrics.csv``, ``eval.csv`` and the learning-curve plot.
-- ``vec_env``: the games PPO steps (the batched engine, or plain engines as the reference).
-- ``policy_net``, ``card_features``: the actor-critic network, its checkpoints, and a network as a bot.
-
-Evaluation and policies:
-
-- ``evaluate``: duplicate-deal tournaments with 95% intervals (table, JSON, plot).
-- ``policies``: policy specs by name (``heuristic``, ``search:samples=64``, ``ppo:PATH``); the registry
-  itself lives in :mod:`blackout_env.policies` so the Gym env can use it.
-
-Front-ends, in their own subpackages: ``cli`` (the ``blackout`` command, one module per subcommand),
-``play`` (the terminal game), ``bench`` (benchmarks, one module per ``blackout bench NAME``).
+- ``agents``: the play-time agents: the network and its checkpoints (the shipped ones included),
+  ``PolicyBot``, ``ppo+search``, ``ppo+rollout``, policy specs by name.
+- ``evaluation``: duplicate-deal tournaments, the generalist table, game logs.
+- ``ppo``: the native PPO trainer, with its config, run folder and logs (read :mod:`.ppo.trainer`).
+- ``expert``: expert iteration: search-labelled games distilled into the network.
+- ``rllib``: the RLlib backend, on the native trainer's config and run folder.
+- ``bench``: benchmarks, one module per ``blackout bench NAME``.
+- ``cli``, ``play``, ``web``: the ``blackout`` command (one module per subcommand), the terminal game,
+  the browser game.
 """

@@ -1,6 +1,6 @@
 """Expert iteration: distil ``ppo+search`` into a universal ``ppo`` network.
 
-``ppo+search`` (IS-MCTS guided by the network, :mod:`blackout_training.search_policy`)
+``ppo+search`` (IS-MCTS guided by the network, :mod:`blackout_training.agents.search_policy`)
 plays far better than the network alone; distillation moves the network toward
 the search's choices so that it keeps some of that strength at one forward pass
 per decision. Two steps, each a function here and a ``blackout expert`` command:
@@ -43,8 +43,9 @@ import torch.nn.functional as F
 from blackout_env import BlackoutGame, Rules
 from blackout_env.universal import UNIVERSAL_NUM_ACTIONS, universal_actions, universal_size
 
-from .evaluate import single_threaded_torch
-from .policy_net import SHIPPED_CHECKPOINT, CheckpointError, PolicyBot, load_checkpoint, save_checkpoint
+from .agents.policy_net import SHIPPED_CHECKPOINT, CheckpointError, PolicyBot, load_checkpoint, save_checkpoint
+from .agents.rollout_policy import positive_int
+from .evaluation.tournament import single_threaded_torch
 
 __all__ = ["DECISIONS", "distill", "generate", "load_shards", "reference_tables"]
 
@@ -60,13 +61,6 @@ def _check_decisions(decisions: str) -> str:
     if decisions not in DECISIONS:
         raise ValueError(f"decisions: must be one of {', '.join(DECISIONS)}, got {decisions!r}")
     return decisions
-
-
-def positive_int(name: str, value: Any) -> int:
-    """``value`` as an int, or a ValueError naming ``name`` unless it is a whole number >= 1."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}: must be a positive whole number, got {value!r}")
-    return int(value)
 
 
 def _positive_float(name: str, value: Any) -> float:
@@ -319,7 +313,7 @@ def _targets(visits: np.ndarray, temperature: float) -> torch.Tensor:
 def reference_tables(exclude: Rules | None = None) -> list[Rules]:
     """The tables of the result table (``blackout bench generalist``'s rows: every preset at its default players,
     the standard rules at 3, 5, 6 and 7 players), less ``exclude``: where :func:`distill` holds the network's policy."""
-    from .bench.generalist import default_rows, row_rules
+    from .evaluation.generalist import default_rows, row_rules
 
     return [rules for rules in map(row_rules, default_rows()) if rules != exclude]
 

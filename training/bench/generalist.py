@@ -2,7 +2,7 @@
 
 One row per table: the policy (``--policy``, default ``ppo``, the shipped
 generalist) in one seat and the heuristic bot in the others, whole matches,
-duplicate deals (:func:`blackout_training.evaluate.evaluate`: every deal is
+duplicate deals (:func:`blackout_training.evaluation.tournament.evaluate`: every deal is
 played once per rotation of the seats, and the interval is over deals). The
 default rows are every preset at its default players plus ``standard`` at 3, 5,
 6 and 7 players; ``--rows`` picks some (``PRESET`` or ``PRESET-Np``, e.g.
@@ -28,43 +28,15 @@ deals and are refused.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import sys
-import time
 from typing import Any
 
 from blackout_env import Rules
-from blackout_env.rules import preset_names
 
-from ..evaluate import check_tournament, confidence_half_width, evaluate
+from ..evaluation.generalist import OPPONENT, VERSUS_TABLE, default_rows, markdown_table, play_row, pool_rows, row_rules
+from ..evaluation.tournament import check_tournament
 from . import check_output_file, check_positive, command, write_json
-
-EXTRA_PLAYERS = (3, 5, 6, 7)
-"""The standard table is also played at these numbers of players (every preset at its own default)."""
-
-OPPONENT = "heuristic"
-VERSUS_TABLE = "standard"
-
-
-def default_rows() -> list[str]:
-    """Every preset at its default players, then ``standard`` at 3, 5, 6 and 7 players."""
-    return [*preset_names(), *(f"{VERSUS_TABLE}-{players}p" for players in EXTRA_PLAYERS)]
-
-
-def row_rules(row: str) -> Rules:
-    """The rules of a row name: ``PRESET`` (its default players) or ``PRESET-Np`` (N players)."""
-    match = re.fullmatch(r"(.+)-([0-9]+)p", row)
-    name, players = (match.group(1), int(match.group(2))) if match and match.group(1) in preset_names() else (row, None)
-    if name not in preset_names():
-        raise ValueError(f"--rows: unknown row {row!r}; a row is PRESET or PRESET-Np, presets: {', '.join(preset_names())}")
-    rules = Rules.preset(name)
-    if players is not None:
-        if not 3 <= players <= 7:
-            raise ValueError(f"--rows: {row!r} has {players} players; the engine plays 3 to 7")
-        rules = rules.replace(num_players=players)
-    return rules
 
 
 def parse_row_deals(items: list[str], rows: list[str]) -> dict[str, int]:
@@ -105,99 +77,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--pool", nargs="+", default=None, metavar="JSON",
         help="play nothing: pool the rows of these --json files (runs with different seeds) into one table",
     )
-
-
-def play_row(row: str, rules: Rules, policy: str, opponent: str, deals: int, seed: int, workers: int) -> dict[str, Any]:
-    """One row of the table: ``policy`` in one seat, ``opponent`` in the others, whole matches."""
-    start = time.perf_counter()
-    result = evaluate({"agent": policy, "opponent": opponent}, rules=rules, deals=deals, seed=seed, workers=workers)
-    seconds = time.perf_counter() - start
-    agent, other = result.stats("agent"), result.stats("opponent")
-    difference = result.difference("agent", "opponent")
-    per_deal = [a - b for a, b in zip(result.per_deal["agent"], result.per_deal["opponent"])]
-    return {
-        "row": row, "rules": rules.to_dict(), "players": rules.num_players, "opponent": opponent, "deals": deals,
-        "seed": seed, "agent_per_hand": agent.mean_score_per_hand, "opponent_per_hand": other.mean_score_per_hand,
-        "difference": difference["mean"], "low": difference["low"], "high": difference["high"],
-        "half_width": difference["ci95"], "agent_bid_made": agent.bid_made_rate,
-        "opponent_bid_made": other.bid_made_rate, "seconds": seconds, "per_deal_differences": per_deal,
-    }
-
-
-def pool_rows(files: list[str]) -> tuple[str, list[dict[str, Any]]]:
-    """The policy and the rows of several ``--json`` files, each row's deals pooled over the files.
-
-    Rows are matched by name and rules; a row's per-deal differences are
-    concatenated, and the per-hand means and bid-made rates are weighted by deals
-    (every deal of a row is the same number of hands). A file without per-deal
-    differences, another policy, or a seed already pooled for that row is refused,
-    naming the file.
-    """
-    policy = None
-    pooled: dict[str, list[dict[str, Any]]] = {}
-    for path in files:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                figures = json.load(handle)
-            rows = figures["rows"]
-            name = figures["policy"]
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(f"--pool {path}: not a 'blackout bench generalist --json' file ({error})") from None
-        if policy is not None and name != policy:
-            raise ValueError(f"--pool {path}: its policy is {name!r}, the other files' {policy!r}")
-        policy = name
-        for row in rows:
-            if not isinstance(row, dict) or "per_deal_differences" not in row or "seed" not in row:
-                raise ValueError(f"--pool {path}: a row without its seed and per-deal differences "
-                                 "(written before they were kept, or a pooled table)")
-            parts = pooled.setdefault(row["row"], [])
-            if parts and parts[0]["rules"] != row["rules"]:
-                raise ValueError(f"--pool {path}: row {row['row']!r} has other rules than in the files before")
-            if any(part["seed"] == row["seed"] for part in parts):
-                raise ValueError(f"--pool {path}: row {row['row']!r} with seed {row['seed']} is pooled already "
-                                 "(the same seed plays the same deals)")
-            parts.append(row)
-    return str(policy), [_pooled_row(parts) for parts in pooled.values()]
-
-
-def _pooled_row(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    differences = [d for part in parts for d in part["per_deal_differences"]]
-    deals = len(differences)
-
-    def weighted(key: str) -> float:
-        return sum(part[key] * part["deals"] for part in parts) / deals
-
-    mean = sum(differences) / deals
-    half = confidence_half_width(differences)
-    low, high = (mean - half, mean + half) if half is not None else (None, None)
-    first = parts[0]
-    return {
-        "row": first["row"], "rules": first["rules"], "players": first["players"], "opponent": first["opponent"],
-        "deals": deals, "seeds": [part["seed"] for part in parts],
-        "agent_per_hand": weighted("agent_per_hand"), "opponent_per_hand": weighted("opponent_per_hand"),
-        "difference": mean, "low": low, "high": high, "half_width": half,
-        "agent_bid_made": weighted("agent_bid_made"), "opponent_bid_made": weighted("opponent_bid_made"),
-        "seconds": sum(part["seconds"] for part in parts), "per_deal_differences": differences,
-    }
-
-
-def markdown_table(policy: str, rows: list[dict[str, Any]]) -> str:
-    """The rows as a Markdown table."""
-    lines = [
-        f"| table | players | deals | {policy} per hand | opponent | opponent per hand "
-        "| difference [95% CI] | ± | bid made | seconds |",
-        "|---|---:|---:|---:|---|---:|---|---:|---:|---:|",
-    ]
-    for r in rows:
-        if r["half_width"] is None:
-            interval, width = f"{r['difference']:+.2f} [n/a]", "n/a"
-        else:
-            interval, width = f"{r['difference']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", f"{r['half_width']:.2f}"
-        lines.append(
-            f"| {r['row']} | {r['players']} | {r['deals']} | {r['agent_per_hand']:.2f} | {r['opponent']} "
-            f"| {r['opponent_per_hand']:.2f} | {interval} | {width} | {r['agent_bid_made']:.1%} | {r['seconds']:.0f} |"
-        )
-    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:

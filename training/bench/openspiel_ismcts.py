@@ -67,8 +67,8 @@ import numpy as np
 
 from blackout_env import BlackoutGame, Rules
 
-from ..evaluate import confidence_half_width, single_threaded_torch
-from ..policies import load_policy
+from ..agents.policies import load_policy
+from ..evaluation.tournament import confidence_half_width, single_threaded_torch
 from . import check_output_file, check_positive, command, write_json
 
 __all__ = ["to_openspiel_card", "from_openspiel_action", "require_openspiel", "play_deal", "run_agent", "speed", "main"]

@@ -72,8 +72,8 @@ def summarise(updates: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _train(config_path: str, overrides: list[str], folder: str, name: str, seconds: float) -> list[dict[str, Any]]:
-    from blackout_training.config import load_config
-    from blackout_training.ppo import train
+    from blackout_training.ppo.config import load_config
+    from blackout_training.ppo.trainer import train
 
     config = load_config(config_path, [
         *overrides, f"run.out_dir={folder}", f"run.name={name}", f"run.time_limit_minutes={seconds / 60.0}",
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if any(n < 1 for n in args.samplers) or args.rllib_runners < 0:
         raise ValueError(f"--samplers: each count must be at least 1, got {args.samplers}")
     check_output_file(args.json)
-    from blackout_training.rllib_backend import import_ray
+    from blackout_training.ppo.ray_cluster import import_ray
 
     ray = import_ray("blackout bench ray")
     from ray.cluster_utils import Cluster
@@ -110,8 +110,8 @@ def run(args: argparse.Namespace) -> int:
         print(_line("native", native, native["decisions_per_second"]), flush=True)
         # RLlib before the test cluster: it starts and stops a Ray of its own.
         if args.rllib_runners:
-            from blackout_training.config import load_config
-            from blackout_training.rllib_backend import train as rllib_train
+            from blackout_training.ppo.config import load_config
+            from blackout_training.rllib.backend import train as rllib_train
 
             from .train import training_figures
 

@@ -4,7 +4,7 @@ In one run, so that every figure shares the machine's load:
 
 - ``aec``: RLlib's ``PettingZooEnv`` over ``blackout_env.env()`` (one decision per env step),
   the path a new user gets with RLlib's own wrapper;
-- ``batched``: :class:`blackout_training.rllib_env.BatchedMultiAgentEnv` with ``--games`` games
+- ``batched``: :class:`blackout_training.rllib.env.BatchedMultiAgentEnv` with ``--games`` games
   (every (game, seat) an agent, one env step = one decision of every game);
 
 each with ``--runners`` remote env runners (Ray actors) sampling at once. A runner
@@ -55,8 +55,8 @@ def _check(args: argparse.Namespace) -> None:
 def _algorithm(path: str, runners: int, args: argparse.Namespace) -> Any:
     from blackout_env import Rules
 
-    from ..config import config_from_dict
-    from ..rllib_backend import build_algorithm_config
+    from ..ppo.config import config_from_dict
+    from ..rllib.backend import build_algorithm_config
 
     rules = Rules.resolve(args.rules)
     config = config_from_dict({
@@ -85,7 +85,7 @@ def _time_sampling(algo: Any, decisions: int) -> tuple[int, float]:
 def run(args: argparse.Namespace) -> int:
     """Time each path's sampling with each number of runners, print the ratios, and write ``--json``."""
     _check(args)
-    from ..rllib_backend import import_rllib
+    from ..ppo.ray_cluster import import_rllib
 
     ray = import_rllib("blackout bench rllib")
     ray.init(num_cpus=max(args.runners) + 1, include_dashboard=False, log_to_driver=False)

@@ -78,7 +78,7 @@ def training_figures(metrics_csv: Path) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from blackout_training.config import load_config
+    from blackout_training.ppo.config import load_config
 
     if args.seconds <= 0 or args.engine_seconds <= 0 or args.repeats < 1 or args.games < 1:
         raise ValueError("--seconds, --engine-seconds, --repeats and --games must be positive")
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                 for games in sizes:
                     engine[games] = max(engine[games], engine_decisions_per_second(rules, games, args.engine_seconds))
 
-        from blackout_training.ppo import train
+        from blackout_training.ppo.trainer import train
 
         time_engine()
         train(config, log=lambda *_: None)

@@ -49,8 +49,8 @@ def _check_out(out: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluate import check_tournament, evaluate
-    from ..game_log import check_game_log_path
+    from ..evaluation.game_log import check_game_log_path
+    from ..evaluation.tournament import check_tournament, evaluate
 
     rules = Rules.resolve(args.rules)
     if args.players is not None:

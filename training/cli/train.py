@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import load_config
+from ..ppo.config import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
 
     # (imports torch, or Ray: only once the config is known to be good)
     if config.algo == "rllib_ppo":
-        from ..rllib_backend import train
+        from ..rllib.backend import train
     else:
-        from ..ppo import train
+        from ..ppo.trainer import train
 
     result = train(config, resume=args.resume, force=args.force)
     print(f"run folder: {result.run_dir}")

@@ -37,7 +37,7 @@ from blackout_env.cards import card_to_str, parse_card
 from blackout_env.policies import ActionReason, Explanation, explain
 from blackout_env.scoresheet import score_sheet
 
-from ..policies import Policy, absolute_paths, load_policy
+from ..agents.policies import Policy, absolute_paths, load_policy
 from . import screen
 
 __all__ = [
@@ -285,7 +285,7 @@ class PlaySession:
         saved: the match (a new one from :func:`new_session`, or :func:`read_save`).
         save_path: where to autosave after every action.
         policy_loader: ``(spec, rules, seed) -> policy`` for the bot seats
-            (default ``blackout_training.policies.load_policy``).
+            (default ``blackout_training.agents.policies.load_policy``).
         suggest_bid: ``view -> bid`` shown as the suggested bid (None: no suggestion).
         why: print each bot decision's reasons under its move (:func:`explanation_lines`).
         explain_bid: ``view -> Explanation`` of a person's bid, whose numbers per bid are shown

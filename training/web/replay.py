@@ -15,7 +15,7 @@ from typing import Any
 
 from blackout_env import BlackoutGame, SaveFileError
 
-from ..game_log import read_game_log
+from ..evaluation.game_log import read_game_log
 from ..play.session import PLAY_SAVE_FORMAT, parse_save
 from . import messages
 from .table import Table, TableError

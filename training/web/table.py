@@ -396,7 +396,7 @@ class Table:
 
 
 def _default_loader(spec: str, rules: Rules, seed: int) -> Any:
-    from ..policies import load_policy
+    from ..agents.policies import load_policy
 
     return load_policy(spec, rules, seed)
 

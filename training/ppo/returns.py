@@ -1,7 +1,7 @@
 """Per-seat reward crediting and generalised advantage estimation (GAE) for a multi-seat rollout.
 
 A pure function of one rollout, so the subtlest part of the PPO trainer
-(``blackout_training.ppo``) is tested on small streams computed by hand.
+(``blackout_training.ppo.trainer``) is tested on small streams computed by hand.
 
 The rollout. At each of ``T`` steps one seat acts in each of ``N`` games:
 ``players[t, i]`` is that seat; ``recorded[t, i]`` says whether its decision is

@@ -1,6 +1,6 @@
 """The training loop's view of the game: many games stepped together, one small adapter.
 
-PPO (``blackout_training.ppo``) needs only this from the environment, per step of all
+PPO (``blackout_training.ppo.trainer``) needs only this from the environment, per step of all
 games at once: the seat to act, its observation and int8 action mask, the
 hand scores that arrived with the step (a hand's score reaches every seat when
 the hand ends), and which games just finished a hand: a :class:`GameBatch`,
@@ -17,7 +17,7 @@ Two adapters give it:
 
 With ``observation="universal"`` both adapters show universal observations and
 masks and take universal actions (:mod:`blackout_env.universal`), so one
-network can be trained on several tables (``blackout_training.tables``).
+network can be trained on several tables (``blackout_training.ppo.tables``).
 """
 
 from __future__ import annotations

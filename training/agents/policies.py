@@ -2,7 +2,7 @@
 
 The spec grammar and the registry live in :mod:`blackout_env.policies` (the
 Gym env resolves its opponents there, and ``blackout_env`` may not import this
-package); this module re-exports them, so ``blackout_training.policies`` and
+package); this module re-exports them, so ``blackout_training.agents.policies`` and
 ``blackout_env.policies`` are one registry: a name registered through either
 works everywhere (evaluation, play, training opponents, Gym opponents).
 """

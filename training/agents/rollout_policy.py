@@ -45,13 +45,19 @@ from blackout_env.policies import Explanation, action_reasons, parse_options
 from blackout_env.rules_logic import dealer_of_round
 from blackout_env.universal import rules_actions, universal_action_mask, universal_actions
 
-from .expert import positive_int
 from .policy_net import PolicyBot, load_policy_bot
 
 __all__ = ["PHASES", "RolloutPolicy", "load_ppo_rollout"]
 
 PHASES = ("bids", "cards", "all")
 """Which decisions ``ppo+rollout`` searches: the bids, the card plays, or every decision with a choice."""
+
+
+def positive_int(name: str, value: Any) -> int:
+    """``value`` as an int, or a ValueError naming ``name`` unless it is a whole number >= 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}: must be a positive whole number, got {value!r}")
+    return int(value)
 
 
 def _non_negative(name: str, value: Any) -> float:

@@ -3,13 +3,13 @@
 A :class:`Sampler` holds one batched engine of ``env.num_envs`` games (``vec_env`` or
 ``tables``), the opponents of every game (``opponents``) and the rollout's buffers. Its
 :meth:`Sampler.collect` plays ``T`` batched steps with the learner's network, credits
-each seat's hand scores and runs GAE (``blackout_training.returns``), and returns a
+each seat's hand scores and runs GAE (``blackout_training.ppo.returns``), and returns a
 :class:`Rollout`: the learner's *trainable* decisions only, as flat arrays in
 (step, game) order, with the statistics of the hands played.
 
-The native trainer (:func:`blackout_training.ppo.train`, ``algo: ppo``) holds one
+The native trainer (:func:`blackout_training.ppo.trainer.train`, ``algo: ppo``) holds one
 sampler in its own process; the distributed trainer (``algo: ppo_ray``,
-:mod:`blackout_training.ray_samplers`) holds one in each of its Ray actors and
+:mod:`blackout_training.ppo.ray_samplers`) holds one in each of its Ray actors and
 concatenates what they return. Both then run the same PPO update on a ``Rollout``.
 """
 
@@ -27,9 +27,9 @@ import torch
 from blackout_env import Rules
 from blackout_env.rules_logic import decisions_per_hand
 
+from ..agents.policy_net import ActorCritic, SparseRows, sparse_rows
 from .config import TrainConfig
 from .opponents import OpponentPool
-from .policy_net import ActorCritic, SparseRows, sparse_rows
 from .returns import hand_rewards, seat_returns
 from .tables import TablesVecEnv
 from .vec_env import VecEnv, make_vec_env
@@ -44,7 +44,7 @@ class SamplerLostError(ValueError):
 
 def make_env(config: TrainConfig, rules: Rules) -> VecEnv:
     """The games of a run: one batched engine of ``env.num_envs`` games, or a table distribution's engines."""
-    if config.env.tables:  # one universal network over many tables (blackout_training.tables)
+    if config.env.tables:  # one universal network over many tables (blackout_training.ppo.tables)
         return TablesVecEnv(config.env.tables, config.env.num_envs, config.env.table_groups, rules)
     return make_vec_env(rules, config.env.num_envs, config.env.backend, config.env.observation)
 
@@ -59,7 +59,7 @@ def rollout_length(config: TrainConfig, rules: Rules) -> int:
 class Rollout:
     """The learner's trainable decisions of one rollout, one row each, and what its hands scored.
 
-    Observations are either ``sparse`` (on the CPU: :class:`~blackout_training.policy_net.SparseRows`)
+    Observations are either ``sparse`` (on the CPU: :class:`~blackout_training.agents.policy_net.SparseRows`)
     or dense ``obs`` (on a GPU); ``card_inputs`` are the "cards" network's per-card inputs
     (:meth:`ActorCritic.card_inputs`), computed while acting.
     """
@@ -280,7 +280,7 @@ class Sampler:
 
         # ----------------------------------------------- per-seat rewards and GAE
         # Each hand's reward goes to each seat's last decision of the hand; decisions still open at the
-        # rollout's end bootstrap through their value but are not trained on (blackout_training.returns).
+        # rollout's end bootstrap through their value but are not trained on (blackout_training.ppo.returns).
         rewards = hand_rewards(hand_score_buf, config.env.reward, config.env.reward_scale, players_buf)
         targets = seat_returns(self.player_buf, recorded, self.hand_over_buf, rewards, self.value_buf,
                                config.ppo.gamma, config.ppo.gae_lambda)

@@ -1,7 +1,7 @@
 """Training over a distribution of tables: many rule sets at once, one universal network.
 
-:class:`TablesVecEnv` is a :class:`~blackout_training.vec_env.VecEnv` made of
-``groups`` batched engines (:class:`~blackout_training.vec_env.BatchedVecEnv`),
+:class:`TablesVecEnv` is a :class:`~blackout_training.ppo.vec_env.VecEnv` made of
+``groups`` batched engines (:class:`~blackout_training.ppo.vec_env.BatchedVecEnv`),
 each playing its own rules with universal observations, masks and actions
 (:mod:`blackout_env.universal`); one ``step`` steps them all and concatenates
 their games. Each group draws its rules from ``tables`` (group ``i`` from entry

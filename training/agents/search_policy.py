@@ -12,7 +12,7 @@ Spec: ``ppo+search`` or ``ppo+search:simulations=400,prior_weight=1,checkpoint=P
 ``ismcts``, so that with the network's pass it takes less time per decision
 than OpenSpiel's C++ IS-MCTS at 500: 0.81x its CPU time, 0.96-1.07x at 500
 (docs/ismcts.md, "An agent that beats OpenSpiel's IS-MCTS"); ``checkpoint`` defaults to the shipped generalist, so
-``ppo+search`` plays every table ``ppo`` plays; ``checkpoint=training/checkpoints/ppo_standard_4p.pt``
+``ppo+search`` plays every table ``ppo`` plays; ``checkpoint=training/agents/checkpoints/ppo_standard_4p.pt``
 guides it with the standard 4-player specialist instead, at that table only).
 """
 

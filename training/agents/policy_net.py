@@ -213,7 +213,7 @@ class ActorCritic(nn.Module):
     * ``"mlp"``: an MLP trunk on the observation; one linear layer gives every logit.
     * ``"cards"``: the MLP trunk reads the observation and the summed embeddings of the
       held cards; each card action's logit comes from that card's own features
-      (:mod:`blackout_training.card_features`: would it win the trick, how many unseen cards
+      (:mod:`blackout_training.agents.card_features`: would it win the trick, how many unseen cards
       outrank it, ...), embedded by one small network shared by all cards: the logit
       is the embedding's dot product with a query computed from the trunk's state,
       plus a bias read from the embedding alone (a pointer-network head). Bids stay a
@@ -708,7 +708,7 @@ def _trained_reward(payload: Mapping[str, Any]) -> tuple[str | None, float | Non
 
 
 def load_ppo_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:
-    """The loader behind the policy specs "ppo" (the shipped generalist) and "ppo:PATH" (``blackout_training.policies``)."""
+    """The loader behind the policy specs "ppo" (the shipped generalist) and "ppo:PATH" (``blackout_training.agents.policies``)."""
     return load_policy_bot(argument, rules, seed=seed)
 
 

@@ -1,6 +1,6 @@
 """Carry a network trained for one table over to the universal observation, acting exactly as before.
 
-A rules-sized network (:func:`blackout_training.policy_net.make_model` with the
+A rules-sized network (:func:`blackout_training.agents.policy_net.make_model` with the
 default ``observation="rules"``) reads one table's observation; a universal one
 reads every table's. :func:`universal_from_rules` builds the universal network
 of the same shape whose outputs at the source table equal the source network's:
@@ -32,7 +32,7 @@ from blackout_env.universal import (
     universal_size,
 )
 
-from .policy_net import ActorCritic
+from ..agents.policy_net import ActorCritic
 
 __all__ = ["universal_from_rules"]
 

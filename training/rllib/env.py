@@ -14,7 +14,7 @@ pays each seat its hand score (times ``reward_scale``; ``"zero_sum"`` subtracts
 the mean of the other seats') and ends the episode for every agent; RLlib
 credits the reward to each seat's latest decision (it holds the reward of an
 agent that has no new observation until that agent's episode ends). This is
-the native trainer's crediting (``blackout_training.returns``): a decision's reward is
+the native trainer's crediting (``blackout_training.ppo.returns``): a decision's reward is
 the hand score its seat receives before its next decision, and the hand's end
 cuts the seat's stream. The next ``reset()`` continues every match with its
 next hand (the batched engine has already dealt it), and a finished match
@@ -73,7 +73,7 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
     A league (``opponents``: the training config's ``opponents`` section as a mapping, with
     ``mode: pool``; ``model``: ``hidden_sizes``, ``arch`` and ``card_width`` of the learner's
     network, for its snapshots): every game draws, at every hand, who plays it exactly as the
-    native trainer does (:class:`blackout_training.opponents.OpponentPool`): the learner in
+    native trainer does (:class:`blackout_training.ppo.opponents.OpponentPool`): the learner in
     every seat, or the learner in some seats against past snapshots or baseline bots. Only the
     learner's seats are agents; the env plays the others itself, inside the same engine step.
     The driver hands new snapshots and the run's progress to the env with :meth:`set_league`;
@@ -121,9 +121,9 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
     def _make_pool(self, opponents: Mapping[str, Any], model: Mapping[str, Any]) -> Any:
         from blackout_env.policies import load_policy
 
-        from .config import OpponentsConfig
-        from .opponents import OpponentPool
-        from .policy_net import make_model
+        from ..agents.policy_net import make_model
+        from ..ppo.config import OpponentsConfig
+        from ..ppo.opponents import OpponentPool
 
         config = OpponentsConfig(**opponents)
         base = 0 if self._seed is None else self._seed

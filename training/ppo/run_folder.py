@@ -10,7 +10,7 @@ that holds no run (never deleted), an ``out_dir`` or run folder that is a
 file, and a parent that cannot take a new folder. :meth:`RunFolder.create`
 then writes: it deletes the old run (``--force``), makes the folder, removes
 temporary files left by a run killed while writing (``.checkpoint.pt.*.tmp``
-and the like) and writes ``config.yaml``. ``blackout_training.ppo.train`` calls
+and the like) and writes ``config.yaml``. ``blackout_training.ppo.trainer.train`` calls
 it only after the config, the rules, the opponents and any checkpoint to
 start from have been checked, so a failed start leaves nothing behind.
 
@@ -57,6 +57,18 @@ RESUMABLE_CHANGES = {
 }
 TEMP_PATTERNS = (f".{CHECKPOINT_NAME}.*.tmp", f".{CONFIG_NAME}.tmp", ".final_eval.json.tmp", ".*.tmp.png")
 """Temporary files a run writes and renames; one killed mid-write leaves them, and the next start removes them."""
+
+
+@dataclass
+class TrainResult:
+    """What a finished (or time-limited) run reports."""
+
+    run_dir: Path
+    checkpoint: Path
+    global_step: int
+    updates: int
+    steps_per_s: float
+    final_eval: dict[str, Any] | None
 
 
 class RunFolderError(ValueError):

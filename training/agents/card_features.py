@@ -4,7 +4,7 @@ An MLP on the flat observation has to discover by itself, from hundreds of
 thousands of games, facts that a player reads off the table at a glance: that
 this queen is now the highest card of its suit still out, that this seven
 beats the trick so far, that the seat to my left is void in hearts. The
-``"cards"`` architecture of :mod:`blackout_training.policy_net` gives it these facts
+``"cards"`` architecture of :mod:`blackout_training.agents.policy_net` gives it these facts
 for every card, as a small feature vector computed from the observation itself
 (nothing that the observation does not hold, so a policy still acts from the
 player's view only), and scores each card action from that card's features

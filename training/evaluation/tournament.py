@@ -64,8 +64,8 @@ from blackout_env.engine import BlackoutGame
 from blackout_env.rules import Rules
 from blackout_env.rules_logic import dealer_of_round, win_shares
 
+from ..agents.policies import Policy, load_policy
 from .game_log import GameLogWriter, LoggedGame, game_finished
-from .policies import Policy, load_policy
 
 __all__ = [
     "EvalResult", "PolicyStats", "evaluate", "evaluate_against", "check_tournament", "seating_for", "rotations",
@@ -478,7 +478,7 @@ def evaluate(
         seating: one policy name per seat; default :func:`seating_for`.
         progress: show a progress bar (tqdm, when installed).
         game_log: a file to write every game to, one JSON line per game (see
-            :mod:`blackout_training.game_log`; read it with ``read_game_log``).
+            :mod:`blackout_training.evaluation.game_log`; read it with ``read_game_log``).
 
     Every problem with the arguments (unknown policy, missing checkpoint, bad
     rules, more policies than seats, deals < 1, a game log that cannot be

@@ -3,13 +3,13 @@
 Read it top to bottom: every check before anything is written, the run folder
 and seeding, the environment and the network, then the training loop: a
 rollout of ``rollout_steps`` batched steps with per-seat rewards and generalised
-advantage estimation (``blackout_training.sampler``, over ``blackout_training.returns``),
+advantage estimation (``blackout_training.ppo.sampler``, over ``blackout_training.ppo.returns``),
 the clipped PPO update, logging, checkpoints and duplicate-deal evaluation against a
 baseline policy.
 
 Where the rollout runs: ``algo: ppo``, in this process (one
-:class:`~blackout_training.sampler.Sampler`); ``algo: ppo_ray``, in Ray actors on this
-machine or a cluster (``blackout_training.ray_samplers``), each returning its
+:class:`~blackout_training.ppo.sampler.Sampler`); ``algo: ppo_ray``, in Ray actors on this
+machine or a cluster (``blackout_training.ppo.ray_samplers``), each returning its
 trainable decisions as arrays. Everything else, the update included, is this file.
 
 Multi-agent bookkeeping. At every step one seat acts in each game. Each
@@ -17,9 +17,9 @@ Multi-agent bookkeeping. At every step one seat acts in each game. Each
 hand score that seat receives before its next decision, and a hand's end cuts
 the stream. The last decision of a stream still open when the rollout ends
 bootstraps the decisions before it and is left out of the update. The pure
-function :func:`blackout_training.returns.seat_returns` does all of it.
+function :func:`blackout_training.ppo.returns.seat_returns` does all of it.
 
-Opponents (``blackout_training.opponents``): ``self_play``, every seat is the
+Opponents (``blackout_training.ppo.opponents``): ``self_play``, every seat is the
 learner; ``pool``, the other seats are played by the learner, past snapshots
 or baseline policies, redrawn at every hand.
 
@@ -38,8 +38,6 @@ import os
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,29 +47,17 @@ from torch import nn
 from blackout_env import Rules
 from blackout_env.universal import observation_kind
 
+from ..agents.policies import load_policy
+from ..agents.policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint
+from ..evaluation.tournament import evaluate_against
 from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
-from .evaluate import evaluate_against
 from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
-from .policies import load_policy
-from .policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint
-from .run_folder import RunFolderError, check_run_folder
+from .run_folder import RunFolderError, TrainResult, check_run_folder
 from .sampler import Sampler, SamplerLostError, make_env
 from .transfer import universal_from_rules
 from .vec_env import VecEnv
 
 __all__ = ["RunFolderError", "SamplerLostError", "TrainResult", "resolve_device", "train"]
-
-
-@dataclass
-class TrainResult:
-    """What a finished (or time-limited) run reports."""
-
-    run_dir: Path
-    checkpoint: Path
-    global_step: int
-    updates: int
-    steps_per_s: float
-    final_eval: dict[str, Any] | None
 
 
 def resolve_device(name: str) -> torch.device:
@@ -205,8 +191,8 @@ def train(
         by_time = elapsed() / time_limit_s if time_limit_s > 0 else 0.0
         return min(1.0, max(global_step / ppo.total_steps, by_time))
 
-    # --- the games and their opponents (blackout_training.sampler): in this process, or one sampler per Ray actor
-    # (blackout_training.ray_samplers). Fresh deals on every (re)start, seeded by the run seed and the update reached.
+    # --- the games and their opponents (blackout_training.ppo.sampler): in this process, or one sampler per Ray actor
+    # (blackout_training.ppo.ray_samplers). Fresh deals on every (re)start, seeded by the run seed and the update reached.
     deal_seed = int(rng.integers(2**31))
     league: list[dict[str, torch.Tensor]] = list(saved["pool"]) if saved is not None else []  # past snapshots
     if cluster is not None:
@@ -260,7 +246,7 @@ def train(
             optimizer.param_groups[0]["lr"] = max(lr_now, ppo.lr * 0.02)
             rollout_start = time.perf_counter()
 
-            # -------------------------------- rollout, per-seat rewards and GAE (blackout_training.sampler)
+            # -------------------------------- rollout, per-seat rewards and GAE (blackout_training.ppo.sampler)
             rollout = samplers.collect(agent, progress_fraction)
             update += 1
             global_step += rollout.decisions

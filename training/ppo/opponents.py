@@ -24,8 +24,8 @@ from blackout_baselines.heuristic_batch import BatchedHeuristic
 from blackout_env import Rules
 from blackout_env.universal import universal_actions
 
+from ..agents.policy_net import ActorCritic
 from .config import OpponentsConfig
-from .policy_net import ActorCritic
 from .tables import universal_bot_action
 from .vec_env import VecEnv
 

@@ -1,7 +1,7 @@
 """``algo: rllib_ppo``: PPO self-play on Ray RLlib, with the native trainer's run folder, logs and evaluation.
 
 ``blackout train --config configs/train/rllib.yaml`` runs this instead of
-:mod:`blackout_training.ppo`. What is the same: the config file and ``--set``
+:mod:`blackout_training.ppo.trainer`. What is the same: the config file and ``--set``
 overrides, the run folder ``run.out_dir/run.name`` (``config.yaml``,
 ``metrics.csv``, ``eval.csv``, ``learning_curve.png``, ``final_eval.json``,
 ``checkpoint.pt``), the network (``model``), the PPO settings (``ppo``) and the
@@ -14,16 +14,16 @@ optimizer, RLlib's step counters, and the run's update, decision count (the
 annealed ``lr`` goes on from it) and elapsed time; the deals are new ones.
 
 Every seat of every game maps to one shared RLModule
-(:class:`blackout_training.rllib_module.BlackoutRLModule`, the native network with
+(:class:`blackout_training.rllib.module.BlackoutRLModule`, the native network with
 action masking): self-play. Each runner steps a
-:class:`blackout_training.rllib_env.BatchedMultiAgentEnv` of ``env.num_envs`` games
+:class:`blackout_training.rllib.env.BatchedMultiAgentEnv` of ``env.num_envs`` games
 (or, with ``rllib.env: aec``, RLlib's PettingZooEnv over the plain AEC env).
 
 The PPO settings map onto RLlib's: one update trains on ``env.num_envs x
 ppo.rollout_steps`` decisions (0: one whole match of every game, as the native
 trainer), in ``ppo.num_minibatches`` minibatches for ``ppo.update_epochs`` epochs;
 ``lr`` (annealed linearly to 2% of it over ``ppo.total_steps`` decisions of the
-learner with ``anneal_lr``, by :class:`~blackout_training.rllib_module.DecisionScheduledPPOLearner`), ``gamma``, ``gae_lambda``, ``clip_coef``, ``ent_coef``,
+learner with ``anneal_lr``, by :class:`~blackout_training.rllib.module.DecisionScheduledPPOLearner`), ``gamma``, ``gae_lambda``, ``clip_coef``, ``ent_coef``,
 ``vf_coef`` and ``max_grad_norm`` carry over; RLlib always normalises advantages
 (over the whole batch, not per minibatch), has no KL early stop (``target_kl``
 must be null) and no ``clip_vloss``. Not supported here yet: ``model.init_checkpoint``;
@@ -44,19 +44,17 @@ import dataclasses
 import json
 import os
 import shutil
-import socket
 import time
 from pathlib import Path
 from typing import Any
 
 from blackout_env import Rules
 
-from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
+from ..ppo.config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
+from ..ppo.ray_cluster import connect_ray, import_rllib
 
-__all__ = ["INSTALL_HINT", "connect_ray", "import_ray", "import_rllib", "load_rllib_policy", "train"]
+__all__ = ["load_rllib_policy", "train"]
 
-INSTALL_HINT = 'pip install "blackout-rl[rllib]"  (Ray RLlib 2.60; or: pip install "ray[rllib]==2.60.0")'
-CONNECT_TIMEOUT_S = 5.0
 PROGRESS_NAME = "blackout_progress.json"
 """Inside ``rllib_checkpoint/``: the run's update, decisions and elapsed seconds at that checkpoint."""
 PROGRESS_KEYS = ("update", "global_step", "elapsed_s")
@@ -64,82 +62,12 @@ LEAGUE_NAME = "blackout_league.pt"
 """The league's past snapshots (pool mode), saved beside the progress in the RLlib checkpoint."""
 
 
-def import_rllib(what: str = "algo rllib_ppo") -> Any:
-    """The ``ray`` module, with RLlib importable; a one-line ConfigError naming ``what`` needs it and the install command otherwise."""
-    try:
-        import ray
-        import ray.rllib  # noqa: F401
-    except ImportError as error:
-        raise ConfigError(f"{what} needs Ray RLlib, which is not installed ({error}): {INSTALL_HINT}") from None
-    return ray
-
-
-def import_ray(what: str) -> Any:
-    """The ``ray`` module (Ray core only); a one-line ConfigError naming ``what`` needs it and the install command otherwise."""
-    try:
-        import ray
-    except ImportError as error:
-        raise ConfigError(f"{what} needs Ray, which is not installed ({error}): {INSTALL_HINT}") from None
-    return ray
-
-
 def load_rllib_policy(argument: str | None, rules: Rules | None, seed: int | None) -> Any:
-    """The policy spec "rllib:PATH" (``blackout_training.policies``): the install hint when Ray is missing."""
+    """The policy spec "rllib:PATH" (``blackout_training.agents.policies``): the install hint when Ray is missing."""
     import_rllib("the policy rllib:PATH")
-    from .rllib_module import load_rllib_policy as load
+    from .module import load_rllib_policy as load
 
     return load(argument, rules, seed)
-
-
-def _check_reachable(address: str) -> None:
-    """Fail within seconds when nothing answers at HOST:PORT (``ray.init`` would retry for minutes)."""
-    target = address.split("://", 1)[-1]
-    host, sep, port = target.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ConfigError(f"--ray-address {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379, as ray start --head prints) or auto")
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
-            pass
-    except OSError as error:
-        reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
-        raise ConfigError(
-            f"--ray-address {address!r}: no Ray cluster answers there ({reason}; waited at most {CONNECT_TIMEOUT_S:.0f} s); "
-            "start one with `ray start --head` on the head node, or leave the address out to run Ray here"
-        ) from None
-
-
-def connect_ray(address: str | None, num_cpus: int, what: str = "algo rllib_ppo", needs_rllib: bool = True) -> bool:
-    """Join the Ray cluster at ``address`` or start Ray here; True when this call started (and owns) it.
-
-    A Ray already initialised in this process (e.g. by a notebook or a test) is used as it is. ``what``
-    names the part that needs Ray (RLlib too, with ``needs_rllib``) in the message when it is missing.
-    """
-    ray = import_rllib(what) if needs_rllib else import_ray(what)
-    if ray.is_initialized():
-        return False
-    if address is not None:
-        if address != "auto":
-            _check_reachable(address)
-        # Something that answers at the port but is no Ray (or refuses our token) makes ray.init retry for
-        # 20 s; 5 tries are plenty for a live cluster (an operator's own setting is kept).
-        wait_key = "RAY_gcs_server_port_wait_time_s"
-        saved_wait = os.environ.get(wait_key)
-        os.environ.setdefault(wait_key, "5")
-        try:
-            ray.init(address=address, log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as error:
-            hint = ("" if os.environ.get("RAY_AUTH_MODE") else
-                    "; if the cluster uses token authentication (the default of `ray start` from Ray 2.59 on), set "
-                    "RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN to the token `ray get-auth-token` prints on the head node")
-            raise ConfigError(f"--ray-address {address!r}: cannot join the Ray cluster: {error}{hint}") from None
-        finally:
-            if saved_wait is None:
-                os.environ.pop(wait_key, None)
-        return True
-    # address="local": a new Ray for this run, even where another Ray runs on this machine (plain ray.init() would
-    # join that one, and refuse num_cpus).
-    ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
-    return True
 
 
 def _check_supported(config: TrainConfig) -> None:
@@ -182,8 +110,8 @@ def read_league(run_dir: Path) -> list:
     """The league's past snapshots saved with the run's RLlib checkpoint (pool mode), for ``--resume``."""
     import torch
 
-    from .rllib_module import RLLIB_CHECKPOINT_DIR
-    from .run_folder import RunFolderError
+    from ..ppo.run_folder import RunFolderError
+    from .module import RLLIB_CHECKPOINT_DIR
 
     path = run_dir / RLLIB_CHECKPOINT_DIR / LEAGUE_NAME
     try:
@@ -200,8 +128,8 @@ def read_league(run_dir: Path) -> list:
 
 def read_progress(run_dir: Path) -> dict[str, float]:
     """The counters of the run's RLlib checkpoint, for ``--resume``; a RunFolderError names what is wrong."""
-    from .rllib_module import RLLIB_CHECKPOINT_DIR
-    from .run_folder import RunFolderError
+    from ..ppo.run_folder import RunFolderError
+    from .module import RLLIB_CHECKPOINT_DIR
 
     directory = run_dir / RLLIB_CHECKPOINT_DIR
     if not directory.exists():  # killed between the two renames of a save: the new one is whole, else the old
@@ -242,8 +170,8 @@ def build_algorithm_config(config: TrainConfig, rules: Rules, seed_offset: int =
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from .rllib_env import BatchedMultiAgentEnv, NumpyOnceEnvRunner, make_aec_env
-    from .rllib_module import MODULE_ID, BlackoutRLModule, DecisionScheduledPPOLearner, module_config
+    from .env import BatchedMultiAgentEnv, NumpyOnceEnvRunner, make_aec_env
+    from .module import MODULE_ID, BlackoutRLModule, DecisionScheduledPPOLearner, module_config
 
     ppo, model = config.ppo, config.model
     batch = decisions_per_update(config, rules)
@@ -293,7 +221,7 @@ def build_algorithm_config(config: TrainConfig, rules: Rules, seed_offset: int =
 
 def _learner_network(algo: Any) -> Any:
     """The shared module's network with the learner's current weights (a CPU copy)."""
-    from .rllib_module import MODULE_ID
+    from .module import MODULE_ID
 
     module = algo.get_module(MODULE_ID)  # the local runner's copy: structure
     net = copy.deepcopy(module.net).cpu()
@@ -311,16 +239,15 @@ def train(
     force: bool = False,
     log: Any = print,
 ) -> Any:
-    """Run one RLlib PPO training run as configured; returns a :class:`blackout_training.ppo.TrainResult`."""
+    """Run one RLlib PPO training run as configured; returns a :class:`blackout_training.ppo.run_folder.TrainResult`."""
     ray = import_rllib()  # first: without Ray, the install hint (rllib_module imports ray)
     from blackout_env.policies import load_policy
 
-    from .evaluate import evaluate_against
-    from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
-    from .policy_net import load_checkpoint
-    from .ppo import TrainResult
-    from .rllib_module import RLLIB_CHECKPOINT_DIR
-    from .run_folder import CHECKPOINT_NAME, check_run_folder
+    from ..agents.policy_net import load_checkpoint
+    from ..evaluation.tournament import evaluate_against
+    from ..ppo.logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
+    from ..ppo.run_folder import CHECKPOINT_NAME, TrainResult, check_run_folder
+    from .module import RLLIB_CHECKPOINT_DIR
 
     # --- every check, before Ray starts and before anything is written
     _check_supported(config)
@@ -351,8 +278,8 @@ def train(
     try:
         from torch.utils.tensorboard import SummaryWriter
 
-        from .policy_net import PolicyBot, save_checkpoint
-        from .rllib_module import MODULE_ID
+        from ..agents.policy_net import PolicyBot, save_checkpoint
+        from .module import MODULE_ID
 
         update, global_step = int(resumed_at["update"]), int(resumed_at["global_step"])
         algo_config = build_algorithm_config(config, rules, seed_offset=1_000_003 * update)  # resumed: new deals

@@ -1,14 +1,14 @@
 """``algo: ppo_ray``: the native PPO trainer with its rollouts in Ray actors, on this machine or a Ray cluster.
 
-:func:`blackout_training.ppo.train` runs the whole run as for ``algo: ppo`` (the run
+:func:`blackout_training.ppo.trainer.train` runs the whole run as for ``algo: ppo`` (the run
 folder, logs, checkpoints, ``--resume``, evaluation, the PPO update); only the rollout
 moves. ``ray.num_samplers`` actors (:class:`SamplerActor`, ``ray.sampler_cpus`` CPUs
-each, spread over the cluster's nodes) each hold a :class:`blackout_training.sampler.Sampler`
+each, spread over the cluster's nodes) each hold a :class:`blackout_training.ppo.sampler.Sampler`
 of ``env.num_envs`` games with its own deals and a CPU copy of the network. At every update
 the learner puts its weights in Ray's object store once; every sampler loads them, plays
 one rollout, computes its per-seat returns and advantages, and returns the trainable
 decisions as arrays (sparse observation rows, masks, actions, log-probs, values,
-advantages, returns; :meth:`~blackout_training.sampler.Rollout.arrays`), which the
+advantages, returns; :meth:`~blackout_training.ppo.sampler.Rollout.arrays`), which the
 learner concatenates in sampler order. A league's snapshots (``opponents.mode: pool``)
 go to every sampler when the learner takes one.
 
@@ -19,7 +19,7 @@ a resumed run) draws its own streams from the run seed, ``i`` and the update rea
 Bad input, each a one-line message before the run folder is written: Ray missing, an
 address where no Ray answers, more samplers than the cluster's free CPUs, samplers that
 cannot all start within ``ray.start_timeout_s``. A sampler that dies mid-run stops the
-run with a :class:`~blackout_training.sampler.SamplerLostError` after saving the last
+run with a :class:`~blackout_training.ppo.sampler.SamplerLostError` after saving the last
 finished update; ``--resume`` continues from it.
 """
 
@@ -37,8 +37,8 @@ import torch
 
 from blackout_env import Rules
 
+from ..agents.policy_net import ActorCritic, make_model
 from .config import ConfigError, TrainConfig, config_from_dict, config_to_dict
-from .policy_net import ActorCritic, make_model
 from .sampler import Rollout, Sampler, SamplerLostError, make_env
 
 __all__ = ["RayCluster", "RaySamplers", "SamplerActor", "sampler_seed"]
@@ -60,7 +60,7 @@ class SamplerActor:
 
     def __init__(self, config_data: dict[str, Any], index: int, deal_seed: int,
                  league: Sequence[dict[str, torch.Tensor]], progress: float, update: int) -> None:
-        from .policies import load_policy
+        from ..agents.policies import load_policy
 
         config = config_from_dict(config_data)
         rules = Rules.resolve(config.env.rules)
@@ -105,7 +105,7 @@ class RayCluster:
     def connect(cls, config: TrainConfig) -> RayCluster:
         """Join ``ray.address`` (or start Ray here) and check that ``ray.num_samplers`` samplers fit; a ConfigError
         names the problem (and Ray started here is stopped again)."""
-        from .rllib_backend import connect_ray
+        from .ray_cluster import connect_ray
 
         settings = config.ray
         owned = connect_ray(settings.address, settings.num_cpus, what="algo ppo_ray", needs_rllib=False)
@@ -169,7 +169,7 @@ class RayCluster:
 
 
 class RaySamplers:
-    """The samplers of a distributed run, as the trainer uses a local :class:`~blackout_training.sampler.Sampler`."""
+    """The samplers of a distributed run, as the trainer uses a local :class:`~blackout_training.ppo.sampler.Sampler`."""
 
     def __init__(self, ray: Any, actors: list[Any], nodes: list[dict[str, Any]], device: torch.device,
                  cluster: RayCluster) -> None:

@@ -1,9 +1,9 @@
 """Our actor-critic as an RLlib RLModule, and RLlib checkpoints as Blackout policies.
 
 :class:`BlackoutRLModule` is RLlib's action-masking RLModule pattern (new API
-stack) around :class:`blackout_training.policy_net.ActorCritic`, the native trainer's
+stack) around :class:`blackout_training.agents.policy_net.ActorCritic`, the native trainer's
 network: it reads the ``{"observation", "action_mask"}`` dict of the AEC env and of
-:class:`blackout_training.rllib_env.BatchedMultiAgentEnv`, pushes illegal actions'
+:class:`blackout_training.rllib.env.BatchedMultiAgentEnv`, pushes illegal actions'
 logits to ``-1e9`` (so they are never sampled), and gives RLlib's PPO the state
 value through ``ValueFunctionAPI``. Its ``model_config`` holds the rules and the
 network's shape, so a checkpoint knows what it was trained for.
@@ -31,7 +31,7 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from blackout_env import Rules, encoding
 
-from .policy_net import (
+from ..agents.policy_net import (
     ActorCritic,
     CheckpointError,
     PolicyBot,
@@ -162,7 +162,7 @@ def load_rllib_module(path: str | os.PathLike[str], rules: Rules | str | None = 
 
 
 def load_rllib_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:
-    """The loader behind the policy spec "rllib:PATH" (``blackout_training.policies``)."""
+    """The loader behind the policy spec "rllib:PATH" (``blackout_training.agents.policies``)."""
     if not argument:
         raise ValueError("policy 'rllib' needs a checkpoint: rllib:PATH (an RLlib checkpoint or a run folder)")
     net, trained_rules = load_rllib_module(argument, rules)

@@ -13,7 +13,7 @@ range as :meth:`TrainConfig.validate` states it (e.g. ``run.seed`` in
 ``ppo.target_kl`` > 0 or null, ``run.name`` one folder name, never a path that
 leaves ``run.out_dir``). Checks that need the rules, a checkpoint or the file
 system run when training starts, still before the run folder is touched
-(``blackout_training.ppo.train``).
+(``blackout_training.ppo.trainer.train``).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class EnvConfig:
     """"rules" (the rules-sized observation: a network for this table only) or "universal" (one size for every
     rule set, with the rules in it: a network that plays every table; ``blackout_env.universal``)."""
     tables: list[str] = field(default_factory=list)
-    """Train over a distribution of tables (``blackout_training.tables``; needs observation "universal"): each
+    """Train over a distribution of tables (``blackout_training.ppo.tables``; needs observation "universal"): each
     entry a preset name or rules YAML file, "preset" (a preset per match, at 3..7 players where it fits) or
     "random" (a random valid rule set per match). Empty: ``rules`` only. ``rules`` stays the run's reference
     (checkpoint metadata, default evaluation)."""
@@ -108,19 +108,19 @@ class EnvConfig:
 
 @dataclass
 class ModelConfig:
-    """The actor-critic network (see ``blackout_training.policy_net.ActorCritic``)."""
+    """The actor-critic network (see ``blackout_training.agents.policy_net.ActorCritic``)."""
 
     hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
     """Widths of the shared MLP trunk's hidden layers."""
     arch: str = "mlp"
     """"mlp" (one MLP on the observation) or "cards" (also scores each card action from that card's own
-    features, with one small network shared by all cards; see ``blackout_training.policy_net.ActorCritic``)."""
+    features, with one small network shared by all cards; see ``blackout_training.agents.policy_net.ActorCritic``)."""
     card_width: int = 32
     """"cards": width of the per-card embedding."""
     init_checkpoint: str | None = None
     """Start from this checkpoint's weights (same rules and hidden sizes) instead of random ones: fine-tuning.
     A rules-sized checkpoint of ``env.rules`` also starts a universal network (``env.observation: universal``),
-    which then acts exactly as the checkpoint does at that table (``blackout_training.transfer``)."""
+    which then acts exactly as the checkpoint does at that table (``blackout_training.ppo.transfer``)."""
 
 
 @dataclass
@@ -197,7 +197,7 @@ class OpponentsConfig:
 
 @dataclass
 class EvalConfig:
-    """Periodic and final duplicate-deal evaluation (``blackout_training.evaluate``)."""
+    """Periodic and final duplicate-deal evaluation (``blackout_training.evaluation.tournament``)."""
 
     opponent: str = "heuristic"
     """The policy in the other seats: any policy spec ("random", "heuristic", "search:samples=32", "ppo:PATH")."""
@@ -263,9 +263,9 @@ class TrainConfig:
     """Everything a ``blackout train`` run needs; the sections of the YAML file."""
 
     algo: str = "ppo"
-    """"ppo": the native PPO trainer (``blackout_training.ppo``); "ppo_ray": the same trainer with its rollouts in
-    Ray actors (``blackout_training.ray_samplers``, the ``ray`` section); "rllib_ppo": PPO on Ray RLlib
-    (``blackout_training.rllib_backend``, the ``rllib`` section); docs/rllib.md."""
+    """"ppo": the native PPO trainer (``blackout_training.ppo.trainer``); "ppo_ray": the same trainer with its rollouts in
+    Ray actors (``blackout_training.ppo.ray_samplers``, the ``ray`` section); "rllib_ppo": PPO on Ray RLlib
+    (``blackout_training.rllib.backend``, the ``rllib`` section); docs/rllib.md."""
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -281,7 +281,7 @@ class TrainConfig:
         Raises :class:`ConfigError` naming the key. The checks that need the rules, a
         checkpoint or the file system (players per learner seat, ``eval.opponent``,
         ``opponents.bots``, ``model.init_checkpoint``, the run folder) run when training
-        starts, still before anything is written (``blackout_training.ppo.train``).
+        starts, still before anything is written (``blackout_training.ppo.trainer.train``).
         """
         run, env, model, ppo, opponents, evaluation = self.run, self.env, self.model, self.ppo, self.opponents, self.eval
         # run

@@ -1,0 +1,76 @@
+"""The training package's parts import one way: agents, evaluation, the trainers, then the tools.
+
+Every import counts, a lazy one inside a function included: a back-edge is a back-edge when it runs.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TRAINING = REPO / "training"
+
+ALLOWED = {
+    "agents": {"agents"},
+    "evaluation": {"agents", "evaluation"},
+    "ppo": {"agents", "evaluation", "ppo"},
+    "expert": {"agents", "evaluation", "expert"},
+    "rllib": {"agents", "evaluation", "ppo", "rllib"},
+    "play": {"agents", "evaluation", "play"},
+    "web": {"agents", "evaluation", "play", "web"},
+    "bench": {"agents", "evaluation", "ppo", "expert", "rllib", "play", "web", "bench"},
+    "cli": {"agents", "evaluation", "ppo", "expert", "rllib", "play", "web", "bench", "cli"},
+}
+"""Each part of ``blackout_training`` and the parts it may import (its own included)."""
+
+
+def _part(path: Path) -> str:
+    relative = path.relative_to(TRAINING)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def _imported_parts(path: Path) -> set[str]:
+    """The parts of ``blackout_training`` that one module imports, anywhere in it."""
+    package = ["blackout_training", *path.relative_to(TRAINING).parent.parts]
+    parts = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = [*base, *(node.module.split(".") if node.module else [])]
+                names = [[*target, alias.name] for alias in node.names] if len(target) == 1 else [target]
+            else:
+                names = [node.module.split(".")] if node.module else []
+        elif isinstance(node, ast.Import):
+            names = [alias.name.split(".") for alias in node.names]
+        else:
+            continue
+        parts.update(name[1] for name in names if name[0] == "blackout_training" and len(name) > 1)
+    return parts
+
+
+MODULES = sorted(path for path in TRAINING.rglob("*.py") if path.name != "__init__.py" or path.parent != TRAINING)
+
+
+def test_every_part_has_its_place():
+    assert {_part(path) for path in MODULES} == set(ALLOWED)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(TRAINING)))
+def test_a_module_imports_only_the_parts_below_its_own(path):
+    part = _part(path)
+    assert _imported_parts(path) <= ALLOWED[part], f"{path.relative_to(REPO)} ({part}) imports beyond {sorted(ALLOWED[part])}"
+
+
+def test_the_baselines_and_the_game_import_no_training():
+    for folder in ("blackout_env", "baselines"):
+        for path in (REPO / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    assert not node.module.startswith("blackout_training"), path
+                elif isinstance(node, ast.Import):
+                    assert not any(alias.name.startswith("blackout_training") for alias in node.names), path

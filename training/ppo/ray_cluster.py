@@ -1,0 +1,88 @@
+"""Ray for the trainers: import it with a one-line install hint, join a cluster or start one here.
+
+The native trainer's samplers on Ray (``algo: ppo_ray``, :mod:`.ray_samplers`) and the RLlib backend
+(:mod:`blackout_training.rllib.backend`) both connect through :func:`connect_ray`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+from .config import ConfigError
+
+__all__ = ["INSTALL_HINT", "connect_ray", "import_ray", "import_rllib"]
+
+INSTALL_HINT = 'pip install "blackout-rl[rllib]"  (Ray RLlib 2.60; or: pip install "ray[rllib]==2.60.0")'
+CONNECT_TIMEOUT_S = 5.0
+
+
+def import_rllib(what: str = "algo rllib_ppo") -> Any:
+    """The ``ray`` module, with RLlib importable; a one-line ConfigError naming ``what`` needs it and the install command otherwise."""
+    try:
+        import ray
+        import ray.rllib  # noqa: F401
+    except ImportError as error:
+        raise ConfigError(f"{what} needs Ray RLlib, which is not installed ({error}): {INSTALL_HINT}") from None
+    return ray
+
+
+def import_ray(what: str) -> Any:
+    """The ``ray`` module (Ray core only); a one-line ConfigError naming ``what`` needs it and the install command otherwise."""
+    try:
+        import ray
+    except ImportError as error:
+        raise ConfigError(f"{what} needs Ray, which is not installed ({error}): {INSTALL_HINT}") from None
+    return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Fail within seconds when nothing answers at HOST:PORT (``ray.init`` would retry for minutes)."""
+    target = address.split("://", 1)[-1]
+    host, sep, port = target.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigError(f"--ray-address {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379, as ray start --head prints) or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as error:
+        reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
+        raise ConfigError(
+            f"--ray-address {address!r}: no Ray cluster answers there ({reason}; waited at most {CONNECT_TIMEOUT_S:.0f} s); "
+            "start one with `ray start --head` on the head node, or leave the address out to run Ray here"
+        ) from None
+
+
+def connect_ray(address: str | None, num_cpus: int, what: str = "algo rllib_ppo", needs_rllib: bool = True) -> bool:
+    """Join the Ray cluster at ``address`` or start Ray here; True when this call started (and owns) it.
+
+    A Ray already initialised in this process (e.g. by a notebook or a test) is used as it is. ``what``
+    names the part that needs Ray (RLlib too, with ``needs_rllib``) in the message when it is missing.
+    """
+    ray = import_rllib(what) if needs_rllib else import_ray(what)
+    if ray.is_initialized():
+        return False
+    if address is not None:
+        if address != "auto":
+            _check_reachable(address)
+        # Something that answers at the port but is no Ray (or refuses our token) makes ray.init retry for
+        # 20 s; 5 tries are plenty for a live cluster (an operator's own setting is kept).
+        wait_key = "RAY_gcs_server_port_wait_time_s"
+        saved_wait = os.environ.get(wait_key)
+        os.environ.setdefault(wait_key, "5")
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as error:
+            hint = ("" if os.environ.get("RAY_AUTH_MODE") else
+                    "; if the cluster uses token authentication (the default of `ray start` from Ray 2.59 on), set "
+                    "RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN to the token `ray get-auth-token` prints on the head node")
+            raise ConfigError(f"--ray-address {address!r}: cannot join the Ray cluster: {error}{hint}") from None
+        finally:
+            if saved_wait is None:
+                os.environ.pop(wait_key, None)
+        return True
+    # address="local": a new Ray for this run, even where another Ray runs on this machine (plain ray.init() would
+    # join that one, and refuse num_cpus).
+    ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    return True
