@@ -15,13 +15,13 @@ Specs
 - ``ppo``: the generalist shipped with the package, one network for every
   rules set at 3 to 7 players; ``ppo-standard``: the shipped standard 4-player
   specialist (it refuses other rules); ``ppo:PATH``: a trained checkpoint
-  (``blackout_training``, needs torch).
+  (the training package, needs torch).
 - ``ppo+search``: IS-MCTS guided at the root by the shipped ``ppo`` policy (so it
-  plays every table too; ``blackout_training.agents.search_policy``, needs torch); options
+  plays every table too; needs torch); options
   as ``ismcts``'s, plus ``prior_weight`` and ``checkpoint=PATH``.
 - ``ppo+rollout``: the shipped ``ppo`` policy with its bids (``phases=cards``: its
   card plays; ``phases=all``: both) chosen by sampled deals played out by the network itself
-  (``blackout_training.agents.rollout_policy``, needs torch); options ``samples``,
+  (needs torch); options ``samples``,
   ``phases``, ``card_samples``, ``margin``, ``belief`` and ``checkpoint=PATH``.
 - ``rllib:PATH``: a policy trained on Ray RLlib (``blackout train`` with
   ``algo: rllib_ppo``): its run folder or RLlib checkpoint (needs the ``rllib`` extra).
@@ -45,9 +45,11 @@ calls :func:`explain` instead of ``act`` and the game is the same one;
 :func:`explain` falls back to ``act`` (kind ``"none"``) for a policy without it.
 
 Registry. :data:`LOADERS` maps a name to a loader ``(argument, rules, seed) ->
-policy``. The built-in loaders name their modules as strings and import them
-only when used: ``blackout_env`` never imports the baselines, torch or
-``blackout_training`` at module level. :func:`register_policy` adds a name, as a
+policy``. The baseline bots are built in; installed packages add names through the
+entry-point group :data:`ENTRY_POINT_GROUP` (the trained agents come so, from this
+project's ``pyproject.toml``). Loaders are named as ``"module:function"`` strings and
+imported only when used: ``blackout_env`` imports neither the baselines nor torch at
+module level, and names no training module. :func:`register_policy` adds a name, as a
 callable or as a ``"module:function"`` string.
 """
 
@@ -67,6 +69,7 @@ from .view import PlayerView
 
 __all__ = [
     "EXPLANATION_KINDS",
+    "ENTRY_POINT_GROUP",
     "LOADERS",
     "TRAIN_EXTRA_HINT",
     "ActionReason",
@@ -238,10 +241,21 @@ class LazyLoader:
     (:func:`load_policy` turns it into a ValueError naming the spec and the module).
     """
 
-    def __init__(self, target: str, hint: str | None = None, path_argument: bool = False) -> None:
+    def __init__(self, target: str, hint: str | None = None, path_argument: bool | None = None) -> None:
         if ":" not in target:
             raise ValueError(f"a loader string is 'module:function', got {target!r}")
-        self.target, self.hint, self.path_argument = target, hint, path_argument
+        self.target, self.hint, self._path_argument = target, hint, path_argument
+
+    @property
+    def path_argument(self) -> bool:
+        """Whether the argument is a file path: as given, else the target function's own ``path_argument``
+        (which imports its module; False when that module is not installed)."""
+        if self._path_argument is None:
+            try:
+                self._path_argument = bool(getattr(_import(self.target), "path_argument", False))
+            except ImportError:
+                return False
+        return self._path_argument
 
     def __call__(self, argument: str | None, rules: Rules | None, seed: int | None) -> Policy:
         return _import(self.target)(argument, rules, seed)
@@ -302,19 +316,36 @@ LOADERS: dict[str, Loader] = {
     "heuristic": BotLoader("heuristic"),
     "search": BotLoader("search"),
     "ismcts": BotLoader("ismcts"),
-    # "ppo": the generalist shipped in training/agents/checkpoints (every table); "ppo:PATH": a trained checkpoint.
-    "ppo": LazyLoader("blackout_training.agents.policy_net:load_ppo_policy", hint=TRAIN_EXTRA_HINT, path_argument=True),
-    # "ppo-standard": the shipped standard 4-player specialist (rules-sized: it refuses other rules).
-    "ppo-standard": LazyLoader("blackout_training.agents.policy_net:load_ppo_standard_policy", hint=TRAIN_EXTRA_HINT),
-    # "ppo+search": IS-MCTS with the shipped ppo policy's probabilities as a prior at the root (docs/ismcts.md).
-    "ppo+search": LazyLoader("blackout_training.agents.search_policy:load_ppo_search", hint=TRAIN_EXTRA_HINT),
-    # "ppo+rollout": the shipped ppo policy's bids chosen by playouts of the network itself (docs/generalist.md).
-    "ppo+rollout": LazyLoader("blackout_training.agents.rollout_policy:load_ppo_rollout", hint=TRAIN_EXTRA_HINT),
-    # "rllib:PATH": an RLlib checkpoint of `blackout train` with algo rllib_ppo (docs/rllib.md; needs Ray RLlib).
-    "rllib": LazyLoader("blackout_training.rllib.backend:load_rllib_policy", hint=TRAIN_EXTRA_HINT,
-                        path_argument=True),
 }
-"""Spec name -> loader(argument, rules, seed). The one place where policy names are defined."""
+"""Spec name -> loader(argument, rules, seed). The one place where policy names are defined: the baseline
+bots here, then every name an installed package registers (:data:`ENTRY_POINT_GROUP`)."""
+
+ENTRY_POINT_GROUP = "blackout.policies"
+"""Installed packages add policy names through this entry-point group: ``NAME = "module:function [extra]"``.
+
+This package's own agents (``ppo``, ``ppo-standard``, ``ppo+search``, ``ppo+rollout``, ``rllib``) come so,
+from its ``pyproject.toml``: ``blackout_env`` names no training module. The extra, when given, is what to
+install when the module is missing (``train``: torch). Nothing is imported until a spec is loaded."""
+
+
+def _extra_hint(extras: list[str]) -> str | None:
+    if not extras:
+        return None
+    if "train" in extras:
+        return TRAIN_EXTRA_HINT
+    return f"install the {extras[0]} extra: pip install 'blackout-rl[{extras[0]}]'"
+
+
+def _register_entry_points() -> None:
+    """Add the loaders that installed packages declare in :data:`ENTRY_POINT_GROUP` (read once, at import)."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name not in LOADERS:  # a built-in name is never replaced by a package
+            LOADERS[entry.name] = LazyLoader(entry.value.split("[", 1)[0].strip(), hint=_extra_hint(list(entry.extras)))
+
+
+_register_entry_points()
 
 
 def register_policy(name: str, loader: Loader | str) -> None:

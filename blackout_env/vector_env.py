@@ -61,7 +61,7 @@ clockwise from the learner. A spec is
   (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, identical
   actions; ``"heuristic:OPTIONS"`` goes through the views below);
 - an object with ``act_batch(obs, mask) -> actions`` (e.g. a trained policy:
-  ``blackout_training.agents.policy_net.load_policy_bot(path)``, or the spec ``"ppo"``):
+  ``load_policy("ppo:PATH")``, or the spec ``"ppo"``):
   called once per opponent move with the rows of every game where it is to act.
   A policy may say which observation it reads with an ``observation``
   attribute (``"rules"``, the default, or ``"universal"``, as a

@@ -74,3 +74,17 @@ def test_the_baselines_and_the_game_import_no_training():
                     assert not node.module.startswith("blackout_training"), path
                 elif isinstance(node, ast.Import):
                     assert not any(alias.name.startswith("blackout_training") for alias in node.names), path
+
+
+def test_the_game_names_no_training_module():
+    for path in (REPO / "blackout_env").rglob("*.py"):
+        assert "blackout_training" not in path.read_text(encoding="utf-8"), path
+
+
+def test_the_trained_agents_are_policy_names_through_the_entry_point_group():
+    from blackout_env.policies import LOADERS, policy_names
+
+    assert {"ppo", "ppo-standard", "ppo+search", "ppo+rollout", "rllib"} <= set(policy_names())
+    assert LOADERS["ppo"].target == "blackout_training.agents.policy_net:load_ppo_policy"
+    assert LOADERS["ppo"].path_argument and LOADERS["rllib"].path_argument
+    assert not LOADERS["ppo+search"].path_argument

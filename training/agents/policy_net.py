@@ -712,6 +712,9 @@ def load_ppo_policy(argument: str | None, rules: Rules | None, seed: int | None)
     return load_policy_bot(argument, rules, seed=seed)
 
 
+load_ppo_policy.path_argument = True  # "ppo:PATH" names a file (blackout_env.policies.absolute_paths)
+
+
 def load_ppo_standard_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:
     """The loader behind the policy spec "ppo-standard": the shipped standard 4-player specialist."""
     if argument is not None:

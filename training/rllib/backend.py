@@ -70,6 +70,9 @@ def load_rllib_policy(argument: str | None, rules: Rules | None, seed: int | Non
     return load(argument, rules, seed)
 
 
+load_rllib_policy.path_argument = True  # "rllib:PATH" names a run folder or checkpoint
+
+
 def _check_supported(config: TrainConfig) -> None:
     refused = {
         "opponents.mode: pool with rllib.env: aec (the league plays inside the batched env)":
