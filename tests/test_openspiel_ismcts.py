@@ -5,7 +5,8 @@ import sys
 
 import pytest
 from blackout_training.bench import benchmark_names
-from blackout_training.bench.openspiel_ismcts import from_openspiel_action, main, to_openspiel_card
+from blackout_training.bench.openspiel_ismcts import main
+from blackout_training.evaluation.openspiel import from_openspiel_action, to_openspiel_card
 
 from blackout_env.cards import card_to_str
 
@@ -67,7 +68,7 @@ def test_the_speed_comparison_times_a_network_on_one_torch_thread_as_the_games_p
     (evaluate's workers) act on one thread, so the timing must too, and the setting is restored after."""
     pyspiel = pytest.importorskip("pyspiel")
     torch = pytest.importorskip("torch")
-    from blackout_training.bench import openspiel_ismcts as bench
+    from blackout_training.evaluation import openspiel
 
     from blackout_env.policies import load_policy
 
@@ -81,11 +82,11 @@ def test_the_speed_comparison_times_a_network_on_one_torch_thread_as_the_games_p
             threads_seen.append(torch.get_num_threads())
             return self.bot.act(view)
 
-    monkeypatch.setattr(bench, "load_policy", lambda spec, rules, seed: Recording(load_policy("random", rules, seed)))
+    monkeypatch.setattr(openspiel, "load_policy", lambda spec, rules, seed: Recording(load_policy("random", rules, seed)))
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        bench.speed(pyspiel, "random", 1, 0, 5, 2.0)
+        openspiel.speed(pyspiel, "random", 1, 0, 5, 2.0)
         assert threads_seen and set(threads_seen) == {1}
         assert torch.get_num_threads() == 2
     finally:
@@ -119,7 +120,7 @@ def test_a_bad_agent_or_output_path_is_refused_before_any_game(tmp_path):
 
 
 def test_openspiel_specs_parse_and_bad_ones_are_refused():
-    from blackout_training.bench.openspiel_ismcts import parse_openspiel_spec
+    from blackout_training.evaluation.openspiel import parse_openspiel_spec
 
     assert parse_openspiel_spec("ismcts:simulations=5") is None
     assert parse_openspiel_spec("openspiel_ismcts") == {"simulations": 500, "uct_c": 2.0, "rollout_seed": 0, "redeal": 1}
@@ -153,7 +154,7 @@ def test_our_views_carry_openspiel_information_states():
     has the mirrored state's information state for the player to act: our agents see what OpenSpiel's see."""
     pyspiel = pytest.importorskip("pyspiel")
     import numpy as np
-    from blackout_training.bench.openspiel_ismcts import (
+    from blackout_training.evaluation.openspiel import (
         _start_openspiel_hand,
         openspiel_state_from_view,
         to_openspiel_action,
@@ -184,7 +185,7 @@ def test_the_openspiel_field_does_not_know_which_cards_are_out_of_play():
     pyspiel = pytest.importorskip("pyspiel")
     import random
 
-    from blackout_training.bench.openspiel_ismcts import OpenSpielPlayer, _start_openspiel_hand, to_openspiel_card
+    from blackout_training.evaluation.openspiel import OpenSpielPlayer, _start_openspiel_hand, to_openspiel_card
 
     from blackout_env import BlackoutGame, Rules
 

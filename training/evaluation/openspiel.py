@@ -1,0 +1,419 @@
+"""Our policies against OpenSpiel's IS-MCTS on mirrored deals: the cross-check against an algorithm nobody here wrote.
+
+One :class:`~blackout_env.engine.BlackoutGame` and one OpenSpiel ``oh_hell`` state are stepped together,
+the same cards in every seat (cards map by rank and suit, :func:`to_openspiel_card`), the legal actions
+checked equal at every decision, every hand scored by our rules; OpenSpiel's bots search from a state
+rebuilt from their seat's view (:class:`OpenSpielPlayer`). :func:`run_agent` plays one agent's duplicate
+seating and :func:`summarise` gives its figures; :func:`speed` times decisions against OpenSpiel's bot.
+``blackout bench openspiel_ismcts`` (:mod:`blackout_training.bench.openspiel_ismcts`) is the command,
+and its docstring the full description. Needs ``open_spiel`` (the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from blackout_env import BlackoutGame, Rules
+
+from ..agents.policies import load_policy
+from .tournament import confidence_half_width, single_threaded_torch
+
+__all__ = ["to_openspiel_card", "from_openspiel_action", "require_openspiel", "play_deal", "run_agent", "speed", "summarise", "table"]
+
+MISSING = (
+    "OpenSpiel is not installed: this benchmark needs the bench extra "
+    "(pip install -e \".[bench]\", or pip install \"blackout-rl[bench]\")"
+)
+
+_OPENSPIEL_SUIT = (0, 1, 3, 2)  # ours C D H S -> OpenSpiel's suit order C D S H
+_OUR_SUIT = (0, 1, 3, 2)  # and back (the map is its own inverse)
+
+
+def require_openspiel() -> Any:
+    """The ``pyspiel`` module; ImportError naming the extra to install when it is missing."""
+    try:
+        import pyspiel
+    except ImportError:
+        raise ImportError(MISSING) from None
+    return pyspiel
+
+
+def to_openspiel_card(card: int) -> int:
+    """Our card (``suit * 13 + rank``, suits C D H S) as OpenSpiel's ``oh_hell`` card (``rank * 4 + suit``, C D S H)."""
+    return (card % 13) * 4 + _OPENSPIEL_SUIT[card // 13]
+
+
+def from_openspiel_action(action: int) -> int:
+    """An OpenSpiel ``oh_hell`` action as ours: cards map by rank and suit, bids ``52 + k`` are the same."""
+    if action >= 52:
+        return action
+    return _OUR_SUIT[action % 4] * 13 + action // 4
+
+
+def to_openspiel_action(action: int) -> int:
+    return to_openspiel_card(action) if action < 52 else action
+
+
+OPENSPIEL_SPEC = "openspiel_ismcts"
+
+
+class OpenSpielPlayer:
+    """OpenSpiel's IS-MCTS as a seat of the mirrored games.
+
+    With ``redeal`` (the default) it searches from an OpenSpiel state rebuilt from its seat's view,
+    the other seats' hidden cards drawn anew (:func:`openspiel_state_from_view`), not from the
+    mirrored state: OpenSpiel's ``oh_hell`` ``ResampleFromInfostate`` (open_spiel 2.0.2) deals the
+    other seats only cards that were really dealt to them, so from the mirrored state every
+    determinization knows which cards are out of play (11 of the 41 unseen cards in a 10-card hand),
+    which no player can know. ``redeal=False`` searches from the mirrored state (the earlier rounds).
+    """
+
+    openspiel = True
+
+    def __init__(
+        self, pyspiel: Any, simulations: int, uct_c: float, rollout_seed: int = 0, redeal: bool = True
+    ) -> None:
+        self.pyspiel, self.simulations, self.uct_c = pyspiel, simulations, uct_c
+        self.rollout_seed = rollout_seed
+        self.redeal = bool(redeal)
+        self.bot = None
+        self.rng = np.random.default_rng(0)
+
+    def seed(self, value: int) -> None:
+        """A fresh ISMCTSBot (and rollout evaluator, and redeals) seeded with ``value``."""
+        pyspiel = self.pyspiel
+        self.rng = np.random.default_rng([value, 7])
+        self.bot = pyspiel.ISMCTSBot(
+            value, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c, self.simulations, -1,
+            pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False,
+        )
+
+    def search_state(self, state: Any, view: Any = None) -> Any:
+        """The state the bot searches from: with ``redeal``, one rebuilt from ``view``; else ``state``."""
+        if self.redeal and view is not None:
+            return openspiel_state_from_view(self.pyspiel, view, self.rng)
+        return state
+
+    def act_openspiel(self, state: Any, view: Any = None) -> int:
+        """The bot's action in ``state`` (the mirrored state), searched from :meth:`search_state`."""
+        return from_openspiel_action(self.bot.step(self.search_state(state, view)))
+
+
+def parse_openspiel_spec(spec: str, simulations: int = 500, uct_c: float = 2.0) -> dict[str, Any] | None:
+    """``openspiel_ismcts[:simulations=N,uct_c=C,rollout_seed=K,redeal=0|1]`` as keyword arguments of :class:`OpenSpielPlayer`.
+
+    None for any other spec. ``rollout_seed``: an offset added to the bot's seed to seed its rollout
+    evaluator (0, the default, seeds both with the same number, as the field's bot is seeded).
+    """
+    name, _, options = spec.partition(":")
+    if name != OPENSPIEL_SPEC:
+        return None
+    parsed: dict[str, Any] = {"simulations": simulations, "uct_c": uct_c, "rollout_seed": 0, "redeal": 1}
+    for option in filter(None, options.split(",")):
+        key, _, value = option.partition("=")
+        if key not in parsed:
+            raise ValueError(f"{spec}: unknown option {key!r} (options: simulations, uct_c, rollout_seed, redeal)")
+        try:
+            number = float(value) if key == "uct_c" else int(value)
+        except ValueError:
+            number = None
+        low = {"simulations": 1, "uct_c": 0, "rollout_seed": 0, "redeal": 0}[key]
+        if number is None or not number >= low or (key == "redeal" and number > 1):
+            wanted = "a number" if key == "uct_c" else "a whole number"
+            raise ValueError(f"{spec}: {key} must be {wanted} >= {low}, got {value!r}")
+        parsed[key] = number
+    return parsed
+
+
+def load_player(pyspiel: Any, spec: str, rules: Rules, seed: int) -> Any:
+    """OpenSpiel's IS-MCTS for an ``openspiel_ismcts`` spec, else our policy (:func:`load_policy`)."""
+    parsed = parse_openspiel_spec(spec)
+    if parsed is not None:
+        return OpenSpielPlayer(pyspiel, **parsed)
+    return load_policy(spec, rules, seed)
+
+
+def openspiel_state_from_view(pyspiel: Any, view: Any, rng: np.random.Generator) -> Any:
+    """An OpenSpiel ``oh_hell`` state built from one of our views alone (standard rules, 52 cards).
+
+    The hidden cards are drawn consistently with the view (:func:`blackout_baselines.ismcts.sample_deal`),
+    so the state's information state for the viewer is the one the viewer holds in the mirrored game:
+    a check that our views carry everything OpenSpiel's information state does.
+    """
+    import random
+
+    from blackout_baselines.ismcts import sample_deal
+
+    n = view.num_players
+    now = sample_deal(view, random.Random(int(rng.integers(2**62))), rng)
+    hands = [sorted(list(now[s]) + list(view.played[s])) for s in range(n)]
+    os_game = pyspiel.load_game("oh_hell", {"players": n, "num_tricks_fixed": view.hand_size})
+    state = os_game.new_initial_state()
+    state.apply_action(view.hand_size)
+    state.apply_action(view.dealer)
+    for k in range(n * view.hand_size):
+        state.apply_action(to_openspiel_card(hands[k % n][k // n]))
+    state.apply_action(to_openspiel_card(view.turned_card))
+    for action in view.round_actions:
+        state.apply_action(to_openspiel_action(action))
+    return state
+
+
+def _act(player: Any, game: BlackoutGame, state: Any) -> int:
+    if getattr(player, "openspiel", False):
+        return player.act_openspiel(state, game.view(game.current_player))
+    return int(player.act(game.view(game.current_player)))
+
+
+def _start_openspiel_hand(pyspiel: Any, game: BlackoutGame) -> Any:
+    """The OpenSpiel state of the engine's current hand, just dealt: same dealer, hands and turned card."""
+    n = game.num_players
+    os_game = pyspiel.load_game("oh_hell", {"players": n, "num_tricks_fixed": game.hand_size})
+    state = os_game.new_initial_state()
+    state.apply_action(game.hand_size)  # the number of tricks (a single chance outcome when fixed)
+    state.apply_action(game.dealer)
+    hands = [sorted(hand) for hand in game.hands]
+    for k in range(n * game.hand_size):  # OpenSpiel's k-th dealt card goes to player k % n
+        state.apply_action(to_openspiel_card(hands[k % n][k // n]))
+    state.apply_action(to_openspiel_card(game.turned_card))
+    return state
+
+
+def _decks(rng: np.random.Generator, rules: Rules, match: bool) -> list[list[int]]:
+    """The deck orders of a deal: one per hand of a match, or only the first hand's (the others never played)."""
+    played = rules.num_rounds if match else 1
+    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (played, 1)), axis=1).tolist()
+    return decks + [list(range(rules.deck_size))] * (rules.num_rounds - played)
+
+
+def play_deal(
+    pyspiel: Any,
+    rules: Rules,
+    agent: Any,
+    deal: int,
+    seed: int,
+    simulations: int,
+    uct_c: float,
+    match: bool,
+    field: Any = None,
+    redeal: bool = True,
+) -> dict[str, Any]:
+    """Play deal ``deal`` once per seat of the agent; per rotation the scores, bids and timings.
+
+    ``field`` plays the other seats (one player for all of them; default: OpenSpiel's IS-MCTS with
+    ``simulations`` and ``uct_c``).
+    """
+    n = rules.num_players
+    rng = np.random.default_rng([seed, deal])
+    decks = _decks(rng, rules, match)
+    start = 0
+    first_dealer = int(rng.integers(n))
+    rotations = []
+    for seat in range(n):
+        bot_seed = int(np.random.SeedSequence([seed, deal, seat]).generate_state(1)[0] % (2**31))
+        others = field if field is not None else OpenSpielPlayer(pyspiel, simulations, uct_c, redeal=redeal)
+        for player, player_seed in ((agent, bot_seed), (others, bot_seed)):
+            if (player is agent) == getattr(player, "openspiel", False):
+                # OpenSpiel's IS-MCTS in the agent's seat (the null test), or our policy in the other seats:
+                # seeded apart from the other side (the default sides keep the seeds of the runs in docs/ismcts.md)
+                stream = 1 if player is agent else 2
+                player_seed = int(np.random.SeedSequence([seed, deal, seat, stream]).generate_state(1)[0] % (2**31))
+            reseed = getattr(player, "seed", None)
+            if callable(reseed):
+                reseed(player_seed)
+        game = BlackoutGame(rules, decks=decks, first_dealer=(first_dealer - start) % n, start_round=start)
+        timing = {"agent": [0.0, 0], "openspiel": [0.0, 0]}
+        while not game.is_over and (match or game.round_index == start):
+            state = _start_openspiel_hand(pyspiel, game)
+            round_index = game.round_index
+            while game.round_index == round_index and not game.is_over:
+                legal = game.legal_actions()
+                theirs = sorted(from_openspiel_action(a) for a in state.legal_actions())
+                if theirs != legal or state.current_player() != game.current_player:
+                    raise RuntimeError(
+                        f"the mirrored games disagree at deal {deal}: ours {game.current_player} {legal}, "
+                        f"OpenSpiel's {state.current_player()} {theirs}"
+                    )
+                side = "agent" if game.current_player == seat else "openspiel"
+                began = time.perf_counter()
+                action = _act(agent if side == "agent" else others, game, state)
+                if len(legal) > 1:
+                    timing[side][0] += time.perf_counter() - began
+                    timing[side][1] += 1
+                game.step(action)
+                state.apply_action(to_openspiel_action(action))
+            if not state.is_terminal():
+                raise RuntimeError(f"the mirrored games disagree at deal {deal}: OpenSpiel's hand is not over")
+        rotations.append(
+            {
+                "seat": seat,
+                "scores": [list(s) for s in game.round_scores],
+                "bids": [list(b) for b in game.round_bids],
+                "tricks": [list(t) for t in game.round_tricks],
+                "timing": timing,
+            }
+        )
+    return {"deal": deal, "rotations": rotations}
+
+
+def speed(pyspiel: Any, spec: str, hands: int, seed: int, simulations: int, uct_c: float) -> dict[str, Any]:
+    """CPU time per decision of agent ``spec`` and of OpenSpiel's IS-MCTS on the same decisions.
+
+    ``hands`` single 10-card hands in which OpenSpiel's IS-MCTS plays every seat;
+    at every decision with a choice our agent decides the same position too (its
+    action is not played). Process CPU time (``time.process_time``), so waiting
+    for a busy machine's cores does not count; both sides run in this process,
+    alternately, under the same load. A network acts with torch on one thread,
+    as in the games (``evaluate``'s workers): torch's default pool of threads
+    made ``ppo+search`` 2-3x slower per decision on a loaded 2-core machine.
+    """
+    rules = Rules.preset("standard")  # its first hand: 10 cards
+    agent = load_policy(spec, rules, seed)  # loads torch for a network, so the next line sees it
+    with single_threaded_torch():
+        return _speed(pyspiel, spec, agent, rules, hands, seed, simulations, uct_c)
+
+
+def _speed(
+    pyspiel: Any, spec: str, agent: Any, rules: Rules, hands: int, seed: int, simulations: int, uct_c: float
+) -> dict[str, Any]:
+    used = {"agent": 0.0, "openspiel": 0.0}
+    decisions = 0
+    for hand in range(hands):
+        rng = np.random.default_rng([seed, hand])
+        first_hand = rng.permutation(rules.deck_size).tolist()
+        game = BlackoutGame(
+            rules, decks=[first_hand] + [list(range(rules.deck_size))] * (rules.num_rounds - 1),
+            first_dealer=int(rng.integers(4)),
+        )
+        state = _start_openspiel_hand(pyspiel, game)
+        bot = pyspiel.ISMCTSBot(
+            seed + hand, pyspiel.RandomRolloutEvaluator(1, seed + hand), uct_c, simulations, -1,
+            pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False,
+        )
+        while game.round_index == 0:
+            legal = game.legal_actions()
+            if len(legal) == 1:
+                action = legal[0]
+            else:
+                began = time.process_time()
+                action = from_openspiel_action(bot.step(state))
+                used["openspiel"] += time.process_time() - began
+                began = time.process_time()
+                agent.act(game.view(game.current_player))
+                used["agent"] += time.process_time() - began
+                decisions += 1
+            game.step(action)
+            state.apply_action(to_openspiel_action(action))
+    return {
+        "agent": spec,
+        "decisions": decisions,
+        "agent_cpu_ms_per_decision": 1000 * used["agent"] / max(decisions, 1),
+        "openspiel_cpu_ms_per_decision": 1000 * used["openspiel"] / max(decisions, 1),
+        "ratio": used["agent"] / max(used["openspiel"], 1e-12),
+    }
+
+
+def _worker(task: tuple[str, Rules, int, int, int, float, bool, str | None, bool]) -> dict[str, Any]:
+    spec, rules, deal, seed, simulations, uct_c, match, field_spec, redeal = task
+    pyspiel = require_openspiel()
+    players = []
+    for key in (spec, field_spec):
+        if key is None:
+            players.append(None)
+            continue
+        player = _AGENTS.get((key, len(players)))
+        if player is None:
+            player = _AGENTS[(key, len(players))] = load_player(pyspiel, key, rules, seed)
+        players.append(player)
+    return play_deal(pyspiel, rules, players[0], deal, seed, simulations, uct_c, match, field=players[1], redeal=redeal)
+
+
+_AGENTS: dict[tuple[str, int], Any] = {}
+
+
+def summarise(spec: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of one agent over its deals (see the module docstring)."""
+    diffs, agent_scores, field_scores = [], [], []
+    made = {"agent": [0, 0], "openspiel": [0, 0]}
+    timing = {"agent": [0.0, 0], "openspiel": [0.0, 0]}
+    for result in results:
+        deal_agent, deal_field, hands = 0.0, 0.0, 0
+        for rotation in result["rotations"]:
+            seat = rotation["seat"]
+            for scores, bids, tricks in zip(rotation["scores"], rotation["bids"], rotation["tricks"]):
+                others = [s for s in range(len(scores)) if s != seat]
+                deal_agent += scores[seat]
+                deal_field += sum(scores[s] for s in others) / len(others)
+                hands += 1
+                made["agent"][0] += bids[seat] == tricks[seat]
+                made["agent"][1] += 1
+                made["openspiel"][0] += sum(bids[s] == tricks[s] for s in others)
+                made["openspiel"][1] += len(others)
+            for side in timing:
+                timing[side][0] += rotation["timing"][side][0]
+                timing[side][1] += rotation["timing"][side][1]
+        agent_scores.append(deal_agent / hands)
+        field_scores.append(deal_field / hands)
+        diffs.append((deal_agent - deal_field) / hands)
+    half = confidence_half_width(diffs)
+    mean = float(np.mean(diffs))
+    return {
+        "agent": spec,
+        "deals": len(results),
+        "agent_score_per_hand": float(np.mean(agent_scores)),
+        "openspiel_score_per_hand": float(np.mean(field_scores)),
+        "difference": mean,
+        "interval": None if half is None else [mean - half, mean + half],
+        "agent_bid_made_rate": made["agent"][0] / max(made["agent"][1], 1),
+        "openspiel_bid_made_rate": made["openspiel"][0] / max(made["openspiel"][1], 1),
+        "agent_ms_per_decision": 1000 * timing["agent"][0] / max(timing["agent"][1], 1),
+        "openspiel_ms_per_decision": 1000 * timing["openspiel"][0] / max(timing["openspiel"][1], 1),
+        "per_deal_differences": diffs,
+    }
+
+
+def run_agent(
+    spec: str, rules: Rules, deals: int, seed: int, simulations: int, uct_c: float, match: bool, workers: int = 1,
+    field: str | None = None,
+    redeal: bool = True,
+) -> dict[str, Any]:
+    """Play ``deals`` duplicate deals of agent ``spec`` against OpenSpiel's IS-MCTS (or ``field``); its figures.
+
+    ``redeal``: the default field searches from states rebuilt from its views (:class:`OpenSpielPlayer`).
+    """
+    pyspiel = require_openspiel()
+    for key in (spec, field):  # a bad spec fails here, before any game
+        if key is not None:
+            load_player(pyspiel, key, rules, seed)
+    tasks = [(spec, rules, deal, seed, simulations, uct_c, match, field, redeal) for deal in range(deals)]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            results = list(pool.map(_worker, tasks))
+    else:
+        results = [_worker(task) for task in tasks]
+    row = summarise(spec, results)
+    row["field"] = field or f"{OPENSPIEL_SPEC}:simulations={simulations},uct_c={uct_c:g},redeal={int(redeal)}"
+    return row
+
+
+def table(rows: Sequence[dict[str, Any]], simulations: int, field: str | None = None) -> str:
+    other = "IS-MCTS" if field is None else "field"
+    header = (
+        f"{'agent':<28} {'deals':>5} {'agent/hand':>10} {other + '/hand':>12} {'difference [95% CI]':>26} "
+        f"{'made':>6} {other + ' made':>12} {'ms/dec':>7} {other + ' ms/dec':>9}"
+    )
+    title = f"vs OpenSpiel IS-MCTS ({simulations} simulations)" if field is None else f"vs {field} in the other seats"
+    lines = [f"{title}, scored by our rules", header, "-" * len(header)]
+    for r in rows:
+        interval = "" if r["interval"] is None else f"[{r['interval'][0]:+.2f}, {r['interval'][1]:+.2f}]"
+        lines.append(
+            f"{r['agent']:<28} {r['deals']:>5} {r['agent_score_per_hand']:>10.2f} {r['openspiel_score_per_hand']:>12.2f} "
+            f"{r['difference']:>+9.2f} {interval:>16} {r['agent_bid_made_rate']:>6.1%} "
+            f"{r['openspiel_bid_made_rate']:>12.1%} {r['agent_ms_per_decision']:>7.1f} {r['openspiel_ms_per_decision']:>9.1f}"
+        )
+    return "\n".join(lines)
