@@ -4,8 +4,8 @@ import json
 
 import pytest
 from blackout_training.bench import benchmark_names
-from blackout_training.bench.generalist import default_rows, row_rules
 from blackout_training.cli import main
+from blackout_training.evaluation.generalist import default_rows, row_rules
 from blackout_training.evaluation.tournament import confidence_half_width
 
 from blackout_env.rules import preset_names
