@@ -88,3 +88,9 @@ def test_the_trained_agents_are_policy_names_through_the_entry_point_group():
     assert LOADERS["ppo"].target == "blackout_training.agents.policy_net:load_ppo_policy"
     assert LOADERS["ppo"].path_argument and LOADERS["rllib"].path_argument
     assert not LOADERS["ppo+search"].path_argument
+
+
+def test_the_rllib_backend_shares_the_runs_parts_but_not_the_native_trainer():
+    for path in (TRAINING / "rllib").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "ppo.trainer" not in text and "ppo import" not in text, path
