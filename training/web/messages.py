@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from blackout_env import BlackoutGame, PlayerView
+from blackout_env import BlackoutGame, PlayerView, Rules
 from blackout_env.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, card_to_str, rank_of, sort_hand, suit_of
 from blackout_env.policies import Explanation
 from blackout_env.rules_logic import dealer_of_round
@@ -63,9 +63,10 @@ def _suit(suit: int | None) -> dict[str, Any]:
     return {"suit": suit, "name": SUIT_NAMES[suit], "symbol": SUIT_SYMBOLS[suit]}
 
 
-def visible_hands(game: BlackoutGame, has_people: bool, viewer: Viewer, replay: bool = False) -> set[int]:
-    """The seats whose hidden cards this connection may see (its own seat's are always in its view)."""
-    if replay or game.is_over or (viewer.reveal and not has_people):
+def visible_hands(game: BlackoutGame, has_people: bool, viewer: Viewer) -> set[int]:
+    """The seats whose hidden cards this connection may see at a table (its own seat's are always in its view;
+    the replay viewer shows every hand)."""
+    if game.is_over or (viewer.reveal and not has_people):
         return set(range(game.num_players))
     return set() if viewer.seat is None else {viewer.seat}
 
@@ -249,7 +250,7 @@ def state_message(table: Table, viewer: Viewer, away: set[int] | None = None,
         status="waiting" if waiting and table.status == "playing" else table.status,
         you=seat,
         host=viewer.host,
-        rules=rules_summary(table),
+        rules=rules_summary(table.game.rules, table.rules_name),
         why=why,
         waiting=waiting,
         paused=table.paused,
@@ -263,10 +264,10 @@ def state_message(table: Table, viewer: Viewer, away: set[int] | None = None,
     return state
 
 
-def rules_summary(table: Table) -> dict[str, Any]:
-    rules = table.game.rules
+def rules_summary(rules: Rules, name: str) -> dict[str, Any]:
+    """The ``rules`` of a state: the name the table was created with, and the rules in one line."""
     return {
-        "name": table.rules_name,
+        "name": name,
         "num_players": rules.num_players,
         "hand_sizes": list(rules.hand_sizes),
         "hook": rules.hook,

@@ -113,9 +113,7 @@ class Replay:
         state.update(
             type="state", table=None, mode="replay",
             status="over" if self.move == len(chosen.final.actions) else "playing", you=None,
-            host=False, rules={"name": "replay", "num_players": game.num_players,
-                               "hand_sizes": list(game.rules.hand_sizes), "hook": game.rules.hook,
-                               "num_cards": game.num_cards, "summary": game.rules.describe().replace("\n", "; ")},
+            host=False, rules=messages.rules_summary(game.rules, "replay"),
             why=None, waiting=None, paused=True, bot_delay_ms=0, reveal=True, can_reveal=True, takeover_s=None,
             decision_ms=None,
             replay={"move": self.move, "moves": len(chosen.final.actions), "index": self.index,
