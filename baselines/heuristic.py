@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from math import comb
+from typing import TYPE_CHECKING
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.policies import Explanation, action_reasons
@@ -61,6 +62,11 @@ from blackout_env.rules_logic import bid_range, card_power, led_suit_of, suit_le
 from blackout_env.view import PlayerView
 
 from .base import Bot
+
+if TYPE_CHECKING:
+    from blackout_env.rules import Rules
+
+    from .heuristic_batch import BatchedHeuristic
 
 __all__ = [
     "HeuristicBot",
@@ -405,6 +411,18 @@ class HeuristicBot(Bot):
         if view.phase == "bid":
             return view.num_cards + self.suggest_bid(view)
         return self.choose_card(view, legal)
+
+    def batched(self, rules: Rules) -> BatchedHeuristic | None:
+        """This bot's decisions for many games of a batched engine at once (:class:`~blackout_env.seating.Seat`).
+
+        The same actions as :meth:`act` (``tests/test_heuristic_batch.py``); None for a subclass, whose
+        choices the batched version would not follow.
+        """
+        if type(self) is not HeuristicBot:
+            return None
+        from .heuristic_batch import BatchedHeuristic  # (it imports this module)
+
+        return BatchedHeuristic(rules)
 
     def explain(self, view: PlayerView) -> Explanation:
         """The action :meth:`act` chooses and the expected hand score (points) of every legal action.

@@ -39,7 +39,8 @@ optionally ``seed(int)``), or a callable ``f(view) -> int``; one for every other
 seat, or a list with one per other seat in clockwise order from the learner.
 Policies with ``seed`` are reseeded from the env's seed at every seeded
 ``reset``; plain callables cannot be, so a game with them is reproducible only
-if they are deterministic.
+if they are deterministic. Each is seated by :class:`~blackout_env.seating.Seat`,
+as in the vector env and the trainer's league (here one view at a time).
 """
 
 from __future__ import annotations
@@ -55,10 +56,9 @@ from ._seeding import check_seed
 from .aec import raw_env
 from .encoding import observation_bounds
 from .engine import IllegalActionError
-from .policies import as_policy, policy_names
 from .rules import Rules
+from .seating import Seat
 from .universal import universal_bounds
-from .view import PlayerView
 
 __all__ = ["BlackoutGymEnv", "OPPONENT_NAMES"]
 
@@ -87,30 +87,6 @@ def opponent_specs(opponents: Any, num_players: int) -> list[Any]:
             )
         return list(opponents)
     return [opponents] * (num_players - 1)
-
-class _Seat:
-    """An opponent in one seat: acts from a view, reseeded at reset when it can be."""
-
-    def __init__(self, spec: Opponent, rules: Rules) -> None:
-        if not isinstance(spec, str) and not callable(spec) and not callable(getattr(spec, "act", None)):
-            raise ValueError(
-                f"opponents: expected a policy spec ({', '.join(policy_names())}, NAME:OPTIONS), an object with "
-                f"act(view) or a callable(view) -> int, got {spec!r}"
-            )
-        try:
-            self.policy = as_policy(spec, rules)  # through the registry: "search:samples=2" works as in evaluation
-        except ValueError as error:
-            raise ValueError(f"opponents: {error}") from None
-        self.name = spec if isinstance(spec, str) else getattr(self.policy, "name", type(spec).__name__)
-
-    def seed(self, seed: int) -> None:
-        reseed = getattr(self.policy, "seed", None)
-        if callable(reseed):
-            reseed(seed)
-
-    def act(self, view: PlayerView) -> int:
-        return self.policy.act(view)
-
 
 class BlackoutGymEnv(gym.Env):
     """One learner against opponents (see the module docstring).
@@ -161,7 +137,7 @@ class BlackoutGymEnv(gym.Env):
         self.learner_seat_spec = learner_seat
         specs = opponent_specs(opponents, n)
         # One object per seat, so two seats of one named bot keep separate random streams.
-        self._opponents = [_Seat(spec, rules) for spec in specs]
+        self._opponents = [Seat(spec, rules, batched=False) for spec in specs]
         self.render_mode = render_mode
         low, high = (universal_bounds() if self._aec.observation_kind == "universal" else observation_bounds(rules))
         self.observation_space = spaces.Box(low=low.copy(), high=high.copy(), dtype=np.float32)

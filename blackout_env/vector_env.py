@@ -50,16 +50,17 @@ over games.
   =====================  =========  =================================================================
 
 Opponents: one spec for every other seat, or a list of one per other seat,
-clockwise from the learner. A spec is
+clockwise from the learner, each seated by :class:`~blackout_env.seating.Seat`
+(as in the Gym env and the trainer's league). A spec is
 
 - ``"random"``: uniformly random legal actions, drawn by the batched engine at
   once for every game still waiting for the learner (the fast path: no
   observation is built for them, and their moves, legal by construction, are
   not checked);
-- ``"heuristic"``: :class:`~blackout_baselines.heuristic.HeuristicBot`'s
-  decisions, made for every game at once from the engine's arrays
-  (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, identical
-  actions; ``"heuristic:OPTIONS"`` goes through the views below);
+- ``"heuristic"`` (or a :class:`~blackout_baselines.heuristic.HeuristicBot`):
+  its decisions, made for every game at once from the engine's arrays (its
+  ``batched(rules)``: :class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`,
+  identical actions);
 - an object with ``act_batch(obs, mask) -> actions`` (e.g. a trained policy:
   ``load_policy("ppo:PATH")``, or the spec ``"ppo"``):
   called once per opponent move with the rows of every game where it is to act.
@@ -90,7 +91,6 @@ the env is left unstarted: ``reset()`` again.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -103,9 +103,9 @@ from .batched import BatchedBlackout, BatchStep, action_array
 from .encoding import observation_bounds
 from .engine import IllegalActionError, action_to_str
 from .gym_env import check_learner_seat, opponent_specs
-from .policies import as_policy, policy_names
 from .rules import Rules
-from .universal import observation_kind, rules_actions, universal_action_mask, universal_bounds, universal_observation
+from .seating import Seat
+from .universal import observation_kind, universal_bounds
 
 try:  # Gymnasium >= 1.1 names the autoreset modes
     from gymnasium.vector import AutoresetMode
@@ -129,57 +129,6 @@ INFO_KEYS = (
 )
 """The keys of every ``info`` the vector env returns (see the module docstring)."""
 RESET_OPTIONS = ("decks", "rounds")
-
-
-class _Opponent:
-    """One opponent spec: how it acts (``kind``: "random", "engine", "batch" or "view") and its name for errors."""
-
-    def __init__(self, spec: Any, rules: Rules, observation: str = "rules") -> None:
-        self.policy: Any = None
-        self.observation = "rules"  # what a "batch" policy reads (and the action space it answers in)
-        if isinstance(spec, str) and spec == "random":
-            self.name, self.kind = spec, "random"
-            return
-        if isinstance(spec, str) and spec == "heuristic":
-            # HeuristicBot's decisions for every game at once, from the engine's arrays (imported only now:
-            # blackout_env never imports the baselines at module level).
-            batched = importlib.import_module("blackout_baselines.heuristic_batch").BatchedHeuristic
-            self.name, self.kind, self.policy = spec, "engine", batched(rules)
-            return
-        if callable(getattr(spec, "act_batch", None)) and not callable(getattr(spec, "act", None)):
-            self.policy = spec  # batched only: the registry takes policies that act on views
-        elif isinstance(spec, str) or callable(spec) or callable(getattr(spec, "act", None)):
-            try:  # names through the one registry of policy specs, as the Gym env and evaluation do
-                self.policy = as_policy(spec, rules)
-            except ValueError as error:
-                raise ValueError(f"opponents: {error}") from None
-        else:
-            raise ValueError(
-                f"opponents: {spec!r} names no policy: expected a policy spec ({', '.join(policy_names())}, "
-                "NAME:OPTIONS), an object with act_batch(obs, mask) or act(view), or a callable(view) -> int"
-            )
-        self.name = spec if isinstance(spec, str) else getattr(self.policy, "name", None) or type(spec).__name__
-        self.kind = "batch" if callable(getattr(self.policy, "act_batch", None)) else "view"
-        if self.kind == "batch":
-            try:
-                self.observation = observation_kind(getattr(self.policy, "observation", "rules"))
-            except ValueError as error:
-                raise ValueError(f"opponents: {self.name!r}: {error}") from None
-            if self.observation == "rules" and observation == "universal":
-                # The engine makes universal vectors only; the rules-sized policy plays from views.
-                if not callable(getattr(self.policy, "act", None)):
-                    raise ValueError(
-                        f"opponents: {self.name!r} reads the rules-sized observation and has no act(view), "
-                        "so it cannot play in an env built with observation='universal'"
-                    )
-                self.kind = "view"
-
-    def seed(self, seed: int) -> None:
-        if callable(getattr(self.policy, "seed", None)):
-            self.policy.seed(seed)
-
-    def act_view(self, view: Any) -> int:
-        return self.policy.act(view)
 
 
 class BlackoutVectorEnv(VectorEnv):
@@ -234,11 +183,11 @@ class BlackoutVectorEnv(VectorEnv):
         if render_mode is not None:
             raise ValueError(f"render_mode: the vector env does not render (got {render_mode!r}); use BlackoutGymEnv")
         specs = opponent_specs(opponents, n)
-        # One _Opponent per distinct spec: one batched call per move for a policy that sits in several seats.
-        distinct: dict[int, _Opponent] = {}
+        # One Seat per distinct spec: one batched call per move for a policy that sits in several seats.
+        distinct: dict[int, Seat] = {}
         for spec in specs:
             if id(spec) not in distinct:
-                distinct[id(spec)] = _Opponent(spec, rules, observation)
+                distinct[id(spec)] = Seat(spec, rules, observation)
         self._opponents = [distinct[id(spec)] for spec in specs]
         self._distinct_opponents = list(distinct.values())
         # The BatchedBlackout checks episode, reward and reward_scale.
@@ -394,36 +343,20 @@ class BlackoutVectorEnv(VectorEnv):
         games = np.flatnonzero(waiting)
         seats = out.current_player[games].astype(np.int64)
         which = (seats - self._learner[games]) % n - 1  # index into the opponents, clockwise from the learner
-        observations = None
+        observed: list[np.ndarray] = []  # the engine's observations, built once and only for a batch seat
+
+        def observe() -> np.ndarray:
+            if not observed:
+                observed.append(engine.observe())
+            return observed[0]
+
         for opponent in self._distinct_opponents:
             mine = np.isin(which, [k for k, o in enumerate(self._opponents) if o is opponent])
             rows = games[mine]
             if not rows.size:
                 continue
-            if opponent.kind == "random":
-                actions[rows] = engine.random_actions(self._rng)[rows]
-            elif opponent.kind == "engine":
-                actions[rows] = opponent.policy.act(engine, rows)
-            elif opponent.kind == "batch":
-                if observations is None:
-                    observations = engine.observe()
-                obs, legal_mask = observations[rows], mask[rows]
-                if opponent.observation == "universal":
-                    if self.observation_kind == "rules":
-                        obs = universal_observation(obs, self.rules)
-                    legal_mask = universal_action_mask(legal_mask, self.rules)
-                chosen = np.asarray(opponent.policy.act_batch(obs, legal_mask))
-                if chosen.shape != rows.shape or chosen.dtype.kind not in "iu":
-                    raise ValueError(
-                        f"opponent {opponent.name!r}: act_batch returned {chosen.dtype} {chosen.shape}; "
-                        f"expected {rows.size} int actions"
-                    )
-                if opponent.observation == "universal":
-                    chosen = rules_actions(chosen, self.rules, missing=-1)  # -1: refused as illegal below
-                actions[rows] = chosen
-            else:
-                for game, seat in zip(rows.tolist(), seats[mine].tolist()):
-                    actions[game] = int(opponent.act_view(engine.view(game, seat)))
+            actions[rows] = opponent.act_games(engine, rows, seats[mine], lambda rows=rows: (observe()[rows], mask[rows]),
+                                             self._rng)
             inside = (actions[rows] >= 0) & (actions[rows] < self.rules.num_actions)
             legal = inside & (mask[rows, np.where(inside, actions[rows], 0)] != 0)
             if not legal.all():

@@ -20,7 +20,8 @@ from blackout_env.universal import MAX_PLAYERS
 def _bot_actions(env, bots, decks, steps: int = 40) -> list[list[int]]:
     """Every seat of every game played by the pool's bots (game i by bots[i % 2]) for ``steps`` steps."""
     n = env.rules.num_players
-    pool = OpponentPool(OpponentsConfig(mode="pool"), env.num_envs, n, bots, lambda: None, np.random.default_rng(0))
+    pool = OpponentPool(OpponentsConfig(mode="pool"), env.num_envs, n, bots, lambda: None, np.random.default_rng(0),
+                        rules=env.rules)
     pool.opponent_id[:] = np.arange(env.num_envs) % len(bots)  # no snapshots: bot j is opponent id j
     pool.learner_at[:] = False
     batch = env.reset(seed=5, decks=decks)
@@ -34,26 +35,53 @@ def _bot_actions(env, bots, decks, steps: int = 40) -> list[list[int]]:
     return played
 
 
+def first_legal(view) -> int:
+    return view.legal_actions[0]
+
+
 def test_heuristic_opponents_on_the_batched_engine_act_as_on_the_engine(monkeypatch):
     rules = Rules.preset("standard")
     decks = np.array([BlackoutGame(rules, seed=seed).decks for seed in range(12)])
-    expected = _bot_actions(EngineVecEnv(rules, 12), [HeuristicBot(), RandomBot(seed=1)], decks)
+    expected = _bot_actions(EngineVecEnv(rules, 12), [HeuristicBot(), first_legal], decks)
 
     def refuse(self, view):
         raise AssertionError("HeuristicBot.act called one game at a time on the batched engine")
 
     monkeypatch.setattr(HeuristicBot, "act", refuse)
-    assert _bot_actions(BatchedVecEnv(rules, 12), [HeuristicBot(), RandomBot(seed=1)], decks) == expected
+    assert _bot_actions(BatchedVecEnv(rules, 12), [HeuristicBot(), first_legal], decks) == expected
+
+
+def test_a_bot_that_acts_in_batch_is_asked_once_per_step_for_all_its_games():
+    rules = Rules.preset("standard")
+    env = BatchedVecEnv(rules, 12)
+    bot = RandomBot(seed=1)
+    calls = []
+    act_batch = bot.act_batch
+    bot.act_batch = lambda obs, mask: calls.append(len(obs)) or act_batch(obs, mask)
+    pool = OpponentPool(OpponentsConfig(mode="pool"), env.num_envs, rules.num_players, [bot, first_legal],
+                        lambda: None, np.random.default_rng(0), rules=rules)
+    assert [seat.kind for seat in pool.bots] == ["batch", "view"]
+    pool.opponent_id[:] = np.arange(env.num_envs) % 2
+    pool.learner_at[:] = False
+    batch = env.reset(seed=5)
+    for _ in range(30):
+        action = torch.full((env.num_envs,), -1, dtype=torch.long)
+        obs = torch.as_tensor(batch.observation)
+        pool.act(action, obs, None, np.zeros(env.num_envs, dtype=bool), env, batch.current_player)
+        assert (action >= 0).all()
+        batch = env.step(action.numpy())
+    assert calls == [6] * 30  # the six games of the batched bot, in one call per step
 
 
 def test_heuristic_opponents_on_a_table_distribution_decide_per_engine_as_one_view_at_a_time(monkeypatch):
     """Universal games over several tables (one batched engine per group): the batched heuristic of each
-    group's rules, translated to universal actions, equals ``universal_bot_action`` view by view."""
+    group's rules, translated to universal actions, equals HeuristicBot's universal actions view by view."""
 
     def played(batched: bool) -> list[list[int]]:
         env = TablesVecEnv(["standard", "preset", "random", "jokers"], 16, 4, Rules.preset("standard"))
         pool = OpponentPool(OpponentsConfig(mode="pool"), env.num_envs, MAX_PLAYERS, [HeuristicBot()], lambda: None,
-                            np.random.default_rng(0), table_players=lambda g: env.players[g], universal=True)
+                            np.random.default_rng(0), table_players=lambda g: env.players[g], universal=True,
+                            rules=env.rules)
         pool.opponent_id[:] = 0
         pool.learner_at[:] = False
         if not batched:

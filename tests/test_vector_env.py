@@ -196,7 +196,7 @@ def test_named_rule_bots_and_a_trained_policy_play_as_opponents() -> None:
     act_batch = policy.act_batch
     policy.act_batch = lambda obs, mask: calls.append(len(obs)) or act_batch(obs, mask)
     envs = BlackoutVectorEnv(6, opponents=["heuristic:seed=1", policy, "random"], seed=0)
-    assert [o.kind for o in envs._opponents] == ["view", "batch", "random"]
+    assert [o.kind for o in envs._opponents] == ["engine", "batch", "random"]  # any HeuristicBot decides in batch
     obs, info = envs.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(12):
@@ -204,6 +204,7 @@ def test_named_rule_bots_and_a_trained_policy_play_as_opponents() -> None:
         assert_at_learner_decisions(envs, obs, info)
     assert calls and max(calls) <= 6  # one call per opponent move, for every game where it acts
     assert BlackoutVectorEnv(2, opponents="ppo")._opponents[0].kind == "batch"  # the shipped checkpoint, by name
+    assert BlackoutVectorEnv(2, opponents=lambda view: view.legal_actions[0])._opponents[0].kind == "view"
 
 
 def test_heuristic_opponents_decide_in_batch_exactly_as_the_single_agent_envs_bots() -> None:

@@ -18,15 +18,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from blackout_baselines.heuristic import HeuristicBot
-from blackout_baselines.heuristic_batch import BatchedHeuristic
 
 from blackout_env import Rules
+from blackout_env.seating import Seat
 from blackout_env.universal import universal_actions
 
 from ..agents.policy_net import ActorCritic
 from .config import OpponentsConfig
-from .tables import universal_bot_action
 from .vec_env import VecEnv
 
 __all__ = ["OpponentPool"]
@@ -38,12 +36,13 @@ class OpponentPool:
     Args:
         config: the ``opponents`` section.
         num_envs, num_players: the batch's shape.
-        bots: the loaded ``opponents.bots`` policies (``act(view)``).
+        bots: the loaded ``opponents.bots`` policies (or their seats).
         new_model: makes an empty network like the learner's (for snapshots).
         rng: the trainer's generator (every draw comes from it, so a resumed run continues the stream).
         table_players: with a table distribution, the seats at each game's table (games -> counts): the
             learner's seats are drawn among those.
         universal: the learner acts in the universal action space: the bots' actions are translated to it.
+        rules: the run's rules (of the reference table, with a table distribution).
     """
 
     def __init__(
@@ -56,9 +55,14 @@ class OpponentPool:
         rng: np.random.Generator,
         table_players: Callable[[np.ndarray], np.ndarray] | None = None,
         universal: bool = False,
+        *,
+        rules: Rules,
     ) -> None:
         self.table_players, self.universal = table_players, universal
-        self.config, self.num_players, self.bots, self.new_model, self.rng = config, num_players, list(bots), new_model, rng
+        self.config, self.num_players, self.new_model, self.rng = config, num_players, new_model, rng
+        observation = "universal" if universal else "rules"
+        self.bots = [bot if isinstance(bot, Seat) else Seat(bot, rules, observation) for bot in bots]
+        """The ``opponents.bots``, seated as the envs seat their opponents (:class:`~blackout_env.seating.Seat`)."""
         self.snapshots: list[dict[str, torch.Tensor]] = []
         """Past snapshots' weights (saved in checkpoints), oldest first."""
         self.networks: list[ActorCritic] = []
@@ -68,7 +72,6 @@ class OpponentPool:
         # Who plays the other seats of each game: -1 the current learner (self-play), k < K snapshots[k],
         # K + j bots[j] (K snapshots).
         self.opponent_id = np.full(num_envs, -1)
-        self._batched_heuristics: dict[Rules, BatchedHeuristic] = {}  # one per table met, made at its first decision
 
     def load(self, snapshots: Sequence[dict[str, torch.Tensor]]) -> None:
         """Replace the snapshots (a resumed run's) and rebuild their networks."""
@@ -121,11 +124,11 @@ class OpponentPool:
         self, action: torch.Tensor, obs: torch.Tensor, mask: torch.Tensor, learner: np.ndarray, env: VecEnv,
         players: np.ndarray,
     ) -> None:
-        """Overwrite ``action`` where an opponent acts: snapshots sample from their policy, bots act from the view.
+        """Overwrite ``action`` where an opponent acts: snapshots sample from their policy, bots as they are seated.
 
-        The heuristic bot on a batched engine (one engine, or one per table group) decides all its games of
-        each engine in one call (:class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`, the same
-        actions as ``act(view)``).
+        A bot that can decide in batch (the heuristic from the engine's arrays, a network from observation
+        rows: :meth:`~blackout_env.seating.Seat.act_games`) decides all its games of each batched engine (one
+        engine, or one per table group) in one call; any other acts one game at a time from the seat's view.
         """
         device = action.device
         with torch.no_grad():
@@ -136,30 +139,29 @@ class OpponentPool:
                     action[rows_t] = net.get_action_and_value(obs[rows_t], mask[rows_t])[0]
         first_bot = len(self.snapshots)
         engines = env.engines()  # the batched engines behind the games (none: one view at a time)
-        act = universal_bot_action if self.universal else (lambda bot, view: bot.act(view))
-        for j, bot in enumerate(self.bots):
+        for j, seat in enumerate(self.bots):
             rows = np.flatnonzero(~learner & (self.opponent_id == first_bot + j))
             if not len(rows):
                 continue
             bot_actions = np.zeros(len(rows), dtype=np.int64)
             one_by_one = np.ones(len(rows), dtype=bool)
-            if type(bot) is HeuristicBot:
+            if seat.kind != "view":  # decided for every game of an engine at once (Seat.act_games)
                 for start, engine in engines:
                     inside = (rows >= start) & (rows < start + engine.num_envs)
-                    if inside.any():
-                        chosen = self._heuristic(engine.rules).act(engine, rows[inside] - start)
-                        bot_actions[inside] = universal_actions(chosen, engine.rules) if self.universal else chosen
-                        one_by_one &= ~inside
-            for k in np.flatnonzero(one_by_one):  # other policies act one game at a time, from the seat's view
-                i = int(rows[k])
-                bot_actions[k] = act(bot, env.view(i, int(players[i])))
-            action[torch.from_numpy(rows).to(device)] = torch.from_numpy(bot_actions).to(device)
+                    if not inside.any():
+                        continue
+                    here = rows[inside]
+                    games = here - start
 
-    def _heuristic(self, rules: Rules) -> BatchedHeuristic:
-        """The batched heuristic of ``rules`` (a table distribution meets many rule sets: only recent ones kept)."""
-        bots = self._batched_heuristics
-        if rules not in bots:
-            if len(bots) >= 64:
-                bots.clear()
-            bots[rules] = BatchedHeuristic(rules)
-        return bots[rules]
+                    def observe(here=here, games=games, engine=engine) -> tuple[np.ndarray, np.ndarray]:
+                        return obs[torch.from_numpy(here).to(device)].cpu().numpy(), engine.action_mask()[games]
+
+                    chosen = seat.act_games(engine, games, players[here], observe, self.rng)
+                    bot_actions[inside] = universal_actions(chosen, engine.rules) if self.universal else chosen
+                    one_by_one &= ~inside
+            for k in np.flatnonzero(one_by_one):  # the others act one game at a time, from the seat's view
+                i = int(rows[k])
+                view = env.view(i, int(players[i]))
+                chosen = seat.act(view)
+                bot_actions[k] = universal_actions(chosen, view.rules) if self.universal else chosen
+            action[torch.from_numpy(rows).to(device)] = torch.from_numpy(bot_actions).to(device)

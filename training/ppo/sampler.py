@@ -189,7 +189,7 @@ class Sampler:
         self.T = T = rollout_length(config, rules)
         self.batch = env.reset(seed=reset_seed)
         self.opponents = OpponentPool(config.opponents, n_envs, n_players, bots, new_model, rng, self.table_players,
-                                      universal=config.env.observation == "universal")
+                                      universal=config.env.observation == "universal", rules=rules)
         self.games = np.arange(n_envs)
         self.set_league(league, progress)
 

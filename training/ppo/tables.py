@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from blackout_env import PlayerView, Rules, RulesError, preset_names
-from blackout_env.universal import MAX_PLAYERS, universal_actions
+from blackout_env.universal import MAX_PLAYERS
 
 from .vec_env import BatchedVecEnv, GameBatch
 
 if TYPE_CHECKING:
     from blackout_env.batched import BatchedBlackout
 
-__all__ = ["DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "match_steps", "random_rules", "universal_bot_action"]
+__all__ = ["DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "match_steps", "random_rules"]
 
 DRAWN_TABLES = ("preset", "random")
 """Entries of ``env.tables`` that draw a new rule set for every match."""
@@ -93,11 +93,6 @@ def check_table(table: str) -> None:
 def match_steps(rules: Rules) -> int:
     """Decisions in one match: every seat bids, then plays its hand, in every hand."""
     return rules.decisions_per_match
-
-
-def universal_bot_action(bot, view: PlayerView) -> int:
-    """A bot's action for a view, in the universal action space."""
-    return int(universal_actions(bot.act(view), view.rules))
 
 
 class TablesVecEnv:

@@ -130,7 +130,8 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
         bots = [load_policy(spec, self.rules, base + j) for j, spec in enumerate(config.bots)]
         rules, sizes, arch, width = self.rules, model["hidden_sizes"], model["arch"], model["card_width"]
         return OpponentPool(config, self.num_games, rules.num_players, bots,
-                            lambda: make_model(rules, sizes, arch, width), np.random.default_rng(self._seed))
+                            lambda: make_model(rules, sizes, arch, width), np.random.default_rng(self._seed),
+                            rules=rules)
 
     def set_league(self, snapshots: list | None = None, progress: float | None = None) -> None:
         """New past snapshots (state dicts of the learner's network) and the run's progress (0..1), from the driver.
