@@ -4,8 +4,8 @@ Read it top to bottom: every check before anything is written, the run folder
 and seeding, the environment and the network, then the training loop: a
 rollout of ``rollout_steps`` batched steps with per-seat rewards and generalised
 advantage estimation (``blackout_training.ppo.sampler``, over ``blackout_training.ppo.returns``),
-the clipped PPO update, logging, checkpoints and duplicate-deal evaluation against a
-baseline policy.
+the clipped PPO update (:func:`ppo_update`, below :func:`train`), logging, checkpoints and
+duplicate-deal evaluation against a baseline policy.
 
 Where the rollout runs: ``algo: ppo``, in this process (one
 :class:`~blackout_training.ppo.sampler.Sampler`); ``algo: ppo_ray``, in Ray actors on this
@@ -38,7 +38,7 @@ import os
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -57,7 +57,7 @@ from .sampler import Sampler, SamplerLostError, make_env
 from .transfer import universal_from_rules
 from .vec_env import VecEnv
 
-__all__ = ["RunFolderError", "SamplerLostError", "TrainResult", "resolve_device", "train"]
+__all__ = ["RunFolderError", "SamplerLostError", "TrainResult", "UpdateStats", "ppo_update", "resolve_device", "train"]
 
 
 def resolve_device(name: str) -> torch.device:
@@ -253,52 +253,13 @@ def train(
             rollout_time = time.perf_counter() - rollout_start
 
             # ------------------------------------------------------------ PPO update
-            n_rows = len(rollout.actions)  # the trainable decisions
-            b_adv, b_returns, b_values = rollout.advantages, rollout.returns, rollout.values
-            minibatch = max(1, math.ceil(n_rows / ppo.num_minibatches))
-            clip_fracs: list[float] = []
-            pg_loss = v_loss = entropy_loss = approx_kl = torch.tensor(0.0)
-            for _epoch in range(ppo.update_epochs):
-                order = torch.from_numpy(rng.permutation(n_rows)).to(device)
-                for mb_start in range(0, n_rows, minibatch):
-                    idx = order[mb_start : mb_start + minibatch]
-                    # (index_select: the same rows as x[idx], gathered in half the time)
-                    mb_inputs = None if rollout.card_inputs is None else [x.index_select(0, idx) for x in rollout.card_inputs]
-                    mb_obs = None if rollout.obs is None else rollout.obs.index_select(0, idx)
-                    mb_sparse = None if rollout.sparse is None else SparseRows(*(x.index_select(0, idx) for x in rollout.sparse))
-                    _, new_logprob, entropy, new_value = agent.get_action_and_value(
-                        mb_obs, rollout.mask.index_select(0, idx), rollout.actions[idx], inputs=mb_inputs, sparse=mb_sparse
-                    )
-                    log_ratio = new_logprob - rollout.logprobs[idx]
-                    ratio = log_ratio.exp()
-                    with torch.no_grad():
-                        approx_kl = ((ratio - 1) - log_ratio).mean()
-                        clip_fracs.append(((ratio - 1.0).abs() > ppo.clip_coef).float().mean().item())
-                    mb_adv = b_adv[idx]
-                    if ppo.norm_adv and len(idx) > 1:
-                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                    pg_loss = torch.max(
-                        -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - ppo.clip_coef, 1 + ppo.clip_coef)
-                    ).mean()
-                    if ppo.clip_vloss:
-                        v_clipped = b_values[idx] + torch.clamp(new_value - b_values[idx], -ppo.clip_coef, ppo.clip_coef)
-                        v_loss = 0.5 * torch.max((new_value - b_returns[idx]) ** 2, (v_clipped - b_returns[idx]) ** 2).mean()
-                    else:
-                        v_loss = 0.5 * ((new_value - b_returns[idx]) ** 2).mean()
-                    entropy_loss = entropy.mean()
-                    loss = pg_loss - ppo.ent_coef * entropy_loss + ppo.vf_coef * v_loss
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(agent.parameters(), ppo.max_grad_norm)
-                    optimizer.step()
-                if ppo.target_kl is not None and approx_kl.item() > ppo.target_kl:
-                    break
+            stats = ppo_update(agent, optimizer, rollout, ppo, rng, device)
 
             # --------------------------------------------------------------- logging
             update_time = time.perf_counter() - rollout_start
             decisions, hands_seen = rollout.decisions, rollout.hands
             steps_per_s = decisions / max(update_time, 1e-9)
-            y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()
+            y_pred, y_true = rollout.values.cpu().numpy(), rollout.returns.cpu().numpy()
             var_y = np.var(y_true)
             explained = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
             row = {
@@ -308,11 +269,11 @@ def train(
                 "steps_per_s": round(steps_per_s, 1),
                 "rollout_steps_per_s": round(decisions / max(rollout_time, 1e-9), 1),
                 "lr": optimizer.param_groups[0]["lr"],
-                "policy_loss": round(pg_loss.item(), 5),
-                "value_loss": round(v_loss.item(), 5),
-                "entropy": round(entropy_loss.item(), 5),
-                "approx_kl": round(approx_kl.item(), 6),
-                "clip_fraction": round(float(np.mean(clip_fracs)) if clip_fracs else 0.0, 4),
+                "policy_loss": round(stats.policy_loss, 5),
+                "value_loss": round(stats.value_loss, 5),
+                "entropy": round(stats.entropy, 5),
+                "approx_kl": round(stats.approx_kl, 6),
+                "clip_fraction": round(stats.clip_fraction, 4),
                 "explained_variance": round(explained, 4),
                 "hands": hands_seen,
                 "hand_score": round(rollout.hand_score_sum / hands_seen, 4) if hands_seen else "",
@@ -363,3 +324,61 @@ def train(
         os.replace(temp, run_dir / "final_eval.json")
     writer.close()
     return TrainResult(run_dir, checkpoint_path, global_step, update, steps_per_s, final_eval)
+
+
+class UpdateStats(NamedTuple):
+    """The last minibatch's losses and KL of an update, and the clip fraction over all its minibatches."""
+
+    policy_loss: float
+    value_loss: float
+    entropy: float
+    approx_kl: float
+    clip_fraction: float
+
+
+def ppo_update(
+    agent: ActorCritic, optimizer: torch.optim.Optimizer, rollout: Any, ppo: Any, rng: np.random.Generator,
+    device: torch.device,
+) -> UpdateStats:
+    """The clipped PPO update (CleanRL's) on one rollout's trainable decisions: ``update_epochs`` passes of
+    ``num_minibatches`` shuffled minibatches, stopping early past ``target_kl``."""
+    n_rows = len(rollout.actions)
+    b_adv, b_returns, b_values = rollout.advantages, rollout.returns, rollout.values
+    minibatch = max(1, math.ceil(n_rows / ppo.num_minibatches))
+    clip_fracs: list[float] = []
+    pg_loss = v_loss = entropy_loss = approx_kl = torch.tensor(0.0)
+    for _epoch in range(ppo.update_epochs):
+        order = torch.from_numpy(rng.permutation(n_rows)).to(device)
+        for mb_start in range(0, n_rows, minibatch):
+            idx = order[mb_start : mb_start + minibatch]
+            # (index_select: the same rows as x[idx], gathered in half the time)
+            mb_inputs = None if rollout.card_inputs is None else [x.index_select(0, idx) for x in rollout.card_inputs]
+            mb_obs = None if rollout.obs is None else rollout.obs.index_select(0, idx)
+            mb_sparse = None if rollout.sparse is None else SparseRows(*(x.index_select(0, idx) for x in rollout.sparse))
+            _, new_logprob, entropy, new_value = agent.get_action_and_value(
+                mb_obs, rollout.mask.index_select(0, idx), rollout.actions[idx], inputs=mb_inputs, sparse=mb_sparse
+            )
+            log_ratio = new_logprob - rollout.logprobs[idx]
+            ratio = log_ratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - log_ratio).mean()
+                clip_fracs.append(((ratio - 1.0).abs() > ppo.clip_coef).float().mean().item())
+            mb_adv = b_adv[idx]
+            if ppo.norm_adv and len(idx) > 1:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - ppo.clip_coef, 1 + ppo.clip_coef)).mean()
+            if ppo.clip_vloss:
+                v_clipped = b_values[idx] + torch.clamp(new_value - b_values[idx], -ppo.clip_coef, ppo.clip_coef)
+                v_loss = 0.5 * torch.max((new_value - b_returns[idx]) ** 2, (v_clipped - b_returns[idx]) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((new_value - b_returns[idx]) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = pg_loss - ppo.ent_coef * entropy_loss + ppo.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), ppo.max_grad_norm)
+            optimizer.step()
+        if ppo.target_kl is not None and approx_kl.item() > ppo.target_kl:
+            break
+    clip_fraction = float(np.mean(clip_fracs)) if clip_fracs else 0.0
+    return UpdateStats(pg_loss.item(), v_loss.item(), entropy_loss.item(), approx_kl.item(), clip_fraction)
