@@ -17,6 +17,15 @@ table prints as Markdown (``--markdown PATH`` writes it; ``--json PATH`` writes
 the figures). ``--deals`` sizes every row (``--versus-deals`` the versus rows);
 ``--row-deals ROW=N`` sizes one row, a versus row included (``standard-vs-search=40``).
 
+``--held-out N`` adds N rows of random valid rule sets that training never draws
+(:mod:`blackout_training.evaluation.held_out`: every option over its documented
+range, every fourth table from the per-trick family), drawn from
+``--held-out-seed`` (default 1009; a seed that training drew tables from is
+refused before anything runs). They print as a second table, one row per table:
+the difference with its interval, both sides' bid-made rates, and the rules in
+one line. ``--rows held-out-12-8-4-1`` plays the named held-out table (3
+players, hands 12-8-4-1, trump must break, 1 per trick and 5 for an exact bid).
+
 The JSON keeps each row's per-deal differences and seed, so runs with other
 seeds (other deals) can be pooled into one interval: ``--pool A.json B.json``
 plays nothing and prints the table of every row found in the files, its
@@ -35,7 +44,9 @@ from typing import Any
 from blackout_env import Rules
 
 from ..evaluation.generalist import OPPONENT, VERSUS_TABLE, default_rows, markdown_table, play_row, pool_rows, row_rules
+from ..evaluation.held_out import DEFAULT_HELD_OUT_SEED, held_out_rows, rules_line
 from ..evaluation.tournament import check_tournament
+from ..ppo.training_seeds import check_held_out_seed
 from . import check_output_file, check_positive, command, write_json
 
 
@@ -69,6 +80,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="extra rows on the standard 4-player table: the agent against SPEC (1 vs the rest), e.g. ppo-standard search",
     )
     parser.add_argument("--versus-deals", type=int, default=None, help="deals of each --versus row (default --deals)")
+    parser.add_argument(
+        "--held-out", type=int, default=0, metavar="N",
+        help="also N rows of random rule sets that training never draws (default 0); \"\" --rows: these alone",
+    )
+    parser.add_argument(
+        "--held-out-seed", type=int, default=None, metavar="S",
+        help=f"seed of the held-out draw (default {DEFAULT_HELD_OUT_SEED}); a seed training drew tables from is refused",
+    )
     parser.add_argument("--workers", type=int, default=1, help="processes playing deals in parallel (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
@@ -88,21 +107,34 @@ def run(args: argparse.Namespace) -> int:
     if args.pool is not None:
         policy, rows = pool_rows(args.pool)
         return _write(args, policy, rows)
+    if args.held_out < 0:
+        raise ValueError(f"--held-out must be 0 or more, got {args.held_out}")
+    if args.held_out_seed is not None and not args.held_out:
+        raise ValueError(f"--held-out-seed {args.held_out_seed}: give --held-out N too (the number of held-out tables)")
+    held_out_seed = DEFAULT_HELD_OUT_SEED if args.held_out_seed is None else args.held_out_seed
+    if args.held_out:
+        check_held_out_seed(held_out_seed, args.policy)
     names = default_rows() if args.rows is None else [row.strip() for row in args.rows.split(",") if row.strip()]
-    if not names and not args.versus:
-        raise ValueError("--rows: name at least one row (or give --versus)")
-    tables = [(row, row_rules(row), OPPONENT, args.deals) for row in names]
-    versus = [(f"{VERSUS_TABLE}-vs-{spec}", Rules.preset(VERSUS_TABLE), spec, args.versus_deals or args.deals)
+    if not names and not args.versus and not args.held_out:
+        raise ValueError("--rows: name at least one row (or give --versus or --held-out)")
+    tables = [(row, row_rules(row), OPPONENT, args.deals, None) for row in names]
+    held_out = [(row, rules, OPPONENT, args.deals, family)
+                for row, family, rules in held_out_rows(held_out_seed, args.held_out)]
+    versus = [(f"{VERSUS_TABLE}-vs-{spec}", Rules.preset(VERSUS_TABLE), spec, args.versus_deals or args.deals, None)
               for spec in args.versus]
-    sizes = parse_row_deals(args.row_deals, [row for row, *_ in tables + versus])
-    plan = [(row, rules, opponent, sizes.get(row, deals)) for row, rules, opponent, deals in tables + versus]
-    for _, rules, opponent, deals in plan:  # a bad spec or a refused checkpoint fails before any game
-        check_tournament({"agent": args.policy, "opponent": opponent}, rules, deals, args.seed, args.workers)
+    sizes = parse_row_deals(args.row_deals, [row for row, *_ in tables + held_out + versus])
+    plan = [(row, rules, opponent, sizes.get(row, deals), family)
+            for row, rules, opponent, deals, family in tables + held_out + versus]
+    for row, rules, opponent, deals, _ in plan:  # a bad spec or a refused checkpoint fails before any game
+        try:
+            check_tournament({"agent": args.policy, "opponent": opponent}, rules, deals, args.seed, args.workers)
+        except ValueError as error:
+            raise ValueError(f"row {row!r} ({rules_line(rules)}): {error}") from None
     rows = play_table(args, plan)
-    return _write(args, args.policy, rows)
+    return _write(args, args.policy, rows, held_out_seed if args.held_out else None)
 
 
-def _write(args: argparse.Namespace, policy: str, rows: list[dict[str, Any]]) -> int:
+def _write(args: argparse.Namespace, policy: str, rows: list[dict[str, Any]], held_out_seed: int | None = None) -> int:
     """Print the table; write it to ``--markdown`` and the figures to ``--json`` when given."""
     table = markdown_table(policy, rows)
     print()
@@ -114,17 +146,19 @@ def _write(args: argparse.Namespace, policy: str, rows: list[dict[str, Any]]) ->
         seed = None if args.pool is not None else args.seed  # a pooled table's seeds are in its rows
         figures = {"policy": policy, "seed": seed, "workers": args.workers, "command": sys.argv,
                    "load_average": os.getloadavg(), "rows": rows}
+        if held_out_seed is not None:
+            figures["held_out_seed"] = held_out_seed
         write_json(args.json, figures)
     return 0
 
 
-def play_table(args: argparse.Namespace, plan: list[tuple[str, Rules, str, int]]) -> list[dict[str, Any]]:
-    """Every row of the plan, printed as it finishes."""
+def play_table(args: argparse.Namespace, plan: list[tuple[str, Rules, str, int, str | None]]) -> list[dict[str, Any]]:
+    """Every row of the plan (a held-out row has its family, the others None), printed as it finishes."""
     print(f"{args.policy}: 1 seat against the rest, whole matches, duplicate deals, seed {args.seed}, "
           f"{args.workers} worker(s); load average {os.getloadavg()[0]:.1f}", flush=True)
     rows = []
-    for row, rules, opponent, deals in plan:
-        rows.append(play_row(row, rules, args.policy, opponent, deals, args.seed, args.workers))
+    for row, rules, opponent, deals, family in plan:
+        rows.append(play_row(row, rules, args.policy, opponent, deals, args.seed, args.workers, family))
         r = rows[-1]
         width = "n/a" if r["half_width"] is None else f"{r['half_width']:.2f}"
         print(f"  {row:<28} {r['difference']:+.2f} ± {width} vs {opponent} ({deals} deals, {r['seconds']:.0f} s)",

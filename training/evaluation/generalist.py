@@ -1,8 +1,9 @@
 """The generalist table: one policy against the heuristic on every table, by duplicate evaluation.
 
-The rows (every preset at its default players, then ``standard`` at 3, 5, 6 and 7 players), one row's
-game (:func:`blackout_training.evaluation.tournament.evaluate`, duplicate deals, the interval over deals),
-the pooling of runs with other seeds into one interval, and the Markdown table.
+The rows (every preset at its default players, then ``standard`` at 3, 5, 6 and 7 players; held-out
+tables, drawn or named, come from :mod:`blackout_training.evaluation.held_out`), one row's game
+(:func:`blackout_training.evaluation.tournament.evaluate`, duplicate deals, the interval over deals),
+the pooling of runs with other seeds into one interval, and the Markdown tables.
 ``blackout bench generalist`` (:mod:`blackout_training.bench.generalist`) is the command over these;
 expert iteration (:mod:`blackout_training.expert`) trains on the same rows.
 """
@@ -14,9 +15,10 @@ import re
 import time
 from typing import Any
 
-from blackout_env import Rules
+from blackout_env import Rules, RulesError
 from blackout_env.rules import preset_names
 
+from .held_out import NAMED_TABLES, rules_line
 from .tournament import confidence_half_width, evaluate
 
 EXTRA_PLAYERS = (3, 5, 6, 7)
@@ -32,21 +34,35 @@ def default_rows() -> list[str]:
 
 
 def row_rules(row: str) -> Rules:
-    """The rules of a row name: ``PRESET`` (its default players) or ``PRESET-Np`` (N players)."""
+    """The rules of a row name: ``PRESET`` (its default players) or ``PRESET-Np`` (N players).
+
+    A named held-out table (:data:`~blackout_training.evaluation.held_out.NAMED_TABLES`) is a row too,
+    also as ``NAME-Np``; rules the engine refuses at N players are an error naming the option.
+    """
+    named = {**{name: None for name in preset_names()}, **NAMED_TABLES}
     match = re.fullmatch(r"(.+)-([0-9]+)p", row)
-    name, players = (match.group(1), int(match.group(2))) if match and match.group(1) in preset_names() else (row, None)
-    if name not in preset_names():
-        raise ValueError(f"--rows: unknown row {row!r}; a row is PRESET or PRESET-Np, presets: {', '.join(preset_names())}")
-    rules = Rules.preset(name)
+    name, players = (match.group(1), int(match.group(2))) if match and match.group(1) in named else (row, None)
+    if name not in named:
+        raise ValueError(f"--rows: unknown row {row!r}; a row is PRESET or PRESET-Np, presets: {', '.join(preset_names())}"
+                         f" (held-out tables: {', '.join(NAMED_TABLES)})")
+    rules = named[name] or Rules.preset(name)
     if players is not None:
         if not 3 <= players <= 7:
             raise ValueError(f"--rows: {row!r} has {players} players; the engine plays 3 to 7")
-        rules = rules.replace(num_players=players)
+        try:
+            rules = rules.replace(num_players=players)
+        except RulesError as error:
+            raise ValueError(f"--rows: {row!r}: {error}") from None
     return rules
 
 
-def play_row(row: str, rules: Rules, policy: str, opponent: str, deals: int, seed: int, workers: int) -> dict[str, Any]:
-    """One row of the table: ``policy`` in one seat, ``opponent`` in the others, whole matches."""
+def play_row(row: str, rules: Rules, policy: str, opponent: str, deals: int, seed: int, workers: int,
+             family: str | None = None) -> dict[str, Any]:
+    """One row of the table: ``policy`` in one seat, ``opponent`` in the others, whole matches.
+
+    A held-out table's row (``family`` given: ``"general"`` or ``"per-trick"``) also keeps its family
+    and its rules in one line (:func:`~blackout_training.evaluation.held_out.rules_line`).
+    """
     start = time.perf_counter()
     result = evaluate({"agent": policy, "opponent": opponent}, rules=rules, deals=deals, seed=seed, workers=workers)
     seconds = time.perf_counter() - start
@@ -59,6 +75,7 @@ def play_row(row: str, rules: Rules, policy: str, opponent: str, deals: int, see
         "difference": difference["mean"], "low": difference["low"], "high": difference["high"],
         "half_width": difference["ci95"], "agent_bid_made": agent.bid_made_rate,
         "opponent_bid_made": other.bid_made_rate, "seconds": seconds, "per_deal_differences": per_deal,
+        **({"family": family, "rules_line": rules_line(rules)} if family is not None else {}),
     }
 
 
@@ -116,23 +133,46 @@ def _pooled_row(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "difference": mean, "low": low, "high": high, "half_width": half,
         "agent_bid_made": weighted("agent_bid_made"), "opponent_bid_made": weighted("opponent_bid_made"),
         "seconds": sum(part["seconds"] for part in parts), "per_deal_differences": differences,
+        **{key: first[key] for key in ("family", "rules_line") if key in first},  # a held-out row's
     }
 
 
+def _interval(r: dict[str, Any]) -> tuple[str, str]:
+    if r["half_width"] is None:
+        return f"{r['difference']:+.2f} [n/a]", "n/a"
+    return f"{r['difference']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", f"{r['half_width']:.2f}"
+
+
 def markdown_table(policy: str, rows: list[dict[str, Any]]) -> str:
-    """The rows as a Markdown table."""
-    lines = [
-        f"| table | players | deals | {policy} per hand | opponent | opponent per hand "
-        "| difference [95% CI] | ± | bid made | seconds |",
-        "|---|---:|---:|---:|---|---:|---|---:|---:|---:|",
-    ]
-    for r in rows:
-        if r["half_width"] is None:
-            interval, width = f"{r['difference']:+.2f} [n/a]", "n/a"
-        else:
-            interval, width = f"{r['difference']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", f"{r['half_width']:.2f}"
-        lines.append(
-            f"| {r['row']} | {r['players']} | {r['deals']} | {r['agent_per_hand']:.2f} | {r['opponent']} "
-            f"| {r['opponent_per_hand']:.2f} | {interval} | {width} | {r['agent_bid_made']:.1%} | {r['seconds']:.0f} |"
-        )
-    return "\n".join(lines)
+    """The rows as a Markdown table; held-out rows (with a ``family``) as a second one, with both bid-made rates and the rules."""
+    tables = []
+    named = [r for r in rows if "family" not in r]
+    if named:
+        lines = [
+            f"| table | players | deals | {policy} per hand | opponent | opponent per hand "
+            "| difference [95% CI] | ± | bid made | seconds |",
+            "|---|---:|---:|---:|---|---:|---|---:|---:|---:|",
+        ]
+        for r in named:
+            interval, width = _interval(r)
+            lines.append(
+                f"| {r['row']} | {r['players']} | {r['deals']} | {r['agent_per_hand']:.2f} | {r['opponent']} "
+                f"| {r['opponent_per_hand']:.2f} | {interval} | {width} | {r['agent_bid_made']:.1%} | {r['seconds']:.0f} |"
+            )
+        tables.append("\n".join(lines))
+    held_out = [r for r in rows if "family" in r]
+    if held_out:
+        opponent = held_out[0]["opponent"]  # the heuristic: held-out rows have no versus
+        lines = [
+            f"| held-out table | deals | {policy} − {opponent} [95% CI] | ± | bid made: {policy} / {opponent} "
+            "| seconds | rules |",
+            "|---|---:|---|---:|---:|---:|---|",
+        ]
+        for r in held_out:
+            interval, width = _interval(r)
+            lines.append(
+                f"| {r['row']} | {r['deals']} | {interval} | {width} "
+                f"| {r['agent_bid_made']:.1%} / {r['opponent_bid_made']:.1%} | {r['seconds']:.0f} | {r['rules_line']} |"
+            )
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables)
