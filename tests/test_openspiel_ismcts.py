@@ -123,9 +123,11 @@ def test_openspiel_specs_parse_and_bad_ones_are_refused():
     from blackout_training.evaluation.openspiel import parse_openspiel_spec
 
     assert parse_openspiel_spec("ismcts:simulations=5") is None
-    assert parse_openspiel_spec("openspiel_ismcts") == {"simulations": 500, "uct_c": 2.0, "rollout_seed": 0, "redeal": 1}
+    assert parse_openspiel_spec("openspiel_ismcts") == {
+        "simulations": 500, "uct_c": 2.0, "rollout_seed": 0, "redeal": 1, "redeals": 1}
     assert parse_openspiel_spec("openspiel_ismcts:simulations=20,uct_c=0.5,rollout_seed=7,redeal=0") == {
-        "simulations": 20, "uct_c": 0.5, "rollout_seed": 7, "redeal": 0}
+        "simulations": 20, "uct_c": 0.5, "rollout_seed": 7, "redeal": 0, "redeals": 1}
+    assert parse_openspiel_spec("openspiel_ismcts:simulations=200,redeals=4")["redeals"] == 4
     for bad in ("openspiel_ismcts:simulations=0", "openspiel_ismcts:uct_c=-1", "openspiel_ismcts:rollouts=2",
                 "openspiel_ismcts:simulations=many", "openspiel_ismcts:redeal=2"):
         with pytest.raises(ValueError, match="openspiel_ismcts"):
@@ -211,3 +213,184 @@ def test_the_openspiel_field_does_not_know_which_cards_are_out_of_play():
     assert searched.information_state_string(me) == state.information_state_string(me)
     assert share_of_dealt_cards(searched) < 0.9  # 30 of 41 unseen cards are dealt: about 0.73 when not known
     assert OpenSpielPlayer(pyspiel, 5, 2.0, redeal=False).search_state(state, game.view(me)) is state
+
+
+def _decisions(pyspiel, seed: int, count: int):
+    """The first ``count`` decisions with a choice of a mirrored 10-card hand, played by seeded random legal actions.
+
+    The game and the state are yielded live (act on them before the next one)."""
+    import numpy as np
+    from blackout_training.evaluation.openspiel import _start_openspiel_hand, to_openspiel_action
+
+    from blackout_env import BlackoutGame, Rules
+
+    game = BlackoutGame(Rules.preset("standard"), seed=seed)
+    state = _start_openspiel_hand(pyspiel, game)
+    rng = np.random.default_rng(seed)
+    while game.round_index == 0 and count > 0:
+        legal = game.legal_actions()
+        if len(legal) > 1:
+            yield game, state
+            count -= 1
+        action = int(rng.choice(legal))
+        game.step(action)
+        state.apply_action(to_openspiel_action(action))
+
+
+class _Recording:
+    """pyspiel with its ISMCTSBot recording what it is built with and every state it searches."""
+
+    def __init__(self, pyspiel):
+        self.pyspiel, self.built, self.searched = pyspiel, [], []
+
+    def __getattr__(self, name):
+        return getattr(self.pyspiel, name)
+
+    def RandomRolloutEvaluator(self, *args):  # noqa: N802 (pyspiel's name)
+        self.built.append(("evaluator", args))
+        return self.pyspiel.RandomRolloutEvaluator(*args)
+
+    def ISMCTSBot(self, seed, evaluator, *args):  # noqa: N802
+        self.built.append(("bot", seed, args))
+        bot, searched = self.pyspiel.ISMCTSBot(seed, evaluator, *args), self.searched
+
+        class Bot:
+            def step(self, state):
+                searched.append(state.history())
+                return bot.step(state)
+
+            def get_policy(self, state):
+                searched.append(state.history())
+                return bot.get_policy(state)
+
+        return Bot()
+
+
+def test_one_redeal_searches_and_plays_as_the_field_did_before_redeals_existed():
+    """redeals=1 (the default) is the one-redeal field unchanged: the bot built with the same arguments and seeds,
+    the same states searched, the same actions. OpenSpiel's C++ search breaks UCB ties in its hash map's order,
+    which changes from run to run (even in one process), so actions are compared at 2 simulations, where the
+    search expands one action chosen by its seeded shuffle and breaks no tie; at 40 only its inputs are."""
+    pyspiel = pytest.importorskip("pyspiel")
+    import numpy as np
+    from blackout_training.evaluation.openspiel import OpenSpielPlayer, from_openspiel_action, openspiel_state_from_view
+
+    def before(recording, simulations, seed):  # OpenSpielPlayer.seed and act_openspiel as they were
+        rng = np.random.default_rng([seed, 7])
+        bot = recording.ISMCTSBot(
+            seed, recording.RandomRolloutEvaluator(1, seed % 2**31), 2.0, simulations, -1,
+            pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False,
+        )
+        return lambda state, view: from_openspiel_action(bot.step(openspiel_state_from_view(pyspiel, view, rng)))
+
+    for simulations in (2, 40):
+        old, new = _Recording(pyspiel), _Recording(pyspiel)
+        act_before = before(old, simulations, 11)
+        player = OpenSpielPlayer(new, simulations, 2.0)
+        player.seed(11)
+        actions_before, actions_now = [], []
+        for game, state in _decisions(pyspiel, 4, 12):
+            view = game.view(game.current_player)
+            actions_before.append(act_before(state, view))
+            actions_now.append(player.act_openspiel(state, view))
+        assert new.built == old.built and new.searched == old.searched and len(new.searched) == 12
+        if simulations == 2:
+            assert actions_now == actions_before
+
+
+def test_several_redeals_search_each_redealt_state_and_reproduce_under_a_seed():
+    """redeals=K: K states redealt from the view per decision, each searched with simulations // K; the same seed
+    draws the same states (and, at 2 simulations a search, where OpenSpiel's search is deterministic, plays the
+    same actions); every action is legal."""
+    pyspiel = pytest.importorskip("pyspiel")
+    from blackout_training.evaluation.openspiel import OpenSpielPlayer
+
+    for simulations, redeals in ((6, 3), (63, 3)):
+        runs = []
+        for _ in range(2):
+            recording = _Recording(pyspiel)
+            player = OpenSpielPlayer(recording, simulations, 2.0, redeals=redeals)
+            player.seed(5)
+            actions = []
+            for game, state in _decisions(pyspiel, 2, 10):
+                action = player.act_openspiel(state, game.view(game.current_player))
+                assert action in game.legal_actions()
+                actions.append(action)
+            runs.append((recording, actions))
+        (first, first_actions), (second, second_actions) = runs
+        (bot,) = [b for b in first.built if b[0] == "bot"]
+        assert bot[2][1] == simulations // redeals  # simulations per search
+        assert bot[2][3] == pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT
+        assert len(first.searched) == redeals * 10
+        assert first.searched == second.searched and first.built == second.built
+        if simulations // redeals == 2:
+            assert first_actions == second_actions
+
+
+def test_several_redeals_play_the_largest_sum_of_visit_shares_ties_to_the_lowest_action():
+    """The searches' shares are summed (not voted): an action second in one search but far ahead in the other wins;
+    equal sums go to the lowest action in our numbering."""
+    pyspiel = pytest.importorskip("pyspiel")
+    from blackout_training.evaluation.openspiel import OpenSpielPlayer, to_openspiel_action
+
+    game, state = next(_decisions(pyspiel, 3, 1))  # the first bid
+    low, high = game.legal_actions()[:2]
+
+    class Fixed:
+        def __init__(self, policies):
+            self.policies = iter(policies)
+
+        def get_policy(self, searched):
+            return [(to_openspiel_action(action), share) for action, share in next(self.policies)]
+
+    player = OpenSpielPlayer(pyspiel, 20, 2.0, redeals=2)
+    player.seed(0)
+    view = game.view(game.current_player)
+    player.bot = Fixed([[(low, 0.6), (high, 0.4)], [(low, 0.2), (high, 0.8)]])
+    assert player.act_openspiel(state, view) == high  # 0.8 against 1.2, though low led the first search
+    player.bot = Fixed([[(high, 0.7), (low, 0.3)], [(high, 0.3), (low, 0.7)]])
+    assert player.act_openspiel(state, view) == low  # 1.0 each: the lower action
+
+
+def test_redeals_or_simulations_per_search_below_their_floor_are_refused_before_anything_runs(monkeypatch):
+    """K below 1, or S = simulations // K below 2 (OpenSpiel's search spends its first simulation expanding the
+    root), is a ValueError naming the option, raised before OpenSpiel is even looked for."""
+    from blackout_training.evaluation.openspiel import OpenSpielPlayer, parse_openspiel_spec, simulations_per_search
+
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # no OpenSpiel: the checks come first
+    with pytest.raises(ValueError, match="--redeals must be positive, got 0"):
+        main(["--redeals", "0", "--deals", "1"])
+    with pytest.raises(ValueError, match="--simulations 7 over --redeals 4 leaves 1 simulation"):
+        main(["--simulations", "7", "--redeals", "4", "--deals", "1"])
+    with pytest.raises(ValueError, match="--redeals"):
+        main(["--simulations", "8", "--redeals", "4", "--redeal", "0", "--deals", "1"])
+    with pytest.raises(ValueError, match="--redeals"):
+        main(["--simulations", "8", "--redeals", "4", "--field", "heuristic", "--deals", "1"])
+    assert main(["--simulations", "8", "--redeals", "4", "--deals", "1"]) == 2  # good sizes: on to the missing extra
+    assert simulations_per_search(200, 4) == 50 and simulations_per_search(203, 4) == 50
+    with pytest.raises(ValueError, match="redeals must be a whole number >= 1"):
+        simulations_per_search(10, 0)
+    with pytest.raises(ValueError, match="simulations 1 over redeals 1 leaves 1"):
+        OpenSpielPlayer(None, 1, 2.0)
+    with pytest.raises(ValueError, match="redeal=1"):
+        OpenSpielPlayer(None, 20, 2.0, redeal=False, redeals=2)
+    for bad, named in (("redeals=0", "redeals must be"), ("simulations=7,redeals=4", "simulations 7 over redeals 4"),
+                       ("redeals=2,redeal=0", "redeal=1")):
+        with pytest.raises(ValueError, match=named):
+            parse_openspiel_spec(f"openspiel_ismcts:{bad}")
+
+
+@pytest.mark.slow
+def test_the_several_redeal_field_meets_the_one_redeal_field_on_duplicate_deals(tmp_path, capsys):
+    """K redeals in our seat against the one-redeal field, and the reverse, at equal total simulations."""
+    pytest.importorskip("pyspiel")
+    out = tmp_path / "fields.json"
+    assert main(["--agents", "openspiel_ismcts:simulations=8,redeals=2", "--simulations", "8", "--deals", "1",
+                 "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["field"] == "openspiel_ismcts:simulations=8,uct_c=2,redeal=1"
+    assert main(["--agents", "openspiel_ismcts:simulations=8", "--simulations", "8", "--redeals", "2", "--deals", "1",
+                 "--json", str(out)]) == 0
+    assert "8 simulations: 2 redeals x 4" in capsys.readouterr().out
+    figures = json.loads(out.read_text())
+    assert figures["redeals"] == 2 and figures["rows"][0]["field"].endswith(",redeals=2")

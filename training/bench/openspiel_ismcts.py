@@ -25,6 +25,21 @@ seats' hidden cards drawn anew (``--redeal 1``, the default): OpenSpiel's
 to them, so searching from the mirrored state its IS-MCTS would know which cards
 are out of play (:class:`OpenSpielPlayer`).
 
+One redeal fixes one set of out-of-play cards for all of a decision's
+simulations. ``--redeals K`` (default 1, the single search) makes the field
+draw K states from the seat's view per decision and search each with
+S = ``--simulations // K`` simulations: ``--simulations`` is the decision's
+total either way, so fields with different K spend the same simulations. The K
+searches' normalized visit counts are summed and the largest sum played (ties:
+the lowest action in our numbering). K below 1, or S below 2 (OpenSpiel's
+search spends its first simulation on expanding the root), is refused before
+anything runs, OpenSpiel installed or not. The spec option ``redeals=K`` does
+the same for ``openspiel_ismcts`` in the agent's seat, so the two fields meet
+head to head at equal total simulations on duplicate deals:
+``--agents openspiel_ismcts:simulations=200,redeals=4 --simulations 200``
+(one K-redeal seat against three one-redeal seats), or the reverse,
+``--agents openspiel_ismcts:simulations=200 --simulations 200 --redeals 4``.
+
 Scoring: every hand is scored by OUR rules (standard: 10 + bid for an exact
 bid, 0 for a miss). OpenSpiel's ``oh_hell`` returns differ on a missed bid (it
 pays one point per trick taken, exact or not, plus 10 for an exact bid), so its
@@ -66,6 +81,7 @@ from ..evaluation.openspiel import (
     parse_openspiel_spec,
     require_openspiel,
     run_agent,
+    simulations_per_search,
     speed,
     table,
 )
@@ -89,8 +105,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "hidden cards drawn anew (OpenSpiel's oh_hell resampling would otherwise know which cards are out of play); "
         "0: from the mirrored state, as before",
     )
+    parser.add_argument(
+        "--redeals", type=int, default=1, metavar="K",
+        help="states the field redeals from its view per decision, one IS-MCTS search each with --simulations // K "
+        "simulations, their normalized visit counts summed (default 1: one search of --simulations)",
+    )
     parser.add_argument("--deals", type=int, default=50, help="duplicate deals per agent (default 50)")
-    parser.add_argument("--simulations", type=int, default=500, help="OpenSpiel IS-MCTS simulations per decision (default 500)")
+    parser.add_argument(
+        "--simulations", type=int, default=500,
+        help="OpenSpiel IS-MCTS simulations per decision, in all (shared among --redeals searches; default 500)",
+    )
     parser.add_argument("--uct-c", type=float, default=2.0, help="OpenSpiel IS-MCTS exploration constant (default 2)")
     parser.add_argument("--match", action="store_true", help="whole matches (hands 10..1) instead of single 10-card hands")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
@@ -104,12 +128,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # sizes first: a bad one is refused whether or not OpenSpiel is installed
+    check_positive(deals=args.deals, simulations=args.simulations, workers=args.workers, redeals=args.redeals)
+    simulations_per_search(args.simulations, args.redeals, flag="--")
+    if args.redeals > 1 and (not args.redeal or args.field or args.speed):
+        raise ValueError(
+            "--redeals sets how OpenSpiel's field in the other seats searches: it needs --redeal 1, no --field "
+            "(an openspiel_ismcts field spec takes redeals=K) and no --speed"
+        )
     try:
         require_openspiel()
     except ImportError as error:
         print(f"blackout bench openspiel_ismcts: error: {error}", file=sys.stderr)
         return 2
-    check_positive(deals=args.deals, simulations=args.simulations, workers=args.workers)
     if args.speed < 0:
         raise ValueError(f"--speed must be a number of hands (0: play games instead), got {args.speed}")
     check_output_file(args.json)
@@ -137,13 +168,16 @@ def run(args: argparse.Namespace) -> int:
         rows.append(
             run_agent(
                 spec, rules, args.deals, args.seed, args.simulations, args.uct_c, args.match, args.workers, args.field,
-                bool(args.redeal),
+                bool(args.redeal), args.redeals,
             )
         )
         if len(args.agents) > 1:
             print(f"{spec}: done", file=sys.stderr, flush=True)
-    print(table(rows, args.simulations, args.field))
-    write_json(args.json, {"simulations": args.simulations, "uct_c": args.uct_c, "match": args.match, "rows": rows})
+    print(table(rows, args.simulations, args.field, args.redeals))
+    write_json(
+        args.json,
+        {"simulations": args.simulations, "redeals": args.redeals, "uct_c": args.uct_c, "match": args.match, "rows": rows},
+    )
     return 0
 
 

@@ -3,7 +3,8 @@
 One :class:`~blackout_env.engine.BlackoutGame` and one OpenSpiel ``oh_hell`` state are stepped together,
 the same cards in every seat (cards map by rank and suit, :func:`to_openspiel_card`), the legal actions
 checked equal at every decision, every hand scored by our rules; OpenSpiel's bots search from a state
-rebuilt from their seat's view (:class:`OpenSpielPlayer`). :func:`run_agent` plays one agent's duplicate
+rebuilt from their seat's view (:class:`OpenSpielPlayer`; with ``redeals`` K > 1 from K such states, one
+search each, their visit counts summed). :func:`run_agent` plays one agent's duplicate
 seating and :func:`summarise` gives its figures; :func:`speed` times decisions against OpenSpiel's bot.
 ``blackout bench openspiel_ismcts`` (:mod:`blackout_training.bench.openspiel_ismcts`) is the command,
 and its docstring the full description. Needs ``open_spiel`` (the ``bench`` extra).
@@ -23,7 +24,10 @@ from blackout_env import BlackoutGame, Rules
 from ..agents.policies import load_policy
 from .tournament import confidence_half_width, single_threaded_torch
 
-__all__ = ["to_openspiel_card", "from_openspiel_action", "require_openspiel", "play_deal", "run_agent", "speed", "summarise", "table"]
+__all__ = [
+    "to_openspiel_card", "from_openspiel_action", "require_openspiel", "simulations_per_search", "OpenSpielPlayer",
+    "play_deal", "run_agent", "speed", "summarise", "table",
+]
 
 MISSING = (
     "OpenSpiel is not installed: this benchmark needs the bench extra "
@@ -61,6 +65,30 @@ def to_openspiel_action(action: int) -> int:
 
 OPENSPIEL_SPEC = "openspiel_ismcts"
 
+# summed shares this close to the best count as tied (the shares are visit counts over the same total, so a
+# true tie can differ only by rounding)
+_TIE_TOLERANCE = 1e-9
+
+
+def simulations_per_search(simulations: int, redeals: int, flag: str = "") -> int:
+    """S = ``simulations // redeals``: the simulations of each of a decision's ``redeals`` searches.
+
+    ``simulations`` is the decision's total budget (K x S of it is spent; the remainder of the division
+    is not). ValueError naming the option (``flag`` before its name: ``"--"`` on the command line) when
+    ``redeals`` is below 1 or S below 2: OpenSpiel's IS-MCTS spends a search's first simulation on
+    expanding its root, so a search of one simulation visits no action and has no policy to give.
+    """
+    if isinstance(redeals, bool) or not isinstance(redeals, int) or redeals < 1:
+        raise ValueError(f"{flag}redeals must be a whole number >= 1, got {redeals!r}")
+    per_search = simulations // redeals
+    if per_search < 2:
+        raise ValueError(
+            f"{flag}simulations {simulations} over {flag}redeals {redeals} leaves {per_search} simulation(s) per "
+            f"search: each search needs at least 2 (OpenSpiel's IS-MCTS spends its first on expanding the root), "
+            f"so {flag}simulations must be at least {2 * redeals}"
+        )
+    return per_search
+
 
 class OpenSpielPlayer:
     """OpenSpiel's IS-MCTS as a seat of the mirrored games.
@@ -71,16 +99,34 @@ class OpenSpielPlayer:
     other seats only cards that were really dealt to them, so from the mirrored state every
     determinization knows which cards are out of play (11 of the 41 unseen cards in a 10-card hand),
     which no player can know. ``redeal=False`` searches from the mirrored state (the earlier rounds).
+
+    One redeal fixes one set of out-of-play cards for all of a decision's simulations. ``redeals`` K > 1
+    (with ``redeal``) draws K states from the view instead and searches each with S = ``simulations // K``
+    simulations (:func:`simulations_per_search`: ``simulations`` is the decision's total, so K redeals
+    and one cost the same simulations), sums the K searches' normalized visit counts
+    (``ISMCTSBot.get_policy`` with ``NORMALIZED_VISIT_COUNT``) and plays the action with the largest sum;
+    ties go to the lowest action in our numbering (cards before bids, a card by suit C D H S then rank),
+    so the choice depends on the searches alone; a decision with one legal action is played without search.
+    ``redeals=1`` (the default) is the single search, unchanged: the same bot, seeds and searched states.
+
+    Seeded (:meth:`seed`), the redealt states are the same from run to run; OpenSpiel's C++ search is not
+    quite: it breaks ties between equal UCB values in its hash map's iteration order, which changes from
+    run to run (even within one process), so its actions repeat only where it meets no such tie.
     """
 
     openspiel = True
 
     def __init__(
-        self, pyspiel: Any, simulations: int, uct_c: float, rollout_seed: int = 0, redeal: bool = True
+        self, pyspiel: Any, simulations: int, uct_c: float, rollout_seed: int = 0, redeal: bool = True,
+        redeals: int = 1,
     ) -> None:
+        self.per_search = simulations_per_search(simulations, redeals)
+        if redeals > 1 and not redeal:
+            raise ValueError(f"redeals={redeals} draws the hidden cards from the seat's view: it needs redeal=1")
         self.pyspiel, self.simulations, self.uct_c = pyspiel, simulations, uct_c
         self.rollout_seed = rollout_seed
         self.redeal = bool(redeal)
+        self.redeals = redeals
         self.bot = None
         self.rng = np.random.default_rng(0)
 
@@ -88,9 +134,14 @@ class OpenSpielPlayer:
         """A fresh ISMCTSBot (and rollout evaluator, and redeals) seeded with ``value``."""
         pyspiel = self.pyspiel
         self.rng = np.random.default_rng([value, 7])
+        # one search plays its most visited action; K searches give their visit shares, to be summed
+        final_policy = (
+            pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT if self.redeals == 1
+            else pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT
+        )
         self.bot = pyspiel.ISMCTSBot(
-            value, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c, self.simulations, -1,
-            pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False,
+            value, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c, self.per_search,
+            -1, final_policy, False, False,
         )
 
     def search_state(self, state: Any, view: Any = None) -> Any:
@@ -100,33 +151,55 @@ class OpenSpielPlayer:
         return state
 
     def act_openspiel(self, state: Any, view: Any = None) -> int:
-        """The bot's action in ``state`` (the mirrored state), searched from :meth:`search_state`."""
-        return from_openspiel_action(self.bot.step(self.search_state(state, view)))
+        """The bot's action in ``state`` (the mirrored state), searched from :meth:`search_state`.
+
+        With ``redeals`` K > 1: from K states rebuilt from ``view`` (required), their visit shares summed.
+        """
+        if self.redeals == 1:
+            return from_openspiel_action(self.bot.step(self.search_state(state, view)))
+        if view is None:
+            raise ValueError("redeals > 1 rebuilds the searched states from the seat's view: pass the view")
+        legal = sorted(from_openspiel_action(a) for a in state.legal_actions())
+        if len(legal) == 1:
+            return legal[0]
+        shares = dict.fromkeys(legal, 0.0)
+        for _ in range(self.redeals):
+            for action, share in self.bot.get_policy(openspiel_state_from_view(self.pyspiel, view, self.rng)):
+                shares[from_openspiel_action(action)] += share
+        best = max(shares.values())
+        return next(a for a in legal if shares[a] >= best - _TIE_TOLERANCE)
 
 
 def parse_openspiel_spec(spec: str, simulations: int = 500, uct_c: float = 2.0) -> dict[str, Any] | None:
-    """``openspiel_ismcts[:simulations=N,uct_c=C,rollout_seed=K,redeal=0|1]`` as keyword arguments of :class:`OpenSpielPlayer`.
+    """``openspiel_ismcts[:simulations=N,uct_c=C,rollout_seed=K,redeal=0|1,redeals=R]`` as keyword arguments of :class:`OpenSpielPlayer`.
 
     None for any other spec. ``rollout_seed``: an offset added to the bot's seed to seed its rollout
     evaluator (0, the default, seeds both with the same number, as the field's bot is seeded).
+    ``redeals``: states redealt from the view per decision, ``simulations`` (the total) shared among them.
     """
     name, _, options = spec.partition(":")
     if name != OPENSPIEL_SPEC:
         return None
-    parsed: dict[str, Any] = {"simulations": simulations, "uct_c": uct_c, "rollout_seed": 0, "redeal": 1}
+    parsed: dict[str, Any] = {"simulations": simulations, "uct_c": uct_c, "rollout_seed": 0, "redeal": 1, "redeals": 1}
     for option in filter(None, options.split(",")):
         key, _, value = option.partition("=")
         if key not in parsed:
-            raise ValueError(f"{spec}: unknown option {key!r} (options: simulations, uct_c, rollout_seed, redeal)")
+            raise ValueError(f"{spec}: unknown option {key!r} (options: {', '.join(parsed)})")
         try:
             number = float(value) if key == "uct_c" else int(value)
         except ValueError:
             number = None
-        low = {"simulations": 1, "uct_c": 0, "rollout_seed": 0, "redeal": 0}[key]
+        low = {"simulations": 1, "uct_c": 0, "rollout_seed": 0, "redeal": 0, "redeals": 1}[key]
         if number is None or not number >= low or (key == "redeal" and number > 1):
             wanted = "a number" if key == "uct_c" else "a whole number"
             raise ValueError(f"{spec}: {key} must be {wanted} >= {low}, got {value!r}")
         parsed[key] = number
+    try:
+        simulations_per_search(parsed["simulations"], parsed["redeals"])
+    except ValueError as error:
+        raise ValueError(f"{spec}: {error}") from None
+    if parsed["redeals"] > 1 and not parsed["redeal"]:
+        raise ValueError(f"{spec}: redeals > 1 draws the hidden cards from the seat's view: it needs redeal=1")
     return parsed
 
 
@@ -202,11 +275,12 @@ def play_deal(
     match: bool,
     field: Any = None,
     redeal: bool = True,
+    redeals: int = 1,
 ) -> dict[str, Any]:
     """Play deal ``deal`` once per seat of the agent; per rotation the scores, bids and timings.
 
     ``field`` plays the other seats (one player for all of them; default: OpenSpiel's IS-MCTS with
-    ``simulations`` and ``uct_c``).
+    ``simulations`` in all per decision, ``uct_c``, ``redeal`` and ``redeals``, :class:`OpenSpielPlayer`).
     """
     n = rules.num_players
     rng = np.random.default_rng([seed, deal])
@@ -216,7 +290,7 @@ def play_deal(
     rotations = []
     for seat in range(n):
         bot_seed = int(np.random.SeedSequence([seed, deal, seat]).generate_state(1)[0] % (2**31))
-        others = field if field is not None else OpenSpielPlayer(pyspiel, simulations, uct_c, redeal=redeal)
+        others = field if field is not None else OpenSpielPlayer(pyspiel, simulations, uct_c, redeal=redeal, redeals=redeals)
         for player, player_seed in ((agent, bot_seed), (others, bot_seed)):
             if (player is agent) == getattr(player, "openspiel", False):
                 # OpenSpiel's IS-MCTS in the agent's seat (the null test), or our policy in the other seats:
@@ -318,8 +392,8 @@ def _speed(
     }
 
 
-def _worker(task: tuple[str, Rules, int, int, int, float, bool, str | None, bool]) -> dict[str, Any]:
-    spec, rules, deal, seed, simulations, uct_c, match, field_spec, redeal = task
+def _worker(task: tuple[str, Rules, int, int, int, float, bool, str | None, bool, int]) -> dict[str, Any]:
+    spec, rules, deal, seed, simulations, uct_c, match, field_spec, redeal, redeals = task
     pyspiel = require_openspiel()
     players = []
     for key in (spec, field_spec):
@@ -330,7 +404,9 @@ def _worker(task: tuple[str, Rules, int, int, int, float, bool, str | None, bool
         if player is None:
             player = _AGENTS[(key, len(players))] = load_player(pyspiel, key, rules, seed)
         players.append(player)
-    return play_deal(pyspiel, rules, players[0], deal, seed, simulations, uct_c, match, field=players[1], redeal=redeal)
+    return play_deal(
+        pyspiel, rules, players[0], deal, seed, simulations, uct_c, match, field=players[1], redeal=redeal, redeals=redeals
+    )
 
 
 _AGENTS: dict[tuple[str, int], Any] = {}
@@ -381,33 +457,38 @@ def run_agent(
     spec: str, rules: Rules, deals: int, seed: int, simulations: int, uct_c: float, match: bool, workers: int = 1,
     field: str | None = None,
     redeal: bool = True,
+    redeals: int = 1,
 ) -> dict[str, Any]:
     """Play ``deals`` duplicate deals of agent ``spec`` against OpenSpiel's IS-MCTS (or ``field``); its figures.
 
-    ``redeal``: the default field searches from states rebuilt from its views (:class:`OpenSpielPlayer`).
+    ``redeal``: the default field searches from states rebuilt from its views; ``redeals`` K: from K such
+    states per decision, ``simulations`` shared among them (:class:`OpenSpielPlayer`).
     """
+    simulations_per_search(simulations, redeals)  # bad budgets fail here, before any game
     pyspiel = require_openspiel()
     for key in (spec, field):  # a bad spec fails here, before any game
         if key is not None:
             load_player(pyspiel, key, rules, seed)
-    tasks = [(spec, rules, deal, seed, simulations, uct_c, match, field, redeal) for deal in range(deals)]
+    tasks = [(spec, rules, deal, seed, simulations, uct_c, match, field, redeal, redeals) for deal in range(deals)]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             results = list(pool.map(_worker, tasks))
     else:
         results = [_worker(task) for task in tasks]
     row = summarise(spec, results)
-    row["field"] = field or f"{OPENSPIEL_SPEC}:simulations={simulations},uct_c={uct_c:g},redeal={int(redeal)}"
+    redeals_option = f",redeals={redeals}" if redeals > 1 else ""
+    row["field"] = field or f"{OPENSPIEL_SPEC}:simulations={simulations},uct_c={uct_c:g},redeal={int(redeal)}{redeals_option}"
     return row
 
 
-def table(rows: Sequence[dict[str, Any]], simulations: int, field: str | None = None) -> str:
+def table(rows: Sequence[dict[str, Any]], simulations: int, field: str | None = None, redeals: int = 1) -> str:
     other = "IS-MCTS" if field is None else "field"
     header = (
         f"{'agent':<28} {'deals':>5} {'agent/hand':>10} {other + '/hand':>12} {'difference [95% CI]':>26} "
         f"{'made':>6} {other + ' made':>12} {'ms/dec':>7} {other + ' ms/dec':>9}"
     )
-    title = f"vs OpenSpiel IS-MCTS ({simulations} simulations)" if field is None else f"vs {field} in the other seats"
+    budget = f"{simulations} simulations" + (f": {redeals} redeals x {simulations // redeals}" if redeals > 1 else "")
+    title = f"vs OpenSpiel IS-MCTS ({budget})" if field is None else f"vs {field} in the other seats"
     lines = [f"{title}, scored by our rules", header, "-" * len(header)]
     for r in rows:
         interval = "" if r["interval"] is None else f"[{r['interval'][0]:+.2f}, {r['interval'][1]:+.2f}]"
