@@ -69,7 +69,6 @@ NAMED_TABLES = {
 """Held-out tables by name, rows of ``--rows`` (and ``NAME-Np``): a per-trick table from a house game."""
 
 
-
 def held_out_generator(seed: int, index: int) -> np.random.Generator:
     """The random stream of held-out table ``index`` of ``seed`` (spawn key ``(HELD_OUT_KEY, index)``)."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(HELD_OUT_KEY, index))))
