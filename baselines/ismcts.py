@@ -82,7 +82,7 @@ from blackout_env.batched import numba_available
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.policies import Explanation, action_reasons
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import bid_range, card_power, forbidden_bid
+from blackout_env.rules_logic import bid_range, card_power, forbidden_bid, playable_bits
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -225,20 +225,12 @@ class SimState:
         return bids
 
     def legal_cards(self) -> int:
-        """The current seat's legal cards as a bitmask."""
+        """The current seat's legal cards as a bitmask (:func:`blackout_env.rules_logic.playable_bits`)."""
         t = self.t
-        hand = self.hands[self.current]
-        if self.trick_count:
-            if self.led >= 0:
-                follow = hand & t.suit_mask[self.led]
-                if follow:
-                    return follow | (hand & t.joker_mask)
-            return hand
-        if self.must_break and self.trump >= 0 and not self.trump_broken:
-            other = hand & ~t.suit_mask[self.trump]
-            if other & t.standard_mask:
-                return other
-        return hand
+        leads = not self.trick_count
+        follow = t.suit_mask[self.led] if self.led >= 0 and not leads else 0
+        breaks = t.suit_mask[self.trump] if leads and self.must_break and self.trump >= 0 and not self.trump_broken else 0
+        return playable_bits(leads, self.hands[self.current], follow, breaks, t.joker_mask, t.standard_mask)
 
     def legal_actions(self) -> list[int]:
         """The current seat's legal actions, ascending (empty when the hand is over)."""
@@ -344,13 +336,16 @@ class SimState:
         # (trump_broken is not kept up to date: the hand is over)
 
 
-def _card_play_loop(bit_count: Callable[[int], int], bit_length: Callable[[int], int], greedy_card: Callable) -> Callable:
+def _card_play_loop(
+    bit_count: Callable[[int], int], bit_length: Callable[[int], int], greedy_card: Callable, playable: Callable
+) -> Callable:
     """The card play of a playout, as one function over plain integers and indexable sequences.
 
     The same source serves twice: run by Python with ``int.bit_count`` and
     ``int.bit_length`` (:func:`_play_cards`), and compiled by numba with compiled
     equivalents (:func:`_compiled_card_play`), so the rules of a playout are written
-    once. Arguments: every seat's hand (bitmask), tricks won and bid (mutated:
+    once; ``playable`` is :func:`blackout_env.rules_logic.playable_bits`, run or
+    compiled (the batched kernels compile the same function). Arguments: every seat's hand (bitmask), tricks won and bid (mutated:
     hands and tricks won), the power rows of this trump (``[led + 1][card]``,
     :func:`blackout_env.rules_logic.card_power`), the suit masks, the joker and
     standard-card masks, the trump suit's mask while a trump lead is forbidden (else
@@ -370,15 +365,9 @@ def _card_play_loop(bit_count: Callable[[int], int], bit_length: Callable[[int],
         while tricks_done < hand_size:
             hand = hands[current]
             if trick_count:
-                legal = hand & suit_mask[led] if led >= 0 else 0
-                if legal:
-                    legal |= hand & joker_mask
-                else:
-                    legal = hand
-            elif break_mask and hand & ~break_mask & standard_mask:
-                legal = hand & ~break_mask
+                legal = playable(False, hand, suit_mask[led] if led >= 0 else 0, 0, joker_mask, standard_mask)
             else:
-                legal = hand
+                legal = playable(True, hand, 0, break_mask, joker_mask, standard_mask)
             if legal & (legal - 1):  # more than one card
                 if greedy:
                     legal = greedy_card(
@@ -458,7 +447,9 @@ def _compiled_card_play() -> Callable:
         def seed(value):
             np.random.seed(value)
 
-        play_cards = numba.njit(cache=True)(_card_play_loop(bit_count, bit_length, numba.njit(cache=True)(_greedy_card_rule(bit_length))))
+        greedy_card = numba.njit(cache=True)(_greedy_card_rule(bit_length))
+        playable = numba.njit(cache=True, inline="always")(playable_bits)
+        play_cards = numba.njit(cache=True)(_card_play_loop(bit_count, bit_length, greedy_card, playable))
 
         @numba.njit  # not cached on disk (numba cannot cache a function that calls closures); quick to compile
         def kernel(vector, power_rows, suit_mask, record):
@@ -531,7 +522,7 @@ def _greedy_card_rule(bit_length: Callable[[int], int]) -> Callable:
 _greedy_card = _greedy_card_rule(int.bit_length)
 """The greedy playout's card, run by Python (see :func:`_greedy_card_rule`)."""
 
-_play_cards = _card_play_loop(int.bit_count, int.bit_length, _greedy_card)
+_play_cards = _card_play_loop(int.bit_count, int.bit_length, _greedy_card, playable_bits)
 """The card play of a playout, run by Python (see :func:`_card_play_loop`)."""
 
 

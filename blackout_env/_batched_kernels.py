@@ -15,7 +15,7 @@ hook's forbidden bid, the suit a turned card names, the bust test, the seat each
 deck card is dealt to, who acts first and where the turned card lies are table
 lookups; the dealer of a round and the bid range (0..hand size) are mirrored
 inline, each marked with the function it mirrors; the legal cards are
-``rules_logic.playable_cards`` written as bitset operations. The differential
+``rules_logic.playable_bits`` (``playable_cards`` on bitsets) compiled. The differential
 tests (``tests/test_batched_differential.py``, ``tests/test_batched.py``) play
 the same deals and actions through the engine and these kernels and compare
 states, observations and masks exactly.
@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from . import rules_logic
 
 NONE = -1
 BID, PLAY = 0, 1
@@ -260,6 +262,10 @@ def advance(
     return over[:count]
 
 
+_playable = numba.njit(cache=True, inline="always")(rules_logic.playable_bits)
+"""rules_logic.playable_bits compiled: the legal cards (one definition with the IS-MCTS simulator's)."""
+
+
 @numba.njit(cache=True)
 def compute_legal(
     games, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
@@ -271,15 +277,10 @@ def compute_legal(
         legal = np.uint64(0)
         forbidden = NONE
         if phase[g] == PLAY:
-            if trick_size[g] > 0:
-                follow = hand & suit_bits[led_suit[g] + 1]
-                legal = (follow | (hand & joker_bits)) if follow != 0 else hand
-            else:
-                legal = hand
-                if must_break:
-                    others = hand & ~suit_bits[trump[g] + 1]
-                    if not trump_broken[g] and trump[g] != NONE and (others & standard_bits) != 0:
-                        legal = others
+            leads = trick_size[g] == 0
+            follow = suit_bits[0] if leads else suit_bits[led_suit[g] + 1]  # suit_bits[0]: no suit, no card
+            breaks = suit_bits[trump[g] + 1] if must_break and leads and not trump_broken[g] else suit_bits[0]
+            legal = _playable(leads, hand, follow, breaks, joker_bits, standard_bits)
         elif bids_made[g] == n - 1:
             forbidden = forbidden_bid[hand_size[g], bid_total[g]]
         legal_cards[g] = legal

@@ -101,6 +101,7 @@ __all__ = [
     "is_trump",
     "led_suit_of",
     "match_winners",
+    "playable_bits",
     "playable_cards",
     "seat_rewards",
     "suit_led_after",
@@ -277,6 +278,24 @@ def playable_cards(
         if any(card < NUM_STANDARD_CARDS for card in others):
             return others
     return list(hand)
+
+
+def playable_bits(leads, hand, follow_bits, break_bits, joker_bits, standard_bits):
+    """:func:`playable_cards` on bitsets (bit ``c`` stands for card ``c``): the one copy the fast paths share.
+
+    ``follow_bits``: the cards of the led suit (0 while leading, or when no suit is
+    led yet); ``break_bits``: the trump suit's cards while trump may not be led
+    (trump must break and is not broken), else 0; ``joker_bits`` and
+    ``standard_bits``: the jokers and the 52 standard cards. Written with bit
+    operations and truth tests only, so that it runs on Python integers (the
+    IS-MCTS simulator) and, compiled by numba, on 64-bit integers (the batched
+    kernels' ``compute_legal`` and the compiled playouts).
+    """
+    if leads:
+        others = hand & ~break_bits
+        return others if others & standard_bits else hand
+    follow = hand & follow_bits
+    return follow | (hand & joker_bits) if follow else hand
 
 
 JOKER_POWER = 100

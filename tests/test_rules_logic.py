@@ -27,6 +27,7 @@ from blackout_env.rules_logic import (
     is_trump,
     led_suit_of,
     match_winners,
+    playable_bits,
     playable_cards,
     seat_rewards,
     suit_led_after,
@@ -114,6 +115,21 @@ def test_trump_may_not_be_led_before_it_is_broken_unless_the_leader_holds_only_t
     assert playable_cards(hand, None, HEARTS, leads=True, trump_broken=False, must_break=False) == hand
     only_trump = [*parse_cards("KH AH"), JOKER_2]  # jokers are not another suit
     assert playable_cards(only_trump, None, HEARTS, **unbroken) == only_trump
+
+
+def test_the_bitset_rule_of_the_fast_paths_is_playable_cards():
+    rng = np.random.default_rng(0)
+    suit_bits = [sum(1 << c for c in range(s * 13, s * 13 + 13)) for s in range(4)]
+    jokers, standard = (1 << JOKER_1) | (1 << JOKER_2), (1 << 52) - 1
+    for _ in range(3000):
+        hand = sorted(int(c) for c in rng.choice(54, size=int(rng.integers(1, 14)), replace=False))
+        led, trump = rng.choice(SUITS_OR_NONE), rng.choice(SUITS_OR_NONE)
+        leads, broken, must_break = (bool(x) for x in rng.integers(2, size=3))
+        expected = playable_cards(hand, None if leads else led, trump, leads=leads, trump_broken=broken, must_break=must_break)
+        follow = suit_bits[led] if led is not None and not leads else 0
+        breaks = suit_bits[trump] if leads and must_break and trump is not None and not broken else 0
+        bits = playable_bits(leads, sum(1 << c for c in hand), follow, breaks, jokers, standard)
+        assert bits == sum(1 << c for c in expected), (hand, led, trump, leads, broken, must_break)
 
 
 # ------------------------------------------------------------------ the trick
