@@ -16,7 +16,7 @@ from blackout_training.evaluation.held_out import (
     held_out_rules,
     rules_line,
 )
-from blackout_training.ppo.tables import random_rules
+from blackout_training.ppo.tables import TablesVecEnv, check_table, random_rules, wide_rules
 from blackout_training.ppo.training_seeds import check_held_out_seed, training_seeds
 
 from blackout_env import Rules
@@ -96,8 +96,21 @@ def test_the_held_out_stream_is_never_trainings_for_the_same_integer_seed():
         assert held_out.bit_generator.state["state"] != training.bit_generator.state["state"]
         assert not np.array_equal(held_out.integers(2**62, size=4), training.integers(2**62, size=4))
         training = np.random.default_rng(seed)
-        trained_tables = [random_rules(training) for _ in range(8)]
+        trained_tables = [random_rules(training) for _ in range(8)] + [wide_rules(training) for _ in range(8)]
         assert not any(rules in trained_tables for _, rules in held_out_rules(seed, 8))
+
+
+def test_wide_training_tables_cover_the_held_out_range_on_trainings_stream():
+    check_table("wide")
+    rng = np.random.default_rng(5)
+    tables = [wide_rules(rng) for _ in range(300)]
+    per_trick = [r for r in tables if r.points_per_bid == 0 and r.points_per_trick and r.exact_bonus <= 5 * r.points_per_trick]
+    assert 0.15 < len(per_trick) / len(tables) < 0.45  # a quarter drawn from the family (some general ones fit it too)
+    assert max(r.max_bid for r in tables) > 13 and {r.num_players for r in tables} == {3, 4, 5, 6, 7}
+    assert min(r.miss_points_per_trick for r in tables) < -2 and max(r.exact_bonus for r in tables) == 20
+    env = TablesVecEnv(["wide"], 4, 2, Rules.preset("standard"))  # a "wide" group plays its drawn table
+    env.reset(seed=5)
+    assert env.table_rules()[0] == wide_rules(np.random.default_rng(5))
 
 
 def test_a_held_out_table_is_the_same_whatever_the_count_and_seeds_differ():
@@ -110,6 +123,7 @@ def test_the_training_seeds_are_the_run_seeds_of_every_run_that_drew_tables():
     seeds = training_seeds("ppo")
     assert "run.seed of configs/train/generalist.yaml" in seeds[1]
     assert "run.seed recorded in training/agents/checkpoints/ppo_generalist.pt" in seeds[3]
+    assert "run.seed of configs/train/generalist-wide.yaml" in seeds[5]
     assert DEFAULT_HELD_OUT_SEED not in seeds
     check_held_out_seed(DEFAULT_HELD_OUT_SEED, "ppo")
     with pytest.raises(ValueError, match="--held-out-seed 1 is a training seed"):

@@ -17,7 +17,7 @@ drawn again until it does): a table where bidding does not matter tests nothing.
 
 How the held-out draw is kept apart from training's
 ---------------------------------------------------
-Training draws its random tables (:func:`blackout_training.ppo.tables.random_rules`) from
+Training draws its random tables (:func:`blackout_training.ppo.tables.random_rules` and ``wide_rules``) from
 ``numpy.random.default_rng(s)`` for an integer ``s`` derived from the run seed: a
 ``SeedSequence(s)`` with an empty spawn key. Table ``i`` of held-out seed ``S`` draws from
 ``SeedSequence(S, spawn_key=(HELD_OUT_KEY, i))`` (:func:`held_out_generator`); numpy hashes
@@ -25,8 +25,11 @@ the spawn key into the generator's state with the entropy, which is what keeps t
 of ``SeedSequence.spawn`` apart, and no part of training passes a spawn key. So the
 held-out stream is another stream than training's for every seed, the same integer
 included (two of them could only meet by a collision of numpy's 128-bit entropy hash;
-``tests/test_held_out.py`` checks the states and the tables differ); it also feeds another function, over wider ranges (hands to 17, explicit
-lists, scoring to 20 and -10), and table ``i`` is the same whatever the count asked.
+``tests/test_held_out.py`` checks the states and the tables differ), and table ``i`` is the
+same whatever the count asked. Training's ``"wide"`` tables
+(:func:`blackout_training.ppo.tables.wide_rules`) draw from this same function, on
+training's stream: the held-out tables are unseen tables of the distribution a run may
+train on, not tables of another distribution.
 
 On top of that the held-out seed itself must not be a training seed
 (:func:`blackout_training.ppo.training_seeds.check_held_out_seed`), so that no reader has to take the stream argument on

@@ -11,8 +11,10 @@ of a group finish together and the group restarts with new rules at that step.
 
 An entry of ``tables`` is a preset name or a rules YAML file (always that
 table), ``"preset"`` (a preset drawn per match, at a player count drawn from
-3..7 where its hand sizes allow) or ``"random"`` (a random valid rule set per
-match: :func:`random_rules`). Seats are padded to ``MAX_PLAYERS`` columns in the
+3..7 where its hand sizes allow), ``"random"`` (a random valid rule set per
+match: :func:`random_rules`) or ``"wide"`` (a random valid rule set over every
+option's whole documented range, a quarter of them per-trick tables:
+:func:`wide_rules`). Seats are padded to ``MAX_PLAYERS`` columns in the
 per-seat arrays (an absent seat never acts and scores 0); ``players`` holds
 each game's table size.
 """
@@ -26,14 +28,15 @@ import numpy as np
 from blackout_env import PlayerView, Rules, RulesError, preset_names
 from blackout_env.universal import MAX_PLAYERS
 
+from ..evaluation.held_out import held_out_table
 from .vec_env import BatchedVecEnv, GameBatch
 
 if TYPE_CHECKING:
     from blackout_env.batched import BatchedBlackout
 
-__all__ = ["DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "match_steps", "random_rules"]
+__all__ = ["DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "match_steps", "random_rules", "wide_rules"]
 
-DRAWN_TABLES = ("preset", "random")
+DRAWN_TABLES = ("preset", "random", "wide")
 """Entries of ``env.tables`` that draw a new rule set for every match."""
 # Scoring coefficients a random table draws from (each independently), around the presets' values.
 SCORING_CHOICES = {
@@ -67,10 +70,25 @@ def random_rules(rng: np.random.Generator) -> Rules:
     )
 
 
+WIDE_PER_TRICK = 0.25
+"""The share of ``"wide"`` tables drawn from the per-trick family (points per trick taken outweigh the bid)."""
+
+
+def wide_rules(rng: np.random.Generator) -> Rules:
+    """A random valid rule set over every option's whole range: hands up to what the deck deals, scoring -10..20.
+
+    The same function as the held-out tables (:func:`~blackout_training.evaluation.held_out.held_out_table`),
+    on training's own stream: ``rng`` is the run's ``default_rng``, which never carries the held-out spawn key.
+    """
+    return held_out_table(rng, per_trick=bool(rng.random() < WIDE_PER_TRICK))
+
+
 def draw_rules(table: str, rng: np.random.Generator) -> Rules:
     """The rules of one match for an entry of ``env.tables`` (see the module docstring)."""
     if table == "random":
         return random_rules(rng)
+    if table == "wide":
+        return wide_rules(rng)
     if table == "preset":
         rules = Rules.preset(str(rng.choice(preset_names())))
         try:
@@ -81,7 +99,7 @@ def draw_rules(table: str, rng: np.random.Generator) -> Rules:
 
 
 def check_table(table: str) -> None:
-    """Raise ValueError naming ``table`` when it is neither "preset", "random" nor valid rules."""
+    """Raise ValueError naming ``table`` when it is neither "preset", "random", "wide" nor valid rules."""
     if table in DRAWN_TABLES:
         return
     try:
