@@ -139,6 +139,9 @@ def test_the_training_seeds_are_the_run_seeds_of_every_run_that_drew_tables():
         (["--held-out", "-1"], "--held-out must be 0 or more"),
         (["--held-out-seed", "5"], "--held-out-seed 5: give --held-out N too"),
         (["--rows", "held-out-12-8-4-1-5p"], "'held-out-12-8-4-1-5p': hand_sizes: 5 players x 12 cards = 60 > 52"),
+        (["--rows", "held-out-1009-2"], "'held-out-1009-2': held-out table 2 of seed 1009 is 'held-out-1009-2-per-trick'"),
+        (["--rows", "standard,held-out-1009-0"], "'held-out-1009-0': held-out tables count from 1"),
+        (["--rows", "held-out-3-1"], "--held-out-seed 3 is a training seed"),
         (["--policy", "ppo-standard", "--held-out", "1"],
          "row 'held-out-1009-1' (5p, hands 1-2-3-4-5, 1 joker"),
     ],
@@ -167,3 +170,13 @@ def test_bench_generalist_plays_one_row_per_held_out_table_with_its_rules_in_one
     table = out_md.read_text()
     assert table.startswith("| held-out table | deals | random − heuristic [95% CI] | ± | bid made: random / heuristic |")
     assert f"| {rules_line(expected[1][2])} |" in table and table in capsys.readouterr().out
+
+
+def test_rows_may_name_held_out_tables_one_by_one(tmp_path):
+    out_json = tmp_path / "table.json"
+    assert main(["bench", "generalist", "--policy", "random", "--rows", "held-out-1009-8,held-out-1009-50-per-trick",
+                 "--deals", "1", "--json", str(out_json)]) == 0
+    figures = json.loads(out_json.read_text())
+    assert figures["held_out_seed"] == DEFAULT_HELD_OUT_SEED
+    drawn = held_out_rows(DEFAULT_HELD_OUT_SEED, 50)
+    assert [(r["row"], r["family"], Rules.from_dict(r["rules"])) for r in figures["rows"]] == [drawn[7], drawn[49]]

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import Any
 
@@ -67,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="ppo", help="the agent's policy spec (default ppo, the shipped generalist)")
     parser.add_argument(
         "--rows", default=None,
-        help="comma-separated rows, PRESET or PRESET-Np (default: every preset, then standard-3p,-5p,-6p,-7p; "
+        help="comma-separated rows, PRESET, PRESET-Np or a held-out table by its row name, held-out-SEED-I[-per-trick] "
+        "(default: every preset, then standard-3p,-5p,-6p,-7p; "
         "\"\" with --versus: the versus rows alone)",
     )
     parser.add_argument("--deals", type=int, default=150, help="duplicate deals per row (default 150)")
@@ -117,9 +119,11 @@ def run(args: argparse.Namespace) -> int:
     names = default_rows() if args.rows is None else [row.strip() for row in args.rows.split(",") if row.strip()]
     if not names and not args.versus and not args.held_out:
         raise ValueError("--rows: name at least one row (or give --versus or --held-out)")
-    tables = [(row, row_rules(row), OPPONENT, args.deals, None) for row in names]
+    drawn = [row for row in names if HELD_OUT_ROW.fullmatch(row)]
+    tables = [(row, row_rules(row), OPPONENT, args.deals, None) for row in names if row not in drawn]
     held_out = [(row, rules, OPPONENT, args.deals, family)
                 for row, family, rules in held_out_rows(held_out_seed, args.held_out)]
+    held_out += [(row, rules, OPPONENT, args.deals, family) for row, family, rules in _drawn_rows(drawn, args.policy)]
     versus = [(f"{VERSUS_TABLE}-vs-{spec}", Rules.preset(VERSUS_TABLE), spec, args.versus_deals or args.deals, None)
               for spec in args.versus]
     sizes = parse_row_deals(args.row_deals, [row for row, *_ in tables + held_out + versus])
@@ -131,7 +135,27 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise ValueError(f"row {row!r} ({rules_line(rules)}): {error}") from None
     rows = play_table(args, plan)
-    return _write(args, args.policy, rows, held_out_seed if args.held_out else None)
+    seeds = {int(HELD_OUT_ROW.fullmatch(row).group(1)) for row in drawn} | ({held_out_seed} if args.held_out else set())
+    return _write(args, args.policy, rows, seeds.pop() if len(seeds) == 1 else None)
+
+
+HELD_OUT_ROW = re.compile(r"held-out-([0-9]+)-([0-9]+)(-per-trick)?")
+"""A held-out table by its row name (``held-out-SEED-I``, ``-per-trick`` for that family), as ``--held-out`` names it."""
+
+
+def _drawn_rows(names: list[str], policy: str) -> list[tuple[str, str, Rules]]:
+    """The held-out tables that ``--rows`` names one by one (their seeds checked as ``--held-out-seed``'s)."""
+    rows = []
+    for name in names:
+        seed, index = (int(group) for group in HELD_OUT_ROW.fullmatch(name).groups()[:2])
+        if index < 1:
+            raise ValueError(f"--rows: {name!r}: held-out tables count from 1")
+        check_held_out_seed(seed, policy)
+        row = held_out_rows(seed, index)[-1]
+        if row[0] != name:
+            raise ValueError(f"--rows: {name!r}: held-out table {index} of seed {seed} is {row[0]!r}")
+        rows.append(row)
+    return rows
 
 
 def _write(args: argparse.Namespace, policy: str, rows: list[dict[str, Any]], held_out_seed: int | None = None) -> int:
