@@ -84,7 +84,8 @@ def test_distill_moves_the_network_toward_the_search_and_writes_a_universal_poli
     old, _, _ = load_checkpoint(SHIPPED_CHECKPOINT)
     new, _, payload = load_checkpoint(out)
     assert new.observation == "universal" and payload["extra"]["distilled"]["epochs"] == 8
-    assert agreement(new) > agreement(old) + 0.05
+    before, after = agreement(old), agreement(new)
+    assert 1 - after < 0.75 * (1 - before), (before, after)  # a quarter of its disagreement with the search gone
     # and it plays any table legally, as the policy spec ppo:PATH
     bot = load_policy_bot(out, Rules.preset("jokers").replace(num_players=6))
     game = BlackoutGame(Rules.preset("jokers").replace(num_players=6), seed=1, start_round=7)
