@@ -16,7 +16,7 @@ from blackout_training.evaluation.held_out import (
     held_out_rules,
     rules_line,
 )
-from blackout_training.ppo.tables import TablesVecEnv, check_table, random_rules, wide_rules
+from blackout_training.ppo.tables import TablesVecEnv, check_table, per_trick_rules, random_rules, wide_rules
 from blackout_training.ppo.training_seeds import check_held_out_seed, training_seeds
 
 from blackout_env import Rules
@@ -97,6 +97,7 @@ def test_the_held_out_stream_is_never_trainings_for_the_same_integer_seed():
         assert not np.array_equal(held_out.integers(2**62, size=4), training.integers(2**62, size=4))
         training = np.random.default_rng(seed)
         trained_tables = [random_rules(training) for _ in range(8)] + [wide_rules(training) for _ in range(8)]
+        trained_tables += [per_trick_rules(training) for _ in range(8)]
         assert not any(rules in trained_tables for _, rules in held_out_rules(seed, 8))
 
 
@@ -111,6 +112,18 @@ def test_wide_training_tables_cover_the_held_out_range_on_trainings_stream():
     env = TablesVecEnv(["wide"], 4, 2, Rules.preset("standard"))  # a "wide" group plays its drawn table
     env.reset(seed=5)
     assert env.table_rules()[0] == wide_rules(np.random.default_rng(5))
+
+
+def test_per_trick_training_tables_are_all_of_that_family():
+    check_table("per-trick")
+    rng = np.random.default_rng(7)
+    tables = [per_trick_rules(rng) for _ in range(200)]
+    assert all(r.points_per_bid == 0 and r.points_per_trick in (1, 2) for r in tables)
+    assert all(r.miss_points + r.miss_points_per_trick < r.exact_bonus <= 5 * r.points_per_trick for r in tables)
+    assert max(r.max_bid for r in tables) > 13 and {r.num_players for r in tables} == {3, 4, 5, 6, 7}
+    env = TablesVecEnv(["per-trick"], 4, 2, Rules.preset("standard"))
+    env.reset(seed=7)
+    assert env.table_rules()[0] == per_trick_rules(np.random.default_rng(7))
 
 
 def test_a_held_out_table_is_the_same_whatever_the_count_and_seeds_differ():

@@ -12,9 +12,10 @@ of a group finish together and the group restarts with new rules at that step.
 An entry of ``tables`` is a preset name or a rules YAML file (always that
 table), ``"preset"`` (a preset drawn per match, at a player count drawn from
 3..7 where its hand sizes allow), ``"random"`` (a random valid rule set per
-match: :func:`random_rules`) or ``"wide"`` (a random valid rule set over every
+match: :func:`random_rules`), ``"wide"`` (a random valid rule set over every
 option's whole documented range, a quarter of them per-trick tables:
-:func:`wide_rules`). Seats are padded to ``MAX_PLAYERS`` columns in the
+:func:`wide_rules`) or ``"per-trick"`` (one of the per-trick family only, where
+points per trick taken outweigh the bid: :func:`per_trick_rules`). Seats are padded to ``MAX_PLAYERS`` columns in the
 per-seat arrays (an absent seat never acts and scores 0); ``players`` holds
 each game's table size.
 """
@@ -34,9 +35,12 @@ from .vec_env import BatchedVecEnv, GameBatch
 if TYPE_CHECKING:
     from blackout_env.batched import BatchedBlackout
 
-__all__ = ["DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "match_steps", "random_rules", "wide_rules"]
+__all__ = [
+    "DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "match_steps", "per_trick_rules", "random_rules",
+    "wide_rules",
+]
 
-DRAWN_TABLES = ("preset", "random", "wide")
+DRAWN_TABLES = ("preset", "random", "wide", "per-trick")
 """Entries of ``env.tables`` that draw a new rule set for every match."""
 # Scoring coefficients a random table draws from (each independently), around the presets' values.
 SCORING_CHOICES = {
@@ -83,12 +87,19 @@ def wide_rules(rng: np.random.Generator) -> Rules:
     return held_out_table(rng, per_trick=bool(rng.random() < WIDE_PER_TRICK))
 
 
+def per_trick_rules(rng: np.random.Generator) -> Rules:
+    """A random valid rule set of the per-trick family (as :func:`wide_rules`, on training's stream)."""
+    return held_out_table(rng, per_trick=True)
+
+
 def draw_rules(table: str, rng: np.random.Generator) -> Rules:
     """The rules of one match for an entry of ``env.tables`` (see the module docstring)."""
     if table == "random":
         return random_rules(rng)
     if table == "wide":
         return wide_rules(rng)
+    if table == "per-trick":
+        return per_trick_rules(rng)
     if table == "preset":
         rules = Rules.preset(str(rng.choice(preset_names())))
         try:
@@ -99,7 +110,7 @@ def draw_rules(table: str, rng: np.random.Generator) -> Rules:
 
 
 def check_table(table: str) -> None:
-    """Raise ValueError naming ``table`` when it is neither "preset", "random", "wide" nor valid rules."""
+    """Raise ValueError naming ``table`` when it is neither "preset", "random", "wide", "per-trick" nor valid rules."""
     if table in DRAWN_TABLES:
         return
     try:
