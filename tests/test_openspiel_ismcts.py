@@ -394,3 +394,43 @@ def test_the_several_redeal_field_meets_the_one_redeal_field_on_duplicate_deals(
     assert "8 simulations: 2 redeals x 4" in capsys.readouterr().out
     figures = json.loads(out.read_text())
     assert figures["redeals"] == 2 and figures["rows"][0]["field"].endswith(",redeals=2")
+
+
+SITTINGS = [f"docs/data/openspiel-redeals4-2000-s{seed}.json" for seed in (21, 22, 23, 24)]
+
+
+def test_pooled_sittings_are_one_figure_per_deal_and_need_no_openspiel(tmp_path, capsys, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    assert main(["--pool", *SITTINGS, "--json", str(tmp_path / "pooled.json")]) == 0
+    assert "ppo+search                     200" in capsys.readouterr().out
+    pooled = json.loads((tmp_path / "pooled.json").read_text())
+    row, = pooled["rows"]
+    parts = [json.loads(Path(name).read_text())["rows"][0] for name in SITTINGS]
+    assert row["per_deal_differences"] == [d for part in parts for d in part["per_deal_differences"]]
+    assert row["deals"] == 200 and row["difference"] == pytest.approx(sum(row["per_deal_differences"]) / 200)
+    assert row["interval"][0] < row["difference"] < row["interval"][1]
+    assert row["agent_bid_made_rate"] == pytest.approx(sum(p["agent_bid_made_rate"] for p in parts) / 4)
+    assert pooled["files"] == SITTINGS and pooled["redeals"] == 4 and pooled["simulations"] == 2000
+    assert json.loads(Path("docs/data/openspiel-redeals4-2000-pooled.json").read_text()) == pooled | {"files": SITTINGS}
+
+
+def test_sittings_that_are_not_one_measurement_are_refused(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    other = json.loads(Path(SITTINGS[0]).read_text()) | {"simulations": 500}
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    (tmp_path / "broken.json").write_text("{")
+    (tmp_path / "speed.json").write_text(json.dumps({"simulations": 2000, "speed": []}))
+    for files, message in [
+        ([SITTINGS[0], str(tmp_path / "other.json")], "simulations is 500"),
+        ([SITTINGS[0], SITTINGS[0]], "the same deals as"),
+        ([SITTINGS[0], str(tmp_path / "broken.json")], "cannot be read as JSON"),
+        ([SITTINGS[0], str(tmp_path / "speed.json")], "not the figures of a game run"),
+        ([SITTINGS[0]], "at least two sittings"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            main(["--pool", *files, "--json", str(tmp_path / "out.json")])
+        assert not (tmp_path / "out.json").exists()

@@ -62,6 +62,10 @@ over the rotations) with a 95% interval over deals, bid-made rates, and the
 wall time per decision of each side (measured in the same run, so they share
 the machine's load).
 
+``--pool FILE FILE ...`` plays nothing: it pools earlier ``--json`` files of the same agents against
+the same field on other seeds (sittings) into one figure per agent, per deal (the difference and its
+interval over all the deals), and prints and writes it as a run would (OpenSpiel not needed).
+
 ``--speed HANDS`` measures instead the CPU time per decision of each agent and
 of OpenSpiel's IS-MCTS on the same decisions (OpenSpiel's bot plays every seat;
 our agent decides each of those positions too).
@@ -72,6 +76,7 @@ Needs the ``bench`` extra (``pip install -e ".[bench]"``), which installs ``open
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from blackout_env import Rules
@@ -79,6 +84,7 @@ from blackout_env import Rules
 from ..evaluation.openspiel import (
     load_player,
     parse_openspiel_spec,
+    pool_sittings,
     require_openspiel,
     run_agent,
     simulations_per_search,
@@ -124,10 +130,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="instead of games: CPU time per decision of each agent and of OpenSpiel's IS-MCTS on the same "
         "decisions of this many hands",
     )
+    parser.add_argument(
+        "--pool", nargs="+", default=None, metavar="FILE",
+        help="instead of playing: pool the --json files of sittings of the same agents and field on other seeds",
+    )
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pool is not None:
+        return _pool(args)
     # sizes first: a bad one is refused whether or not OpenSpiel is installed
     check_positive(deals=args.deals, simulations=args.simulations, workers=args.workers, redeals=args.redeals)
     simulations_per_search(args.simulations, args.redeals, flag="--")
@@ -176,8 +188,28 @@ def run(args: argparse.Namespace) -> int:
     print(table(rows, args.simulations, args.field, args.redeals))
     write_json(
         args.json,
-        {"simulations": args.simulations, "redeals": args.redeals, "uct_c": args.uct_c, "match": args.match, "rows": rows},
+        {
+            "simulations": args.simulations, "redeals": args.redeals, "uct_c": args.uct_c, "match": args.match,
+            "seed": args.seed, "rows": rows,
+        },
     )
+    return 0
+
+
+def _pool(args: argparse.Namespace) -> int:
+    if args.speed:
+        raise ValueError("--pool pools game runs: no --speed")
+    check_output_file(args.json)
+    sittings = []
+    for name in args.pool:
+        try:
+            with open(name, encoding="utf-8") as handle:
+                sittings.append((name, json.load(handle)))
+        except (OSError, ValueError) as error:
+            raise ValueError(f"--pool {name}: cannot be read as JSON ({error})") from None
+    pooled = pool_sittings(sittings)
+    print(table(pooled["rows"], pooled["simulations"], None, pooled["redeals"]))
+    write_json(args.json, pooled)
     return 0
 
 

@@ -26,7 +26,7 @@ from .tournament import confidence_half_width, single_threaded_torch
 
 __all__ = [
     "to_openspiel_card", "from_openspiel_action", "require_openspiel", "simulations_per_search", "OpenSpielPlayer",
-    "play_deal", "run_agent", "speed", "summarise", "table",
+    "play_deal", "pool_sittings", "run_agent", "speed", "summarise", "table",
 ]
 
 MISSING = (
@@ -451,6 +451,67 @@ def summarise(spec: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "openspiel_ms_per_decision": 1000 * timing["openspiel"][0] / max(timing["openspiel"][1], 1),
         "per_deal_differences": diffs,
     }
+
+
+_SITTING_KEYS = ("simulations", "redeals", "uct_c", "match")
+"""What every pooled sitting must share (with each row's agent and field)."""
+
+
+def pool_sittings(sittings: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """Sittings of the same agents against the same field, on other deals, as one: ``(file name, figures)`` each.
+
+    The figures are what ``blackout bench openspiel_ismcts --json`` writes. The rows of one agent are pooled
+    per deal: the difference and its 95% interval over all the sittings' per-deal differences, the per-hand
+    scores and bid-made rates weighted by deals (every deal has the same hands), the times per decision too
+    (an approximation: a deal's decisions vary a little). Raises ValueError naming the file when a sitting is
+    not such figures, differs from the first in what it measured, or repeats another's deals.
+    """
+    if len(sittings) < 2:
+        raise ValueError(f"--pool needs at least two sittings, got {len(sittings)}")
+    first_name, first = sittings[0]
+    pooled_rows: dict[str, list[dict[str, Any]]] = {}
+    seen: dict[tuple[float, ...], str] = {}
+    for name, figures in sittings:
+        rows = figures.get("rows") if isinstance(figures, dict) else None
+        if not isinstance(rows, list) or not rows or any(key not in figures for key in _SITTING_KEYS):
+            raise ValueError(f"{name}: not the figures of a game run of blackout bench openspiel_ismcts --json")
+        for key in _SITTING_KEYS:
+            if figures[key] != first[key]:
+                raise ValueError(f"{name}: {key} is {figures[key]!r}, {first_name} has {first[key]!r}: not one measurement")
+        agents = [row.get("agent") for row in rows]
+        if name != first_name and sorted(agents) != sorted(pooled_rows):
+            raise ValueError(f"{name}: agents {agents}, {first_name} has {sorted(pooled_rows)}")
+        for row in rows:
+            missing = [key for key in (*_POOLED_MEANS, "deals", "per_deal_differences", "field") if key not in row]
+            if missing or len(row["per_deal_differences"]) != row["deals"]:
+                raise ValueError(f"{name}: a row without {missing or 'one difference per deal'}")
+            earlier = pooled_rows.setdefault(row["agent"], [])
+            if earlier and row["field"] != earlier[0]["field"]:
+                raise ValueError(f"{name}: field {row['field']!r}, {first_name} has {earlier[0]['field']!r}")
+            deals = tuple(row["per_deal_differences"])
+            if (row["agent"], deals) in seen:
+                raise ValueError(f"{name}: the same deals as {seen[(row['agent'], deals)]} (a sitting pooled twice?)")
+            seen[(row["agent"], deals)] = name
+            earlier.append(row)
+    seeds = [figures.get("seed") for _, figures in sittings]
+    if None not in seeds and len(set(seeds)) < len(seeds):
+        raise ValueError(f"two sittings share a seed ({seeds}): the same deals would count twice")
+    rows = []
+    for agent, parts in pooled_rows.items():
+        diffs = [d for row in parts for d in row["per_deal_differences"]]
+        deals = sum(row["deals"] for row in parts)
+        mean, half = float(np.mean(diffs)), confidence_half_width(diffs)
+        row = {key: sum(r[key] * r["deals"] for r in parts) / deals for key in _POOLED_MEANS}
+        row.update(agent=agent, deals=deals, difference=mean, per_deal_differences=diffs, field=parts[0]["field"],
+                   interval=None if half is None else [mean - half, mean + half])
+        rows.append(row)
+    return {**{key: first[key] for key in _SITTING_KEYS}, "seeds": seeds, "files": [name for name, _ in sittings], "rows": rows}
+
+
+_POOLED_MEANS = (
+    "agent_score_per_hand", "openspiel_score_per_hand", "agent_bid_made_rate", "openspiel_bid_made_rate",
+    "agent_ms_per_decision", "openspiel_ms_per_decision",
+)
 
 
 def run_agent(
