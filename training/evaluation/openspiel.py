@@ -455,6 +455,11 @@ def summarise(spec: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 _SITTING_KEYS = ("simulations", "redeals", "uct_c", "match")
 """What every pooled sitting must share (with each row's agent and field)."""
+_POOLED_MEANS = (
+    "agent_score_per_hand", "openspiel_score_per_hand", "agent_bid_made_rate", "openspiel_bid_made_rate",
+    "agent_ms_per_decision", "openspiel_ms_per_decision",
+)
+"""The per-deal figures of a row that pool as means weighted by deals."""
 
 
 def pool_sittings(sittings: Sequence[tuple[str, Any]]) -> dict[str, Any]:
@@ -507,11 +512,6 @@ def pool_sittings(sittings: Sequence[tuple[str, Any]]) -> dict[str, Any]:
         rows.append(row)
     return {**{key: first[key] for key in _SITTING_KEYS}, "seeds": seeds, "files": [name for name, _ in sittings], "rows": rows}
 
-
-_POOLED_MEANS = (
-    "agent_score_per_hand", "openspiel_score_per_hand", "agent_bid_made_rate", "openspiel_bid_made_rate",
-    "agent_ms_per_decision", "openspiel_ms_per_decision",
-)
 
 
 def run_agent(
