@@ -74,6 +74,15 @@ def test_wheel_holds_the_rules_presets_and_the_shipped_policy(wheel):
     assert not any(name.startswith(("training/", "baselines/", "tests/", "configs/")) for name in members)
 
 
+def test_wheel_holds_every_module_of_the_three_packages(wheel):
+    """A subpackage left out of pyproject's package list would install without its modules."""
+    with zipfile.ZipFile(wheel) as archive:
+        members = set(archive.namelist())
+    for folder, name in (("blackout_env", "blackout_env"), ("baselines", "blackout_baselines"), ("training", "blackout_training")):
+        modules = {f"{name}/{path.relative_to(REPO / folder).as_posix()}" for path in (REPO / folder).rglob("*.py")}
+        assert modules and not modules - members, sorted(modules - members)
+
+
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory) -> Path:
     """A fresh venv with the wheel; the dependencies come from this interpreter's site folders."""
