@@ -158,9 +158,10 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ._batched_encoding import GameEncoder
 from ._checks import check_choice
 from ._seeding import check_seed
-from .encoding import TableEncoder, observation_bounds
+from .encoding import observation_bounds
 from .engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck
 from .render import render_image, render_text, seat_name
 from .rules import Rules
@@ -291,7 +292,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         state_low, state_high = state_bounds(self.rules)
         self.state_space = spaces.Box(low=state_low, high=state_high, dtype=np.float32)
         """The space of :meth:`state`: every hand and the public table (see ``blackout_env.state``)."""
-        self._table = TableEncoder(self.rules)
+        self._table = GameEncoder(self.rules)
         self.game: BlackoutGame | None = None
         """The engine of the current episode (None before the first reset)."""
         self._np_random: np.random.Generator | None = None
@@ -559,7 +560,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         game = self.game
         if game is None:
             raise RuntimeError("observe() before reset(): call reset() to start an episode")
-        vector = self._table.rows[seat]
+        vector = self._table.observe(seat)
         vector = universal_observation(vector, self.rules) if self._universal else vector.copy()
         if self._done:  # the terminal-mask convention: all ones, so masked samplers never divide by zero
             return {"observation": vector, "action_mask": np.ones(self.num_actions, dtype=np.int8)}
@@ -585,7 +586,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             hands = [view.hand for view in self._final_views]
         else:
             hands = self.game.hands
-        return np.concatenate([hands_vector(self.rules, hands), self._table.obs[0]])
+        return np.concatenate([hands_vector(self.rules, hands), self._table.observe(0)])
 
     def view(self, agent: str) -> PlayerView:
         """What an agent may know now, as the bots take it (the finished hand at the end of a hand episode)."""

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from blackout_env import BlackoutGame, Rules
+from blackout_env._batched_encoding import GameEncoder
 from blackout_env.encoding import (
     Block,
-    TableEncoder,
     action_mask,
     block_slices,
     encode,
@@ -307,36 +307,38 @@ def test_observation_does_not_change_when_other_seats_hidden_cards_are_swapped(n
     assert checked >= 5
 
 
-# ---------------------------------------------------------------- the incremental encoder
-def test_table_encoder_rows_equal_the_view_encoding_after_every_action(rules):
-    table = TableEncoder(rules)
+# ---------------------------------------------------------------- the compiled encoder of one game (the AEC env's)
+def test_game_encoder_observations_equal_the_view_encoding_after_every_action(rules):
+    table = GameEncoder(rules)
     for game in random_states(rules, seed=12, games=2):
         if not game.actions:
             table.reset()  # a new game
         table.sync(game)
         for seat in range(rules.num_players):
-            assert np.array_equal(table.obs[seat], encode(game.view(seat))), (seat, game.history[-1])
+            assert np.array_equal(table.observe(seat), encode(game.view(seat))), (seat, game.history[-1])
 
 
-def test_table_encoder_reads_a_game_that_is_already_under_way():
-    game = BlackoutGame(Rules.resolve({"hand_sizes": [3, 2]}), seed=3)
-    for _ in range(9):
+@pytest.mark.parametrize("steps", [9, 20, 28])  # within the first hand, in the second, at game over
+def test_game_encoder_reads_a_game_that_is_already_under_way(steps):
+    game = BlackoutGame(Rules.resolve({"hand_sizes": [3, 2], "no_card_trump": "dealer_last"}), seed=3)
+    for _ in range(steps):
         game.step(game.legal_actions()[-1])
-    table = TableEncoder(game.rules)
+    assert (game.phase == "game_over") == (steps == 28)
+    table = GameEncoder(game.rules)
     table.sync(game)
-    assert all(np.array_equal(table.obs[p], encode(game.view(p))) for p in range(4))
+    assert all(np.array_equal(table.observe(p), encode(game.view(p))) for p in range(4))
 
 
-def test_table_encoder_can_stop_at_the_end_of_a_hand():
+def test_game_encoder_can_stop_at_the_end_of_a_hand():
     rules = Rules.resolve({"hand_sizes": [2, 1]})
     game = BlackoutGame(rules, seed=5)
-    table = TableEncoder(rules)
+    table = GameEncoder(rules)
     ended = table.sync(game, stop_after_hand=True)
     while not ended:
         game.step(game.legal_actions()[0])
         ended = table.sync(game, stop_after_hand=True)
     assert game.round_index == 1  # the engine dealt on; the rows still show the finished hand
-    obs = table.obs[0]
+    obs = table.observe(0)
     assert block(obs, rules, "phase").tolist() == [0, 0, 1] and block(obs, rules, "to_act").sum() == 0
     assert block(obs, rules, "hand_size")[0] == 1.0 and block(obs, rules, "tricks_left")[0] == 0.0
     assert block(obs, rules, "scores")[0] == game.scores[0] / score_scale(rules)
