@@ -14,8 +14,8 @@ differential tests compare every value with :func:`blackout_env.encoding.encode`
 :class:`GameEncoder` serves one :class:`~blackout_env.engine.BlackoutGame` (the
 AEC env's): it keeps that game's state in one int64 array, in step with the
 game's public events as they are appended, and writes any seat's observation
-with the same compiled code (``_batched_kernels._encode_row``, which the loop
-over games calls for each row).
+with the same compiled loop, run on that game as a batch of one
+(``_batched_kernels.encode_game``).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class BatchedEncoder:
         return kernels().encode(
             self.out if out is None else out, self._offsets, env.num_players, self._num_cards, self._bid_width,
             NO_SUIT, self._per_max_bid, self._per_round, self._score_scale, self._impossible, env.current_player,
-            env.hands, env.trump, env.turned_card, env.turned_card_held_by_dealer, env.phase, env.dealer,
+            env.current_player, env.hands, env.trump, env.turned_card, env.turned_card_held_by_dealer, env.phase, env.dealer,
             env.leader, env.bids, env.tricks_won, env.hand_size, env.tricks_done, env.round_index,
             env.trick_cards, env.led_suit, env.last_trick, env.last_trick_winner, env.played_order, env.voids,
             env.trump_broken, env.scores,

@@ -93,106 +93,81 @@ def _set_cards(row, base, bits, one):
 
 
 # ---------------------------------------------------------------- encoder
-@numba.njit(cache=True, inline="always")
-def _offsets_tuple(offsets):
-    """The block offsets as a tuple: values, so the compiler keeps them in registers across the stores into a row."""
-    return (
-        offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], offsets[5], offsets[6], offsets[7], offsets[8],
-        offsets[9], offsets[10], offsets[11], offsets[12], offsets[13], offsets[14], offsets[15], offsets[16],
-        offsets[17], offsets[18], offsets[19], offsets[20], offsets[21],
-    )
-
-
-@numba.njit(cache=True, inline="always")
-def _encode_row(
-    row, offs, sizes, tables, score_scale, me, to_act, hand, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size, done,
-    round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids, trump_broken, scores,
-):
-    """Seat ``me``'s observation of one game into ``row`` (float32, cleared here): the one compiled observation builder.
-
-    ``hand``: the observer's cards (a uint64 set); ``to_act``: the seat to act, -1 for nobody (the game is
-    over); ``bids`` .. ``scores``: the game's per-seat entries (``played_order``: seats by tricks, -1 where
-    the seat has not played in the current trick yet). ``impossible[((bid + 1) * (max_bid + 1) + won) *
-    (max_bid + 1) + left]``: the bid_impossible entry (0. for no bid yet). ``wrap[k] = k % n`` for k < 3n.
-    (The sizes and tables come in tuples: a call of more than 30 arguments is one numba cannot inline.)
-    """
-    n, num_cards, bid_width, no_suit = sizes
-    per_max_bid, per_round, impossible, wrap = tables
-    counts = per_max_bid.shape[0]  # max_bid + 1
-    o_hand, o_trump, o_turned, o_held = offs[HAND], offs[TRUMP], offs[TURNED], offs[HELD]
-    o_phase, o_hand_size, o_tricks_left, o_round = offs[PHASE], offs[HAND_SIZE], offs[TRICKS_LEFT], offs[ROUND]
-    o_position, o_to_act, o_leader, o_bids = offs[POSITION], offs[TO_ACT], offs[LEADER], offs[BIDS]
-    o_won, o_impossible, o_trick, o_led = offs[TRICKS_WON], offs[BID_IMPOSSIBLE], offs[CURRENT_TRICK], offs[LED_SUIT]
-    o_last, o_winner, o_played, o_voids = offs[LAST_TRICK], offs[LAST_WINNER], offs[PLAYED], offs[VOIDS]
-    o_broken, o_scores = offs[TRUMP_BROKEN], offs[SCORES]
-    row[:] = 0.0
-    _set_cards(row, o_hand, hand, np.float32(1.0))
-    row[o_trump + (no_suit if trump < 0 else trump)] = 1.0
-    if turned_card >= 0:
-        row[o_turned + turned_card] = 1.0
-    if held:
-        row[o_held] = 1.0
-    row[o_phase + phase] = 1.0
-    left = hand_size - done
-    row[o_hand_size] = per_max_bid[hand_size]
-    row[o_tricks_left] = per_max_bid[left]
-    row[o_round] = per_round[round_index]
-    row[o_position + wrap[me - dealer - 1 + 2 * n]] = 1.0
-    if to_act >= 0:
-        row[o_to_act + wrap[to_act - me + n]] = 1.0
-    if leader >= 0:
-        row[o_leader + wrap[leader - me + n]] = 1.0
-    for j in range(n):
-        seat = wrap[me + j]
-        bid = np.int64(bids[seat])
-        won = np.int64(tricks_won[seat])
-        row[o_bids + j * bid_width + bid + 1] = 1.0  # column 0: not yet bid
-        row[o_won + j] = per_max_bid[won]
-        row[o_impossible + j] = impossible[((bid + 1) * counts + won) * counts + left]
-        card = trick_cards[seat]
-        if card >= 0:
-            row[o_trick + j * num_cards + card] = 1.0
-        card = last_trick[seat]
-        if card >= 0:
-            row[o_last + j * num_cards + card] = 1.0
-        # The cards the seat played this hand, in trick order (played_order, -1 where it has not played
-        # in the current trick yet, which goes to its first voids cell, written just after): the same
-        # count for every seat, so the loop's end is predictable, unlike a walk over a bitset.
-        spare = o_voids + j * 4
-        for k in range(done + 1):
-            card = played_order[seat, k]
-            row[o_played + j * num_cards + card if card >= 0 else spare] = 1.0
-        void = voids[seat]
-        for suit in range(4):
-            row[o_voids + j * 4 + suit] = np.float32(void >> suit & 1)
-        # as encode(): the total divided in float64, rounded once to float32
-        row[o_scores + j] = np.float32(scores[seat] / score_scale)
-    row[o_led + (no_suit if led_suit < 0 else led_suit)] = 1.0
-    if last_trick_winner >= 0:
-        row[o_winner + wrap[last_trick_winner - me + n]] = 1.0
-    if trump_broken:
-        row[o_broken] = 1.0
-
-
 @numba.njit(cache=True)
 def encode(
     out, offsets, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, impossible,
-    current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
+    observer, current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
     tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
     trump_broken, scores,
 ):
-    """BatchedEncoder.encode: the acting seat's observation of every game, written into ``out`` (float32)."""
-    offs = _offsets_tuple(offsets)
-    sizes = (np.int64(n), np.int64(num_cards), np.int64(bid_width), np.int64(no_suit))
-    tables = (per_max_bid, per_round, impossible, np.arange(3 * n) % n)
+    """Seat ``observer[g]``'s observation of game ``g``, written into ``out[g]`` (float32): the one compiled builder.
+
+    The batched engine (BatchedEncoder.encode) passes the acting seats as the observers; :func:`encode_game`
+    passes one game of the AEC env and any seat (``current_player`` -1: nobody to act, the game is over).
+
+    ``impossible[((bid + 1) * (max_bid + 1) + won) * (max_bid + 1) + left]``: the bid_impossible entry
+    (0. for no bid yet). The offsets are read once into locals: the compiler then keeps them in
+    registers (a store into the observation could otherwise alias the offsets array).
+    """
+    wrap = np.arange(3 * n) % n  # wrap[k] = k % n for k < 3n: a lookup is cheaper than an integer division
+    counts = per_max_bid.shape[0]  # max_bid + 1
+    o_hand, o_trump, o_turned, o_held = offsets[HAND], offsets[TRUMP], offsets[TURNED], offsets[HELD]
+    o_phase, o_hand_size, o_tricks_left, o_round = offsets[PHASE], offsets[HAND_SIZE], offsets[TRICKS_LEFT], offsets[ROUND]
+    o_position, o_to_act, o_leader, o_bids = offsets[POSITION], offsets[TO_ACT], offsets[LEADER], offsets[BIDS]
+    o_won, o_impossible, o_trick, o_led = offsets[TRICKS_WON], offsets[BID_IMPOSSIBLE], offsets[CURRENT_TRICK], offsets[LED_SUIT]
+    o_last, o_winner, o_played, o_voids = offsets[LAST_TRICK], offsets[LAST_WINNER], offsets[PLAYED], offsets[VOIDS]
+    o_broken, o_scores = offsets[TRUMP_BROKEN], offsets[SCORES]
     for g in range(out.shape[0]):
-        me = np.int64(current_player[g])
-        _encode_row(
-            out[g], offs, sizes, tables, score_scale, me, me, hands[g, me], np.int64(trump[g]), np.int64(turned_card[g]), held[g], np.int64(phase[g]),
-            np.int64(dealer[g]), np.int64(leader[g]), bids[g], tricks_won[g], np.int64(hand_size[g]),
-            np.int64(tricks_done[g]), np.int64(round_index[g]), trick_cards[g], np.int64(led_suit[g]), last_trick[g],
-            np.int64(last_trick_winner[g]), played_order[g], voids[g], trump_broken[g], scores[g],
-        )
+        row = out[g]
+        row[:] = 0.0
+        me = np.int64(observer[g])
+        _set_cards(row, o_hand, hands[g, me], np.float32(1.0))
+        row[o_trump + (no_suit if trump[g] < 0 else trump[g])] = 1.0
+        if turned_card[g] >= 0:
+            row[o_turned + turned_card[g]] = 1.0
+        if held[g]:
+            row[o_held] = 1.0
+        row[o_phase + phase[g]] = 1.0
+        done = np.int64(tricks_done[g])
+        left = np.int64(hand_size[g]) - done
+        row[o_hand_size] = per_max_bid[hand_size[g]]
+        row[o_tricks_left] = per_max_bid[left]
+        row[o_round] = per_round[round_index[g]]
+        row[o_position + wrap[me - dealer[g] - 1 + 2 * n]] = 1.0
+        if current_player[g] >= 0:
+            row[o_to_act + wrap[current_player[g] - me + n]] = 1.0
+        if leader[g] >= 0:
+            row[o_leader + wrap[leader[g] - me + n]] = 1.0
+        for j in range(n):
+            seat = wrap[me + j]
+            bid = np.int64(bids[g, seat])
+            won = np.int64(tricks_won[g, seat])
+            row[o_bids + j * bid_width + bid + 1] = 1.0  # column 0: not yet bid
+            row[o_won + j] = per_max_bid[won]
+            row[o_impossible + j] = impossible[((bid + 1) * counts + won) * counts + left]
+            card = trick_cards[g, seat]
+            if card >= 0:
+                row[o_trick + j * num_cards + card] = 1.0
+            card = last_trick[g, seat]
+            if card >= 0:
+                row[o_last + j * num_cards + card] = 1.0
+            # The cards the seat played this hand, in trick order (played_order, -1 where it has not played
+            # in the current trick yet, which goes to its first voids cell, written just after): the same
+            # count for every seat, so the loop's end is predictable, unlike a walk over a bitset.
+            spare = o_voids + j * 4
+            for k in range(done + 1):
+                card = played_order[g, seat, k]
+                row[o_played + j * num_cards + card if card >= 0 else spare] = 1.0
+            void = voids[g, seat]
+            for suit in range(4):
+                row[o_voids + j * 4 + suit] = np.float32(void >> suit & 1)
+            # as encode(): the total divided in float64, rounded once to float32
+            row[o_scores + j] = np.float32(scores[g, seat] / score_scale)
+        row[o_led + (no_suit if led_suit[g] < 0 else led_suit[g])] = 1.0
+        if last_trick_winner[g] >= 0:
+            row[o_winner + wrap[last_trick_winner[g] - me + n]] = 1.0
+        if trump_broken[g]:
+            row[o_broken] = 1.0
     return out
 
 
@@ -218,24 +193,28 @@ GAME_STATE_START = len(ENCODER_BLOCKS) + len(GAME_SIZES)
 def encode_game(row, floats, ints, observer):
     """GameEncoder.observe: seat ``observer``'s observation of the one game in ``ints`` (the layout above) into ``row``.
 
-    Everything comes in three arrays: numba reads the type of every array argument at every call, and
-    for one game that reading would cost more than the encoding.
+    The game's entries are passed to :func:`encode` as a batch of one (views of ``ints``). Everything
+    comes in three arrays because numba reads the type of every array argument at every call, and for
+    one game that reading would cost more than the encoding.
     """
     o = len(ENCODER_BLOCKS)
     n, num_cards, bid_width, no_suit, score_scale, counts, rounds = (
         ints[o], ints[o + 1], ints[o + 2], ints[o + 3], ints[o + 4], ints[o + 5], ints[o + 6]
     )
-    tables = (floats[:counts], floats[counts : counts + rounds], floats[counts + rounds :], np.arange(3 * n) % n)
     state = ints[GAME_STATE_START:]
     s = len(GAME_SCALARS)
-    seats = state[s : s + len(GAME_SEAT_BLOCKS) * n].reshape((len(GAME_SEAT_BLOCKS), n))
-    played_order = state[s + len(GAME_SEAT_BLOCKS) * n :].reshape((n, -1))
-    me = np.int64(observer)
-    _encode_row(
-        row, _offsets_tuple(ints), (n, num_cards, bid_width, no_suit), tables, score_scale, me, state[G_CURRENT],
-        np.uint64(seats[0, me]), state[G_TRUMP], state[G_TURNED], state[G_HELD], state[G_PHASE], state[G_DEALER],
-        state[G_LEADER], seats[1], seats[2], state[G_HAND_SIZE], state[G_DONE], state[G_ROUND], seats[3],
-        state[G_LED], seats[4], state[G_LAST_WINNER], played_order, seats[5], state[G_BROKEN], seats[6],
+    seats = state[s : s + len(GAME_SEAT_BLOCKS) * n].reshape((len(GAME_SEAT_BLOCKS), 1, n))
+    played_order = state[s + len(GAME_SEAT_BLOCKS) * n :].reshape((1, n, -1))
+    hands = state.view(np.uint64)[s : s + n].reshape((1, n))
+    seen_by = np.full(1, observer, dtype=np.int64)
+    encode(
+        row.reshape((1, -1)), ints[:o], n, num_cards, bid_width, no_suit, floats[:counts],
+        floats[counts : counts + rounds], score_scale, floats[counts + rounds :], seen_by,
+        state[G_CURRENT : G_CURRENT + 1], hands, state[G_TRUMP : G_TRUMP + 1], state[G_TURNED : G_TURNED + 1],
+        state[G_HELD : G_HELD + 1], state[G_PHASE : G_PHASE + 1], state[G_DEALER : G_DEALER + 1],
+        state[G_LEADER : G_LEADER + 1], seats[1], seats[2], state[G_HAND_SIZE : G_HAND_SIZE + 1],
+        state[G_DONE : G_DONE + 1], state[G_ROUND : G_ROUND + 1], seats[3], state[G_LED : G_LED + 1], seats[4],
+        state[G_LAST_WINNER : G_LAST_WINNER + 1], played_order, seats[5], state[G_BROKEN : G_BROKEN + 1], seats[6],
     )  # (no return value: returning the row would cost another microsecond to box)
 
 

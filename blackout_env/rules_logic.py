@@ -28,24 +28,24 @@ dealer's hook              :func:`forbidden_bid`; ``BlackoutGame.legal_actions``
                            ``HeuristicBot.suggest_bid``, the batched engine's
                            ``forbidden_bid`` table (the play front-end reads the view's)
 bid out of reach ("b/o")   :func:`bid_out_of_reach`; ``PlayerView.bid_impossible`` (so the
-                           encoder and the renderers), the table encoder, the batched
-                           encoder
+                           encoder and the renderers), the compiled encoder's
+                           ``impossible`` table
 follow suit / leading      :func:`playable_cards`; ``BlackoutGame.legal_actions``, the
 trump                      search bot's playouts (the batched engine's bitset form is
                            differential-tested against the engine)
 the led suit               :func:`suit_led_after`, :func:`led_suit_of`; the engine, the
-                           table encoder, the heuristic and search bots, the batched
-                           ``led_after`` table
+                           AEC env's ``GameEncoder``, the heuristic and search bots, the
+                           batched ``led_after`` table
 trick power, trick winner  :func:`card_power`, :func:`trick_winner`; the engine, the
                            heuristic and search bots, the batched ``power`` table, the
                            ``power`` table of the policy's card features; the tie-break (of
                            equal powers the first played wins) is :func:`trick_winner`'s,
                            which the batched ``trick_key_low`` table asks and the search
                            bot's simulator mirrors
-trump cards, trump broken  :func:`is_trump`; the engine and the table encoder (through
+trump cards, trump broken  :func:`is_trump`; the engine and ``GameEncoder`` (through
                            :func:`card_facts`), the AEC env's last view of a hand, the play
                            front-end
-voids shown by a card      :func:`voids_shown`; the engine and the table encoder (through
+voids shown by a card      :func:`voids_shown`; the engine and ``GameEncoder`` (through
                            :func:`card_facts` when following), the batched ``voids_shown``
                            table
 illegal actions, why       :func:`illegal_action_reason`; the engine's error messages, the
@@ -390,7 +390,7 @@ def voids_shown(
 
 @cache
 def card_facts(trump: int | None, must_break: bool) -> tuple[frozenset[int], tuple[tuple[tuple[frozenset[int], ...], ...], ...]]:
-    """The per-card facts that the engine and the table encoder read at every card, as tables.
+    """The per-card facts that the engine and the AEC env's ``GameEncoder`` read at every card, as tables.
 
     ``(trumps, follow_voids)`` for one hand's trump: ``trumps`` the cards that
     :func:`is_trump`, and ``follow_voids[trump_broken][led_suit][card]`` the
