@@ -152,7 +152,6 @@ class GameEncoder:
         twin.__dict__.update(self.__dict__)
         twin._state = array("q", self._state)
         twin._row = self._row.copy()
-        twin._bids, twin._won = self._bids[:], self._won[:]
         twin._make_view()
         return twin
 
@@ -161,8 +160,7 @@ class GameEncoder:
         self._cursor = 0
         self._stopped = False
         self._trick_len = 0
-        self._bids: list[int] = [-1] * self.num_players
-        self._won: list[int] = [0] * self.num_players
+        self._bids_made = 0
         state = self._state
         for seat in range(self.num_players):
             state[self._scores_at + seat] = 0
@@ -237,15 +235,12 @@ class GameEncoder:
         self._led: int | None = None
         self._broken = False
         self._trick_len = 0
-        self._tricks_done = 0
-        self._hand_size = hand_size
-        self._bids = [-1] * n
-        self._won = [0] * n
+        self._bids_made = 0
 
     def _bid(self, seat: int, bid: int) -> None:
         self._state[self._bids_at + seat] = bid
-        self._bids[seat] = bid
-        if -1 not in self._bids:
+        self._bids_made += 1
+        if self._bids_made == self.num_players:
             self._state[self._g_phase] = _PLAY
 
     def _play(self, seat: int, card: int) -> None:
@@ -270,23 +265,22 @@ class GameEncoder:
             self._broken = True
             state[self._g_trump_broken] = 1
         state[self._hands_at + seat] &= ~(1 << card)
-        state[self._played_at + seat * self._tricks_per_seat + self._tricks_done] = card
+        state[self._played_at + seat * self._tricks_per_seat + state[self._g_tricks_done]] = card
         state[self._trick_cards_at + seat] = card
         self._trick_len += 1
 
     def _trick(self, winner: int) -> None:
         state, n = self._state, self.num_players
-        self._won[winner] += 1
-        state[self._tricks_won_at + winner] = self._won[winner]
+        state[self._tricks_won_at + winner] += 1
         state[self._last_trick_at : self._last_trick_at + n] = state[self._trick_cards_at : self._trick_cards_at + n]
         state[self._trick_cards_at : self._trick_cards_at + n] = array("q", [-1] * n)
         state[self._g_last_trick_winner] = winner
         state[self._g_led_suit] = -1
         self._led = None
         self._trick_len = 0
-        self._tricks_done += 1
-        state[self._g_tricks_done] = self._tricks_done
-        if self._tricks_done < self._hand_size:  # after the hand's last trick the engine keeps its leader
+        done = state[self._g_tricks_done] + 1
+        state[self._g_tricks_done] = done
+        if done < state[self._g_hand_size]:  # after the hand's last trick the engine keeps its leader
             state[self._g_leader] = winner
 
     def _game_over(self) -> None:
