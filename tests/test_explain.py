@@ -277,3 +277,12 @@ def test_a_hidden_card_line_names_only_the_card_and_the_value():
     assert f"value {why.value:.2f}" in line
     others = [a for a in view.legal_actions if a != why.action]
     assert all(card_to_str(card) not in line for card in others)
+
+
+def test_a_value_head_trained_on_per_table_rewards_is_not_given_in_points():
+    from blackout_training.agents.policy_net import _trained_reward
+
+    config = {"env": {"reward": "score", "reward_scale": 1.0, "reward_norm": "table"}}
+    assert _trained_reward({"extra": {"config": config}}) == ("score", None)  # no one factor back to points
+    config["env"]["reward_norm"] = "none"
+    assert _trained_reward({"extra": {"config": config}}) == ("score", 1.0)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from blackout_training.ppo.returns import hand_rewards, seat_returns
+from blackout_training.ppo.returns import hand_rewards, hand_scale, seat_returns
+
+from blackout_env import Rules
 
 GAMMA, LAM = 0.9, 0.5
 
@@ -149,3 +151,18 @@ def test_zero_sum_rewards_flow_through_the_streams():
 def test_an_unknown_reward_mode_is_refused():
     with pytest.raises(ValueError, match="reward: must be 'score' or 'zero_sum'"):
         hand_rewards(np.zeros((1, 3)), "win")
+
+
+def test_a_tables_hand_scale_is_its_largest_hand_score_averaged_over_the_match():
+    assert hand_scale(Rules.preset("standard")) == 15.5  # 10 + bid, hands 10 down to 1: (20 + 19 + ... + 11) / 10
+    per_trick = Rules(num_players=3, hand_sizes=[12, 8, 4, 1], exact_bonus=5, points_per_bid=0, points_per_trick=1)
+    assert hand_scale(per_trick) == (17 + 13 + 9 + 6) / 4
+    assert hand_scale(Rules(num_players=4, hand_sizes=[1], exact_bonus=0, points_per_bid=0)) == 1.0  # at least 1
+
+
+def test_rewards_take_one_scale_per_hand():
+    scores = np.array([[[11.0, 0.0, 10.0]], [[4.0, 2.0, 0.0]]], dtype=np.float32)  # (T=2, N=1, seats)
+    rewards = hand_rewards(scores, "score", np.array([[0.5], [0.25]]))
+    np.testing.assert_allclose(rewards, [[[5.5, 0.0, 5.0]], [[1.0, 0.5, 0.0]]])
+    padded = hand_rewards(scores, "score", np.array([[0.5], [0.25]]), players=np.array([[2], [3]]))
+    np.testing.assert_allclose(padded, [[[5.5, 0.0, 0.0]], [[1.0, 0.5, 0.0]]])

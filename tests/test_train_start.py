@@ -29,6 +29,8 @@ def train_args(out_dir: Path, *overrides: str) -> list[str]:
         ("env.reward_scale=.nan", "env.reward_scale: must be a finite number"),
         ("env.reward_scale=.inf", "env.reward_scale: must be a finite number"),
         ("env.reward_scale=0", "env.reward_scale: must be a positive number"),
+        ("env.reward_norm=rules", "env.reward_norm: must be 'none' or 'table', got 'rules'"),
+        ("algo=rllib_ppo env.reward_norm=table", "env.reward_norm: 'table' trains with algo: ppo or ppo_ray"),
         ("ppo.lr=.inf", "ppo.lr: must be a finite number"),
         ("ppo.lr=inf", "ppo.lr: must be a finite number"),
         ("ppo.lr=1e300", r"ppo.lr: must be in \(0, 1\]"),
@@ -64,7 +66,7 @@ def train_args(out_dir: Path, *overrides: str) -> list[str]:
 )
 def test_every_bad_value_is_refused_naming_its_key(override, message):
     with pytest.raises(ConfigError, match=message):
-        load_config(TINY, [override])
+        load_config(TINY, override.split(" "))
 
 
 def test_every_float_field_refuses_nan_and_infinity():

@@ -10,6 +10,7 @@ import torch
 from blackout_training.agents.card_features import CardFeatures
 from blackout_training.agents.policy_net import CheckpointError, load_checkpoint, load_policy_bot
 from blackout_training.ppo.config import ConfigError, load_config
+from blackout_training.ppo.returns import hand_scale
 from blackout_training.ppo.tables import TablesVecEnv, draw_rules, match_steps, random_rules
 from blackout_training.ppo.trainer import train
 
@@ -323,6 +324,7 @@ def test_each_group_plays_its_table_and_draws_a_new_one_when_its_matches_end():
     first = tables.table_rules()
     assert first[1] == Rules.preset("short")
     assert tables.players.tolist() == [r.num_players for r in first for _ in range(2)]
+    assert tables.hand_scales.tolist() == pytest.approx([hand_scale(r) for r in first for _ in range(2)])  # reward_norm
     rng = np.random.default_rng(0)
     steps = match_steps(first[1])
     for _ in range(steps):

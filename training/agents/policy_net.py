@@ -702,6 +702,8 @@ def _trained_reward(payload: Mapping[str, Any]) -> tuple[str | None, float | Non
     if not isinstance(env, Mapping):
         return None, None
     reward, scale = env.get("reward"), env.get("reward_scale")
+    if env.get("reward_norm", "none") != "none":  # per-table units: no one factor turns them back into points
+        return reward if isinstance(reward, str) else None, None
     if not isinstance(reward, str) or isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
         return None, None
     return reward, float(scale)

@@ -91,6 +91,11 @@ class EnvConfig:
     cuts each seat's stream at the hand's end."""
     reward_scale: float = 0.1
     """Rewards are multiplied by this (> 0) before they reach PPO (10 + bid -> about 1)."""
+    reward_norm: str = "none"
+    """"none": rewards are hand scores times ``reward_scale``; "table": each hand's reward is also divided by
+    its table's hand scale (``blackout_training.ppo.returns.hand_scale``: the largest absolute hand score,
+    averaged over the match's hands), so that every table of a distribution weighs alike in the advantages
+    (a table scoring up to 100 a hand would otherwise drown one scoring up to 10)."""
     backend: str = "auto"
     """"batched" (the numpy batched engine), "engine" (Python games, slow, exact) or "auto" (batched if present)."""
     observation: str = "rules"
@@ -301,6 +306,7 @@ class TrainConfig:
         _require("env.num_envs", env.num_envs, env.num_envs >= 1, "positive")
         _require("env.reward", env.reward, env.reward in ("score", "zero_sum"), "'score' or 'zero_sum'")
         _require("env.reward_scale", env.reward_scale, env.reward_scale > 0, "a positive number")
+        _require("env.reward_norm", env.reward_norm, env.reward_norm in ("none", "table"), "'none' or 'table'")
         _require("env.backend", env.backend, env.backend in ("auto", "batched", "engine"),
                  "'auto', 'batched' or 'engine'")
         # model
@@ -398,6 +404,9 @@ class TrainConfig:
                     f"eval.rules: {rules!r} differs from env.rules ({env.rules!r}); a network that plays "
                     "other tables needs env.observation: universal"
                 )
+        if self.algo == "rllib_ppo" and env.reward_norm != "none":
+            raise ConfigError(f"env.reward_norm: {env.reward_norm!r} trains with algo: ppo or ppo_ray, not {self.algo} "
+                              "(which pays the env's own reward)")
         if self.algo == "rllib_ppo" and (env.tables or env.observation != "rules"):
             raise ConfigError(f"env.observation / env.tables: the universal observation trains with algo: ppo or ppo_ray, "
                               f"not {self.algo}")

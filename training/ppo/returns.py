@@ -35,9 +35,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from blackout_env import Rules
 from blackout_env.rules_logic import seat_rewards
 
-__all__ = ["SeatReturns", "hand_rewards", "seat_returns"]
+__all__ = ["SeatReturns", "hand_rewards", "hand_scale", "seat_returns"]
 
 
 class SeatReturns(NamedTuple):
@@ -57,10 +58,22 @@ class SeatReturns(NamedTuple):
     """int64: the step of the same seat's next recorded decision in the same hand, or -1."""
 
 
+def hand_scale(rules: Rules) -> float:
+    """A table's hand scale: the largest absolute hand score, averaged over the match's hands (``env.reward_norm``).
+
+    ``rules.largest_match_total() / len(rules.hand_sizes)``, at least 1: 15.5 for the standard table (10 + bid,
+    hands 10 down to 1), 11.25 for 1 point per trick and 5 for an exact bid over hands 12-8-4-1.
+    """
+    return max(rules.largest_match_total() / len(rules.hand_sizes), 1.0)
+
+
 def hand_rewards(
-    hand_scores: np.ndarray, reward: str = "score", scale: float = 1.0, players: np.ndarray | None = None
+    hand_scores: np.ndarray, reward: str = "score", scale: float | np.ndarray = 1.0, players: np.ndarray | None = None
 ) -> np.ndarray:
     """Rewards of hands from their scores (``[..., seat]``): the env's ``"score"`` or ``"zero_sum"`` mode, scaled.
+
+    ``scale`` is one number, or one per hand (the shape of ``hand_scores`` without the seat axis: a table
+    distribution's per-table normalisation, ``env.reward_norm: table``).
 
     ``"zero_sum"``: each seat's score minus the mean of the other seats' scores. ``players`` (the shape of
     ``hand_scores`` without the seat axis) gives the seats at each hand's table when the seat axis is
@@ -68,6 +81,8 @@ def hand_rewards(
     """
     if reward not in ("score", "zero_sum"):
         raise ValueError(f"reward: must be 'score' or 'zero_sum', got {reward!r}")
+    if not np.isscalar(scale):
+        scale = np.asarray(scale, dtype=np.float32)[..., None]
     if players is None:
         return seat_rewards(reward, hand_scores) * scale  # the env's own reward function
     # A padded seat axis: each table's own seats, table size by table size (padding seats get 0).

@@ -30,6 +30,7 @@ from blackout_env import PlayerView, Rules, RulesError, preset_names
 from blackout_env.universal import MAX_PLAYERS
 
 from ..evaluation.held_out import held_out_table
+from .returns import hand_scale
 from .vec_env import BatchedVecEnv, GameBatch
 
 if TYPE_CHECKING:
@@ -151,6 +152,7 @@ class TablesVecEnv:
         self.groups: list[BatchedVecEnv] = []
         self._steps_left: list[int] = []
         self.players = np.zeros(num_envs, dtype=np.int64)
+        self.hand_scales = np.ones(num_envs, dtype=np.float32)  # each game's table's hand_scale (env.reward_norm)
         self._rng = np.random.default_rng(0)
 
     def _start_group(self, i: int) -> GameBatch:
@@ -163,6 +165,7 @@ class TablesVecEnv:
             self.groups.append(group)
             self._steps_left.append(match_steps(rules))
         self.players[self._slice(i)] = rules.num_players
+        self.hand_scales[self._slice(i)] = hand_scale(rules)
         return batch
 
     def _slice(self, i: int) -> slice:
