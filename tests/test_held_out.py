@@ -16,7 +16,14 @@ from blackout_training.evaluation.held_out import (
     held_out_rules,
     rules_line,
 )
-from blackout_training.ppo.tables import TablesVecEnv, check_table, per_trick_rules, random_rules, wide_rules
+from blackout_training.ppo.tables import (
+    TablesVecEnv,
+    check_table,
+    long_hand_rules,
+    per_trick_rules,
+    random_rules,
+    wide_rules,
+)
 from blackout_training.ppo.training_seeds import check_held_out_seed, training_seeds
 
 from blackout_env import Rules
@@ -124,6 +131,19 @@ def test_per_trick_training_tables_are_all_of_that_family():
     env = TablesVecEnv(["per-trick"], 4, 2, Rules.preset("standard"))
     env.reset(seed=7)
     assert env.table_rules()[0] == per_trick_rules(np.random.default_rng(7))
+
+
+def test_long_hand_training_tables_deal_a_hand_longer_than_any_presets():
+    check_table("long-hands")
+    rng = np.random.default_rng(9)
+    tables = [long_hand_rules(rng) for _ in range(200)]
+    assert all(max(r.hand_sizes) >= 11 for r in tables) and {r.num_players for r in tables} == {3, 4}
+    assert max(max(r.hand_sizes) for r in tables) == 18 and any(r.jokers for r in tables)  # 54 cards // 3
+    per_trick = [r for r in tables if r.points_per_bid == 0 and r.points_per_trick and r.exact_bonus <= 5 * r.points_per_trick]
+    assert 0.35 < len(per_trick) / len(tables) < 0.75  # half drawn from the family (some general ones fit it too)
+    env = TablesVecEnv(["long-hands"], 4, 2, Rules.preset("standard"))
+    env.reset(seed=9)
+    assert env.table_rules()[0] == long_hand_rules(np.random.default_rng(9))
 
 
 def test_a_held_out_table_is_the_same_whatever_the_count_and_seeds_differ():

@@ -105,8 +105,9 @@ class EnvConfig:
     """Train over a distribution of tables (``blackout_training.ppo.tables``; needs observation "universal"): each
     entry a preset name or rules YAML file, "preset" (a preset per match, at 3..7 players where it fits) or
     "random" (a random valid rule set per match), "wide" (one over every option's whole range, a quarter of
-    them per-trick tables: the held-out tables' function on training's stream) or "per-trick" (that family
-    only). Empty: ``rules`` only. ``rules`` stays the run's reference (checkpoint metadata, default evaluation)."""
+    them per-trick tables: the held-out tables' function on training's stream), "per-trick" (that family
+    only) or "long-hands" (one with a hand of 11 cards or more, at 3 or 4 players, half of them per-trick).
+    Empty: ``rules`` only. ``rules`` stays the run's reference (checkpoint metadata, default evaluation)."""
     table_groups: int = 8
     """With ``tables``: the games are split into this many batched engines, each playing one table at a time
     (group i draws from entry i mod len(tables)); ``num_envs`` must be a multiple of it."""

@@ -15,7 +15,8 @@ table), ``"preset"`` (a preset drawn per match, at a player count drawn from
 match: :func:`random_rules`), ``"wide"`` (a random valid rule set over every
 option's whole documented range, a quarter of them per-trick tables:
 :func:`wide_rules`) or ``"per-trick"`` (one of the per-trick family only, where
-points per trick taken outweigh the bid: :func:`per_trick_rules`). Seats are padded to ``MAX_PLAYERS`` columns in the
+points per trick taken outweigh the bid: :func:`per_trick_rules`) or ``"long-hands"`` (one with a hand
+longer than any preset's, 11 cards or more at 3 or 4 players, half of them per-trick: :func:`long_hand_rules`). Seats are padded to ``MAX_PLAYERS`` columns in the
 per-seat arrays (an absent seat never acts and scores 0); ``players`` holds
 each game's table size.
 """
@@ -37,11 +38,11 @@ if TYPE_CHECKING:
     from blackout_env.batched import BatchedBlackout
 
 __all__ = [
-    "DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "match_steps", "per_trick_rules", "random_rules",
-    "wide_rules",
+    "DRAWN_TABLES", "TablesVecEnv", "check_table", "draw_rules", "long_hand_rules", "match_steps", "per_trick_rules",
+    "random_rules", "wide_rules",
 ]
 
-DRAWN_TABLES = ("preset", "random", "wide", "per-trick")
+DRAWN_TABLES = ("preset", "random", "wide", "per-trick", "long-hands")
 """Entries of ``env.tables`` that draw a new rule set for every match."""
 # Scoring coefficients a random table draws from (each independently), around the presets' values.
 SCORING_CHOICES = {
@@ -93,6 +94,23 @@ def per_trick_rules(rng: np.random.Generator) -> Rules:
     return held_out_table(rng, per_trick=True)
 
 
+LONG_HAND = 11
+"""A ``"long-hands"`` table deals at least one hand of this many cards (longer than any preset's: 3 or 4 players)."""
+LONG_HANDS_PER_TRICK = 0.5
+"""The share of ``"long-hands"`` tables drawn from the per-trick family."""
+
+
+def long_hand_rules(rng: np.random.Generator) -> Rules:
+    """A random valid rule set (as :func:`wide_rules`, half of them per-trick) with a hand of at least ``LONG_HAND`` cards.
+
+    Drawn until one has such a hand (about one draw in six), on training's stream.
+    """
+    while True:
+        rules = held_out_table(rng, per_trick=bool(rng.random() < LONG_HANDS_PER_TRICK))
+        if max(rules.hand_sizes) >= LONG_HAND:
+            return rules
+
+
 def draw_rules(table: str, rng: np.random.Generator) -> Rules:
     """The rules of one match for an entry of ``env.tables`` (see the module docstring)."""
     if table == "random":
@@ -101,6 +119,8 @@ def draw_rules(table: str, rng: np.random.Generator) -> Rules:
         return wide_rules(rng)
     if table == "per-trick":
         return per_trick_rules(rng)
+    if table == "long-hands":
+        return long_hand_rules(rng)
     if table == "preset":
         rules = Rules.preset(str(rng.choice(preset_names())))
         try:
@@ -111,7 +131,7 @@ def draw_rules(table: str, rng: np.random.Generator) -> Rules:
 
 
 def check_table(table: str) -> None:
-    """Raise ValueError naming ``table`` when it is neither "preset", "random", "wide", "per-trick" nor valid rules."""
+    """Raise ValueError naming ``table`` when it is neither one of ``DRAWN_TABLES`` nor valid rules."""
     if table in DRAWN_TABLES:
         return
     try:
