@@ -331,3 +331,24 @@ def test_the_sparse_first_layer_follows_every_change_of_the_weights_while_acting
                 layer.weight.mul_(-1.0)
         with torch.no_grad():
             assert torch.allclose(sparse_linear(rows, layer), layer(torch.from_numpy(obs)), atol=1e-6), change
+
+
+def test_resetting_the_bid_head_makes_the_bids_near_uniform_and_keeps_the_card_play():
+    rules = Rules.preset("standard")
+    with pytest.raises(ValueError, match="reset_bid_head: an 'mlp' network has no bid head"):
+        make_model(rules, [16], arch="mlp").reset_bid_head()
+    model = make_model(rules, [16], arch="cards", card_width=4)
+    with torch.no_grad():
+        model.actor.bias[-8] += 20.0  # a collapsed policy: bid 3 (of 0..10) always
+    game = BlackoutGame(rules, seed=0)
+    bid_obs = torch.as_tensor(encoding.encode(game.view(game.current_player)))[None]
+    while game.phase == "bid":
+        game.step(game.legal_actions()[0])
+    card_obs = torch.as_tensor(encoding.encode(game.view(game.current_player)))[None]
+    cards_before, value_before = model.logits(card_obs)[0, :52].clone(), model.get_value(card_obs).clone()
+    assert torch.softmax(model.logits(bid_obs)[0, 52:], -1).max() > 0.9
+    model.reset_bid_head()
+    bids = torch.softmax(model.logits(bid_obs)[0, 52:], -1)
+    assert bids.max() < 1.5 / len(bids)
+    torch.testing.assert_close(model.logits(card_obs)[0, :52], cards_before)
+    torch.testing.assert_close(model.get_value(card_obs), value_before)

@@ -62,6 +62,7 @@ def train_args(out_dir: Path, *overrides: str) -> list[str]:
         ("opponents.pool_size=0", "opponents.pool_size: must be positive"),
         ("eval.opponent=''", "eval.opponent: must be a policy spec"),
         ("model.init_checkpoint=''", "model.init_checkpoint: must be a checkpoint path or null"),
+        ("model.reset_bid_head=true", "model.reset_bid_head: re-initialises the bids of model.init_checkpoint, which is null"),
     ],
 )
 def test_every_bad_value_is_refused_naming_its_key(override, message):

@@ -284,6 +284,20 @@ class ActorCritic(nn.Module):
             self.actor = layer_init(nn.Linear(width_in, self.num_actions), std=0.01)
         self.critic = layer_init(nn.Linear(width_in, 1), std=1.0)
 
+    def reset_bid_head(self) -> None:
+        """Re-initialise the bid logits' weights as a new network's (near-uniform bids), keeping everything else.
+
+        For fine-tuning a network whose bids have collapsed onto one choice per hand size
+        (``model.reset_bid_head``): PPO learns only from the actions it samples, so a bid
+        played with probability 1 is never compared with the others.
+        """
+        if self.arch != "cards":
+            raise ValueError("reset_bid_head: an 'mlp' network has no bid head of its own (arch 'cards' has)")
+        with torch.no_grad():
+            fresh = layer_init(nn.Linear(self.actor.in_features, self.actor.out_features), std=0.01)
+            self.actor.weight.copy_(fresh.weight)
+            self.actor.bias.copy_(fresh.bias)
+
     def card_inputs(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
         """The "cards" network's per-card inputs: ``(slots, held_weight, slot_card)``; None for "mlp".
 

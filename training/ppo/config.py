@@ -128,6 +128,9 @@ class ModelConfig:
     """Start from this checkpoint's weights (same rules and hidden sizes) instead of random ones: fine-tuning.
     A rules-sized checkpoint of ``env.rules`` also starts a universal network (``env.observation: universal``),
     which then acts exactly as the checkpoint does at that table (``blackout_training.ppo.transfer``)."""
+    reset_bid_head: bool = False
+    """With ``init_checkpoint``: re-initialise the bid logits (``ActorCritic.reset_bid_head``: near-uniform bids),
+    so that fine-tuning samples every bid again; the card play and the value head are kept."""
 
 
 @dataclass
@@ -315,6 +318,10 @@ class TrainConfig:
                  bool(model.hidden_sizes) and all(width >= 1 for width in model.hidden_sizes), "positive widths")
         _require("model.arch", model.arch, model.arch in ("mlp", "cards"), "'mlp' or 'cards'")
         _require("model.card_width", model.card_width, model.card_width >= 1, "positive")
+        if model.reset_bid_head and model.init_checkpoint is None:
+            raise ConfigError("model.reset_bid_head: re-initialises the bids of model.init_checkpoint, which is null")
+        if model.reset_bid_head and model.arch != "cards":
+            raise ConfigError(f"model.reset_bid_head: needs model.arch 'cards' (a bid head of its own), got {model.arch!r}")
         if model.init_checkpoint is not None:
             _require("model.init_checkpoint", model.init_checkpoint, bool(model.init_checkpoint.strip()),
                      "a checkpoint path or null")

@@ -160,6 +160,9 @@ def train(
     if start is not None and not resuming:
         agent.load_state_dict(start.state_dict())
         log(f"starting from the weights of {model_cfg.init_checkpoint}")
+        if model_cfg.reset_bid_head:
+            agent.reset_bid_head()
+            log("bid head re-initialised (model.reset_bid_head)")
     saved = resumed[2]["extra"] if resumed is not None else None
     if resumed is not None:
         agent.load_state_dict(resumed[0].state_dict())
