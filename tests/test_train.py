@@ -301,3 +301,32 @@ def test_the_rollout_keeps_sparse_observations_widening_its_buffers_and_clearing
     buffers = _keep_sparse(buffers, rows(2, 3.0), 1, steps=4)  # a narrower step overwrites the whole slot
     assert buffers[1][1, :, :2].eq(3.0).all() and buffers[1][1, :, 2:].eq(0).all()
     assert buffers[0][1, :, 2:].eq(0).all()
+
+
+@pytest.mark.parametrize("tables", [[], ["short"]])
+def test_reward_norm_table_divides_every_return_by_the_tables_hand_scale(tables):
+    """Whole hands (gamma = lambda = 1, a rollout of one match): each return is the hand's reward, so the
+    two runs (same seeds, same network) differ by exactly the table's hand scale."""
+    import torch
+    from blackout_training.agents.policy_net import make_model
+    from blackout_training.ppo.config import load_config
+    from blackout_training.ppo.returns import hand_scale
+    from blackout_training.ppo.sampler import Sampler, make_env
+    from blackout_training.ppo.tables import match_steps
+
+    from blackout_env import Rules
+
+    rules = Rules.preset("short")
+    universal = ["env.observation=universal", f"env.tables={tables}", "env.table_groups=2"] if tables else []
+    returns = {}
+    for norm in ("none", "table"):
+        config = load_config(TINY, [f"env.reward_norm={norm}", "ppo.gamma=1", "ppo.gae_lambda=1", "env.num_envs=4",
+                                    f"ppo.rollout_steps={match_steps(rules)}", *universal])
+        torch.manual_seed(0)
+        model = make_model(rules, [8], "cards", 4, config.env.observation)
+        sampler = Sampler(config, rules, make_env(config, rules), [], lambda model=model: model, np.random.default_rng(0),
+                          torch.device("cpu"), reset_seed=3)
+        torch.manual_seed(1)
+        returns[norm] = sampler.collect(model, lambda: 0.0).returns
+    assert returns["none"].abs().sum() > 0
+    torch.testing.assert_close(returns["table"] * hand_scale(rules), returns["none"])

@@ -186,11 +186,11 @@ class Sampler:
         n_players = TablesVecEnv.num_players if config.env.tables else rules.num_players  # per-seat columns
         # The seats at each game's table (fewer than n_players in a table distribution's smaller tables).
         self.table_players = (lambda games: env.players[games]) if config.env.tables else None
-        # env.reward_norm "table": each game's table's hand scale, read before a step (which may change the table).
-        self.table_scales = None
-        if config.env.reward_norm == "table":
-            fixed = np.full(env.num_envs, hand_scale(rules), dtype=np.float32)
-            self.table_scales = (lambda games: env.hand_scales[games]) if config.env.tables else (lambda games: fixed[games])
+        # env.reward_norm "table": rewards are also divided by the table's hand scale; in a table distribution
+        # that is each game's own (scale_buf, read before a step, which may seat the game at a new table).
+        norm = config.env.reward_norm == "table"
+        self.reward_scale = config.env.reward_scale / (hand_scale(rules) if norm else 1.0)
+        self.per_game_scale = norm and bool(config.env.tables)
         self.T = T = rollout_length(config, rules)
         self.batch = env.reset(seed=reset_seed)
         self.opponents = OpponentPool(config.opponents, n_envs, n_players, bots, new_model, rng, self.table_players,
@@ -213,7 +213,7 @@ class Sampler:
         self.hand_over_buf = np.zeros((T, n_envs), dtype=bool)  # the game's hand ended with this step
         self.hand_score_buf = np.zeros((T, n_envs, n_players), dtype=np.float32)  # ... and each seat's score for it
         self.players_buf = np.full((T, n_envs), n_players, dtype=np.int64)  # ... and the seats at its table
-        self.scale_buf = np.full((T, n_envs), config.env.reward_scale, dtype=np.float32)  # ... and its reward scale
+        self.scale_buf = np.ones((T, n_envs), dtype=np.float32)  # ... and its reward scale (env.reward_norm)
         self.recorded = np.zeros((T, n_envs), dtype=bool)
         # The "cards" network's per-card inputs depend on the observation only: computed once when acting, kept for
         # the update's epochs (about 40 MB for the default run).
@@ -271,8 +271,8 @@ class Sampler:
 
             if self.table_players is not None:  # (a step that ends a match may seat the game at a new table)
                 players_buf[t] = self.table_players(self.games)
-            if self.table_scales is not None:
-                self.scale_buf[t] = config.env.reward_scale / self.table_scales(self.games)
+            if self.per_game_scale:
+                self.scale_buf[t] = config.env.reward_scale / env.hand_scales
             batch = env.step(action.cpu().numpy())
             self.hand_over_buf[t] = batch.hand_over
             if batch.hand_over.any():
@@ -289,7 +289,7 @@ class Sampler:
         # ----------------------------------------------- per-seat rewards and GAE
         # Each hand's reward goes to each seat's last decision of the hand; decisions still open at the
         # rollout's end bootstrap through their value but are not trained on (blackout_training.ppo.returns).
-        scale = config.env.reward_scale if self.table_scales is None else self.scale_buf
+        scale = self.scale_buf if self.per_game_scale else self.reward_scale
         rewards = hand_rewards(hand_score_buf, config.env.reward, scale, players_buf)
         targets = seat_returns(self.player_buf, recorded, self.hand_over_buf, rewards, self.value_buf,
                                config.ppo.gamma, config.ppo.gae_lambda)
