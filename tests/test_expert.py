@@ -99,6 +99,19 @@ def test_the_kl_term_holds_the_other_tables(shards, tmp_path):
     assert held["reference_kl"] < free["reference_kl"]
 
 
+def test_distill_learns_from_several_folders_and_holds_none_of_their_tables(shards, tmp_path):
+    three = Rules.preset("standard").replace(num_players=3)  # a table of the result table: no longer held
+    assert three in reference_tables() and SMALL not in reference_tables()
+    other = tmp_path / "three"
+    generate(other, three, matches=1, simulations=4, seed=1)
+    report = distill([shards, other], tmp_path / "o.pt", epochs=1, reference_decisions=2)
+    assert report["train_decisions"] == sum(len(load_shards(f, "bids")["train"][0]) for f in (shards, other))
+    assert report["reference_decisions"] == 2 * (len(reference_tables()) - 1) == 2 * len(reference_tables([SMALL, three]))
+    assert report["data"] == [str(shards), str(other)]
+    with pytest.raises(ValueError, match="at least one folder"):
+        distill([], tmp_path / "p.pt")
+
+
 def test_bad_input_is_refused_with_a_clear_error(shards, tmp_path):
     with pytest.raises(ValueError, match="already holds shards of seed 3"):
         generate(shards, SMALL, matches=1, simulations=8, seed=3)

@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "distill", help="fine-tune the network toward the search's choices in the shards",
         description="fine-tune a universal network toward the search's choices in the shards, holding it on the other tables",
     )
-    distill.add_argument("--data", required=True, help="folder of shards from blackout expert generate")
+    distill.add_argument("--data", required=True, nargs="+",
+                         help="folder of shards from blackout expert generate, or several (one table each)")
     distill.add_argument("--out", required=True, help="checkpoint to write (then a ppo:PATH policy)")
     distill.add_argument("--checkpoint", default=None, help="the network to start from (default: the shipped ppo)")
     distill.add_argument("--decisions", choices=("bids", "all"), default="bids", help="learn from the bids only (default) or every decision kept")

@@ -36,12 +36,14 @@ def _targets(visits: np.ndarray, temperature: float) -> torch.Tensor:
 
 
 # ------------------------------------------------------------------ reference
-def reference_tables(exclude: Rules | None = None) -> list[Rules]:
+def reference_tables(exclude: Rules | Sequence[Rules] | None = None) -> list[Rules]:
     """The tables of the result table (``blackout bench generalist``'s rows: every preset at its default players,
-    the standard rules at 3, 5, 6 and 7 players), less ``exclude``: where :func:`distill` holds the network's policy."""
+    the standard rules at 3, 5, 6 and 7 players), less ``exclude`` (a table or several: the data's):
+    where :func:`distill` holds the network's policy."""
     from ..evaluation.generalist import default_rows, row_rules
 
-    return [rules for rules in map(row_rules, default_rows()) if rules != exclude]
+    excluded = [] if exclude is None else [exclude] if isinstance(exclude, Rules) else list(exclude)
+    return [rules for rules in map(row_rules, default_rows()) if rules not in excluded]
 
 
 def reference_states(
@@ -85,8 +87,20 @@ def _kl(old_log: torch.Tensor, new_log: torch.Tensor, mask: torch.Tensor) -> tor
     return (old_log.exp() * (old_log - new_log).masked_fill(~mask, 0.0)).sum(dim=-1)
 
 
+def _load_folders(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], decisions: str) -> dict[str, Any]:
+    """:func:`load_shards` of one folder or several (one table each), their arrays concatenated; ``tables`` lists the tables."""
+    folders = [data] if isinstance(data, (str, os.PathLike)) else list(data)
+    if not folders:
+        raise ValueError("data: give at least one folder of shards")
+    loaded = [load_shards(folder, decisions) for folder in folders]
+    merged: dict[str, Any] = {"shards": sum(part["shards"] for part in loaded), "tables": [part["rules"] for part in loaded]}
+    for split in ("train", "held_out"):
+        merged[split] = tuple(np.concatenate([part[split][k] for part in loaded]) for k in range(3))
+    return merged
+
+
 def distill(
-    data: str | os.PathLike[str],
+    data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     checkpoint: str | os.PathLike[str] | None = None,
     decisions: str = "bids",
@@ -103,14 +117,14 @@ def distill(
     """Fine-tune a universal network toward the search's choices in the shards of ``data``; write ``out``.
 
     Args:
-        data: a folder of :func:`~blackout_training.expert.shards.generate` shards.
+        data: a folder of :func:`~blackout_training.expert.shards.generate` shards, or several (one table each).
         out: the checkpoint to write (a ``ppo:PATH`` policy).
         checkpoint: the network to start from (default: the shipped ``ppo``); the data's own network is usual.
         decisions: learn from the bids only, or every decision the shards hold.
         epochs, lr, batch_size: Adam over the training shards, the rate decaying linearly to 0.
         temperature: targets are ``visits ** (1 / temperature)``, normalised.
         kl_weight: weight of KL(old || new) on the reference tables' states.
-        reference_decisions: states per reference table (:func:`reference_tables`, less the data's table).
+        reference_decisions: states per reference table (:func:`reference_tables`, less the data's tables).
         seed: seeds the reference states and the minibatches.
         threads: torch threads (default: torch's own setting).
         log: called with a line per epoch.
@@ -129,11 +143,11 @@ def distill(
     out = Path(out)
     if out.is_dir():
         raise ValueError(f"out: {str(out)!r} is a folder; give the checkpoint file to write")
-    shards = load_shards(data, decisions)
-    table = shards["rules"]
+    shards = _load_folders(data, decisions)
+    tables = shards["tables"]
     path = SHIPPED_CHECKPOINT if checkpoint is None else Path(checkpoint)
     old, trained_rules, payload = _universal_network(path)
-    bot = PolicyBot(old, table, name="ppo")
+    bot = PolicyBot(old, tables[0], name="ppo")
     if threads is not None:
         torch.set_num_threads(positive_int("threads", threads))
     torch.manual_seed(seed)
@@ -142,7 +156,7 @@ def distill(
     train_target = _targets(shards["train"][2], temperature)
     held_obs, held_mask = torch.as_tensor(shards["held_out"][0]), torch.as_tensor(shards["held_out"][1]) != 0
     held_choice = torch.as_tensor(shards["held_out"][2]).argmax(dim=1)
-    ref_obs, ref_mask = (torch.as_tensor(a) for a in reference_states(bot, reference_tables(table), reference_decisions, seed))
+    ref_obs, ref_mask = (torch.as_tensor(a) for a in reference_states(bot, reference_tables(tables), reference_decisions, seed))
     ref_mask = ref_mask != 0
     old_train_value = _in_chunks(old, train_obs, train_mask)[1]
     old_ref_log, old_ref_value = _in_chunks(old, ref_obs, ref_mask)
@@ -196,7 +210,9 @@ def distill(
         "temperature": temperature, "kl_weight": kl_weight, "seed": seed,
         "held_out_agreement_before": before["held_out_agreement"], "held_out_agreement_after": after["held_out_agreement"],
         "reference_kl": after["reference_kl"], "reference_same_choice": after["reference_same_choice"],
-        "seconds": round(time.monotonic() - start, 1), "data": str(data), "started_from": str(path),
+        "seconds": round(time.monotonic() - start, 1),
+        "data": str(data) if isinstance(data, (str, os.PathLike)) else [str(folder) for folder in data],
+        "started_from": str(path),
     }
     kept = {key: payload.get("extra", {})[key] for key in ("global_step", "update", "config") if key in payload.get("extra", {})}
     save_checkpoint(out, new, trained_rules, extra={**kept, "distilled": report})
