@@ -16,6 +16,7 @@ from blackout_training.agents.policy_net import (  # noqa: E402
 )
 from blackout_training.cli import main  # noqa: E402
 from blackout_training.expert import distill, generate, load_shards, reference_tables  # noqa: E402
+from blackout_training.expert.shards import match_rules  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 from blackout_env.universal import UNIVERSAL_NUM_ACTIONS, universal_size  # noqa: E402
@@ -110,6 +111,26 @@ def test_distill_learns_from_several_folders_and_holds_none_of_their_tables(shar
     assert report["data"] == [str(shards), str(other)]
     with pytest.raises(ValueError, match="at least one folder"):
         distill([], tmp_path / "p.pt")
+
+
+def test_a_run_can_draw_each_matchs_table_from_a_family(tmp_path, capsys):
+    folder = tmp_path / "drawn"
+    generate(folder, "preset", matches=2, simulations=4, seed=5)
+    drawn = [match_rules("preset", 5, index) for index in range(2)]
+    assert drawn[0] != drawn[1] and match_rules(SMALL, 5, 0) == SMALL
+    for index, rules in enumerate(drawn):
+        with np.load(folder / f"seed5-match{index:06d}.npz") as shard:
+            meta = json.loads(str(shard["meta"]))
+        assert Rules.resolve(meta["rules"]) == rules and meta["drawn"] == "preset"
+    data = load_shards(folder, "bids")
+    assert data["rules"] is None and {json.dumps(t.to_dict()) for t in data["tables"]} == {json.dumps(t.to_dict()) for t in drawn}
+    generate(folder, "preset", matches=1, simulations=4, seed=6)  # another run of the family adds to it
+    assert load_shards(folder, "bids")["shards"] == 3
+    generate(folder, SMALL, matches=1, simulations=4, seed=7)  # a fixed table among them is not one family
+    with pytest.raises(ValueError, match="mixes shards of"):
+        load_shards(folder, "bids")
+    assert main(["expert", "generate", "--out", str(tmp_path / "x"), "--rules", "long-hands", "--players", "3"]) == 2
+    assert "--players: the family 'long-hands' draws" in capsys.readouterr().err and not (tmp_path / "x").exists()
 
 
 def test_bad_input_is_refused_with_a_clear_error(shards, tmp_path):

@@ -17,7 +17,7 @@ ALLOWED = {
     "agents": {"agents"},
     "evaluation": {"agents", "evaluation"},
     "ppo": {"agents", "evaluation", "ppo"},
-    "expert": {"agents", "evaluation", "expert"},
+    "expert": {"agents", "evaluation", "ppo", "expert"},
     "rllib": {"agents", "evaluation", "ppo", "rllib"},
     "play": {"agents", "evaluation", "play"},
     "web": {"agents", "evaluation", "play", "web"},

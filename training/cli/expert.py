@@ -13,6 +13,8 @@ import json
 
 from blackout_env.rules import Rules
 
+from ..ppo.tables import DRAWN_TABLES
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     steps = parser.add_subparsers(dest="step", metavar="STEP")
@@ -22,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="play ppo+search matches and keep its searched decisions (universal observation, mask, root visit counts) as shards",
     )
     generate.add_argument("--out", required=True, help="folder of shards (other seeds' shards may be there)")
-    generate.add_argument("--rules", default="standard", help="a preset name or a YAML file (default: standard)")
+    generate.add_argument("--rules", default="standard",
+                          help="a preset name or a YAML file (default: standard), or a family to draw each match's table"
+                               f" from ({', '.join(DRAWN_TABLES)}, as the trainer's env.tables)")
     generate.add_argument("--players", type=int, default=None, help="number of players (overrides the rules)")
     generate.add_argument("--matches", type=int, default=100, help="matches to play (with --minutes: at most; default 100)")
     generate.add_argument("--minutes", type=float, default=None, help="start no match after this many minutes")
@@ -54,8 +58,13 @@ def run(args: argparse.Namespace) -> int:
     from ..expert import distill, generate
 
     if args.step == "generate":
-        rules = Rules.resolve(args.rules)
-        if args.players is not None:
+        if args.rules in DRAWN_TABLES:
+            if args.players is not None:
+                raise ValueError(f"--players: the family {args.rules!r} draws each table's players; leave it out")
+            rules = args.rules
+        else:
+            rules = Rules.resolve(args.rules)
+        if args.players is not None and not isinstance(rules, str):
             if not 3 <= args.players <= 7:
                 raise ValueError(f"--players must be 3..7, got {args.players}")
             rules = rules.replace(num_players=args.players)

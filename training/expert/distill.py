@@ -93,7 +93,7 @@ def _load_folders(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     if not folders:
         raise ValueError("data: give at least one folder of shards")
     loaded = [load_shards(folder, decisions) for folder in folders]
-    merged: dict[str, Any] = {"shards": sum(part["shards"] for part in loaded), "tables": [part["rules"] for part in loaded]}
+    merged: dict[str, Any] = {"shards": sum(part["shards"] for part in loaded), "tables": [t for part in loaded for t in part["tables"]]}
     for split in ("train", "held_out"):
         merged[split] = tuple(np.concatenate([part[split][k] for part in loaded]) for k in range(3))
     return merged

@@ -23,6 +23,7 @@ from blackout_env.universal import UNIVERSAL_NUM_ACTIONS, universal_actions, uni
 from ..agents.policy_net import SHIPPED_CHECKPOINT, CheckpointError, PolicyBot, load_checkpoint
 from ..agents.rollout_policy import positive_int
 from ..evaluation.tournament import single_threaded_torch
+from ..ppo.tables import DRAWN_TABLES, draw_rules
 
 __all__ = ["DECISIONS", "generate", "load_shards"]
 
@@ -61,6 +62,14 @@ def _universal_network(checkpoint: str | os.PathLike[str] | None) -> tuple[Any, 
 # ------------------------------------------------------------------ generate
 def _shard_path(folder: Path, seed: int, index: int) -> Path:
     return folder / f"seed{seed}-match{index:06d}.npz"
+
+
+def match_rules(rules: Rules | str, seed: int, index: int) -> Rules:
+    """The table of match ``index``: ``rules`` itself, or drawn from the family ``rules`` names (one of
+    ``DRAWN_TABLES``) on the stream ``default_rng([seed, index])``, which never carries the held-out spawn key."""
+    if isinstance(rules, Rules):
+        return rules
+    return draw_rules(rules, np.random.default_rng([seed, index]))
 
 
 def _play_match(
@@ -104,11 +113,13 @@ def _play_match(
 _WORKER: dict[str, Any] = {}
 
 
-def _setup_worker(rules: Rules, simulations: int, checkpoint: str | None, decisions: str, folder: str, seed: int) -> None:
+def _setup_worker(
+    rules: Rules | str, simulations: int, checkpoint: str | None, decisions: str, folder: str, seed: int
+) -> None:
     from blackout_baselines import ISMCTSBot
 
     torch.set_num_threads(1)
-    bot = PolicyBot(_universal_network(checkpoint)[0], rules, name="ppo")
+    bot = PolicyBot(_universal_network(checkpoint)[0], match_rules(rules, seed, 0), name="ppo")  # universal: any table
     _WORKER.update(
         bot=bot,
         search=ISMCTSBot(simulations=simulations, prior=bot.action_probabilities),
@@ -116,19 +127,21 @@ def _setup_worker(rules: Rules, simulations: int, checkpoint: str | None, decisi
         decisions=decisions,
         folder=Path(folder),
         seed=seed,
-        meta=json.dumps({
-            "rules": rules.to_dict(), "simulations": simulations, "decisions": decisions, "seed": seed,
+        meta={
+            "simulations": simulations, "decisions": decisions, "seed": seed,
             "checkpoint": str(SHIPPED_CHECKPOINT if checkpoint is None else checkpoint),
-        }),
+            "drawn": None if isinstance(rules, Rules) else rules,
+        },
     )
 
 
 def _generate_one(index: int) -> int:
     w = _WORKER
-    record = _play_match(w["bot"], w["search"], w["rules"], w["seed"], index, w["decisions"])
+    rules = match_rules(w["rules"], w["seed"], index)
+    record = _play_match(w["bot"], w["search"], rules, w["seed"], index, w["decisions"])
     path = _shard_path(w["folder"], w["seed"], index)
     partial = path.with_name(path.stem + ".partial.npz")
-    np.savez_compressed(partial, meta=np.array(w["meta"]), **record)
+    np.savez_compressed(partial, meta=np.array(json.dumps({"rules": rules.to_dict(), **w["meta"]})), **record)
     partial.replace(path)  # a shard is whole or absent
     return len(record["obs"])
 
@@ -149,7 +162,8 @@ def generate(
 
     Args:
         out: the folder of shards (created; other runs' shards may be there).
-        rules: the table the matches are played at.
+        rules: the table the matches are played at, or one of ``DRAWN_TABLES`` (``"long-hands"``, ...): each
+            match at a table drawn from that family (:func:`match_rules`), as the trainer's ``env.tables`` draws.
         matches: how many matches (with ``minutes``, at most this many).
         minutes: stop starting matches after this many minutes of wall time.
         simulations: the search's simulations per decision.
@@ -161,7 +175,8 @@ def generate(
 
     Returns the number of matches and kept decisions and the seconds taken.
     """
-    rules = Rules.resolve(rules)
+    if not (isinstance(rules, str) and rules in DRAWN_TABLES):
+        rules = Rules.resolve(rules)
     matches = positive_int("matches", matches)
     simulations = positive_int("simulations", simulations)
     workers = positive_int("workers", workers)
@@ -219,8 +234,9 @@ def generate(
 def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict[str, Any]:
     """The shards of ``folder`` as arrays (``decisions="bids"`` keeps the bids only), split into train and held out.
 
-    Returns ``{"train": (obs, mask, visits), "held_out": (obs, mask, visits), "shards": n, "rules": table}``
-    (one table per folder). A shard that is
+    Returns ``{"train": (obs, mask, visits), "held_out": (obs, mask, visits), "shards": n, "rules": table,
+    "tables": [table, ...]}``: one table per folder, or the tables of one run that drew a table per match
+    (``rules`` is then None). A shard that is
     not a readable :func:`generate` shard is a ValueError naming the file.
     """
     decisions = _check_decisions(decisions)
@@ -233,6 +249,7 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
         raise ValueError(f"data: {str(folder)!r} holds no shards (seed*-match*.npz from blackout expert generate)")
     parts: dict[str, list[list[np.ndarray]]] = {"train": [[], [], []], "held_out": [[], [], []]}
     tables: set[str] = set()
+    drawn: set[str | None] = set()
     for i, path in enumerate(paths):
         try:
             with np.load(path, allow_pickle=False) as shard:
@@ -240,7 +257,9 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
                 if missing:
                     raise ValueError(f"missing {', '.join(missing)}")
                 obs, mask, visits, bidding = shard["obs"], shard["mask"], shard["visits"], shard["bidding"]
-                tables.add(json.dumps(json.loads(str(shard["meta"]))["rules"], sort_keys=True))
+                meta = json.loads(str(shard["meta"]))
+                tables.add(json.dumps(meta["rules"], sort_keys=True))
+                drawn.add(meta.get("drawn"))
         except (OSError, ValueError, KeyError, TypeError, EOFError) as error:
             raise ValueError(f"data: {str(path)!r} is not a shard of blackout expert generate: {error}") from None
         n = len(obs)
@@ -262,9 +281,16 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
         split = parts["held_out" if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 else "train"]
         for column, array in zip(split, (obs, mask, visits)):
             column.append(array[keep])
-    if len(tables) != 1:
-        raise ValueError(f"data: {str(folder)!r} mixes shards of {len(tables)} tables; keep one table per folder")
-    result: dict[str, Any] = {"shards": len(paths), "rules": Rules.resolve(json.loads(tables.pop()))}
+    family = drawn.pop() if len(drawn) == 1 else None
+    if len(tables) != 1 and family is None:
+        raise ValueError(
+            f"data: {str(folder)!r} mixes shards of {len(tables)} tables; keep one table per folder"
+            " (or the shards of runs that each drew from one family, --rules long-hands)"
+        )
+    table_list = [Rules.resolve(json.loads(table)) for table in sorted(tables)]
+    result: dict[str, Any] = {
+        "shards": len(paths), "rules": table_list[0] if family is None else None, "tables": table_list,
+    }
     for name, (obs_parts, mask_parts, visit_parts) in parts.items():
         result[name] = tuple(
             np.concatenate(column) if column else np.zeros((0, size), dtype=dtype)
