@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             rules = args.rules
         else:
             rules = Rules.resolve(args.rules)
-        if args.players is not None and not isinstance(rules, str):
+        if args.players is not None:
             if not 3 <= args.players <= 7:
                 raise ValueError(f"--players must be 3..7, got {args.players}")
             rules = rules.replace(num_players=args.players)
