@@ -17,6 +17,7 @@ from blackout_training.agents.policy_net import (  # noqa: E402
 from blackout_training.cli import main  # noqa: E402
 from blackout_training.expert import distill, generate, load_shards, reference_tables  # noqa: E402
 from blackout_training.expert.shards import match_rules  # noqa: E402
+from blackout_training.ppo.training_seeds import check_held_out_seed, training_seeds  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 from blackout_env.universal import UNIVERSAL_NUM_ACTIONS, universal_size  # noqa: E402
@@ -113,7 +114,7 @@ def test_distill_learns_from_several_folders_and_holds_none_of_their_tables(shar
         distill([], tmp_path / "p.pt")
 
 
-def test_a_run_can_draw_each_matchs_table_from_a_family(tmp_path, capsys):
+def test_a_run_can_draw_each_matchs_table_from_a_family(shards, tmp_path, capsys):
     folder = tmp_path / "drawn"
     generate(folder, "preset", matches=2, simulations=4, seed=5)
     drawn = [match_rules("preset", 5, index) for index in range(2)]
@@ -125,7 +126,16 @@ def test_a_run_can_draw_each_matchs_table_from_a_family(tmp_path, capsys):
     data = load_shards(folder, "bids")
     assert data["rules"] is None and {json.dumps(t.to_dict()) for t in data["tables"]} == {json.dumps(t.to_dict()) for t in drawn}
     generate(folder, "preset", matches=1, simulations=4, seed=6)  # another run of the family adds to it
-    assert load_shards(folder, "bids")["shards"] == 3
+    assert load_shards(folder, "bids")["shards"] == 3 and load_shards(folder, "bids")["drawn_seeds"] == [5, 6]
+    # the runs drew tables as training does: their seeds are training seeds of what they are distilled into,
+    # and of what is distilled from that in turn (followed back through the network a distillation started from)
+    assert distill(folder, tmp_path / "o.pt", epochs=1, reference_decisions=2)["drawn_seeds"] == [5, 6]
+    distill(shards, tmp_path / "p.pt", checkpoint=tmp_path / "o.pt", epochs=1, reference_decisions=2)
+    seeds = training_seeds(f"ppo:{tmp_path / 'p.pt'}")
+    assert any("expert generate --seed of data distilled into" in where for where in seeds[6])
+    with pytest.raises(ValueError, match="--held-out-seed 6 is a training seed"):
+        check_held_out_seed(6, f"ppo+search:checkpoint={tmp_path / 'p.pt'}")
+    assert 6 not in training_seeds()  # not one of the shipped policies' seeds
     generate(folder, SMALL, matches=1, simulations=4, seed=7)  # a fixed table among them is not one family
     with pytest.raises(ValueError, match="mixes shards of"):
         load_shards(folder, "bids")

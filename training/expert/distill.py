@@ -93,7 +93,10 @@ def _load_folders(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     if not folders:
         raise ValueError("data: give at least one folder of shards")
     loaded = [load_shards(folder, decisions) for folder in folders]
-    merged: dict[str, Any] = {"shards": sum(part["shards"] for part in loaded), "tables": [t for part in loaded for t in part["tables"]]}
+    merged: dict[str, Any] = {
+        "shards": sum(part["shards"] for part in loaded), "tables": [t for part in loaded for t in part["tables"]],
+        "drawn_seeds": sorted({seed for part in loaded for seed in part["drawn_seeds"]}),
+    }
     for split in ("train", "held_out"):
         merged[split] = tuple(np.concatenate([part[split][k] for part in loaded]) for k in range(3))
     return merged
@@ -212,7 +215,7 @@ def distill(
         "reference_kl": after["reference_kl"], "reference_same_choice": after["reference_same_choice"],
         "seconds": round(time.monotonic() - start, 1),
         "data": str(data) if isinstance(data, (str, os.PathLike)) else [str(folder) for folder in data],
-        "started_from": str(path),
+        "started_from": str(path), "drawn_seeds": shards["drawn_seeds"],
     }
     kept = {key: payload.get("extra", {})[key] for key in ("global_step", "update", "config") if key in payload.get("extra", {})}
     save_checkpoint(out, new, trained_rules, extra={**kept, "distilled": report})

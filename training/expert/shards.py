@@ -235,8 +235,9 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
     """The shards of ``folder`` as arrays (``decisions="bids"`` keeps the bids only), split into train and held out.
 
     Returns ``{"train": (obs, mask, visits), "held_out": (obs, mask, visits), "shards": n, "rules": table,
-    "tables": [table, ...]}``: one table per folder, or the tables of one run that drew a table per match
-    (``rules`` is then None). A shard that is
+    "tables": [table, ...], "drawn_seeds": [seed, ...]}``: one table per folder, or the tables of runs that
+    drew a table per match from one family (``rules`` is then None; ``drawn_seeds`` are those runs' ``--seed``,
+    training seeds as :mod:`blackout_training.ppo.training_seeds` counts them). A shard that is
     not a readable :func:`generate` shard is a ValueError naming the file.
     """
     decisions = _check_decisions(decisions)
@@ -250,6 +251,7 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
     parts: dict[str, list[list[np.ndarray]]] = {"train": [[], [], []], "held_out": [[], [], []]}
     tables: set[str] = set()
     drawn: set[str | None] = set()
+    seeds: set[int] = set()
     for i, path in enumerate(paths):
         try:
             with np.load(path, allow_pickle=False) as shard:
@@ -260,6 +262,8 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
                 meta = json.loads(str(shard["meta"]))
                 tables.add(json.dumps(meta["rules"], sort_keys=True))
                 drawn.add(meta.get("drawn"))
+                if meta.get("drawn") is not None:
+                    seeds.add(int(meta["seed"]))
         except (OSError, ValueError, KeyError, TypeError, EOFError) as error:
             raise ValueError(f"data: {str(path)!r} is not a shard of blackout expert generate: {error}") from None
         n = len(obs)
@@ -290,6 +294,7 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
     table_list = [Rules.resolve(json.loads(table)) for table in sorted(tables)]
     result: dict[str, Any] = {
         "shards": len(paths), "rules": table_list[0] if family is None else None, "tables": table_list,
+        "drawn_seeds": sorted(seeds),
     }
     for name, (obs_parts, mask_parts, visit_parts) in parts.items():
         result[name] = tuple(

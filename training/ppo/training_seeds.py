@@ -5,7 +5,10 @@ A *training seed* is the ``run.seed`` of a run that drew tables (``env.tables`` 
 (``configs/train/*.yaml``), in the configs kept inside the shipped checkpoints
 (``training/agents/checkpoints/*.pt``) and inside the checkpoint of the policy under test
 (``ppo:PATH``, or ``checkpoint=PATH``), following each checkpoint's
-``model.init_checkpoint`` back as far as the files are at hand. Why the held-out draw is
+``model.init_checkpoint`` back as far as the files are at hand; and the ``--seed`` of every
+``blackout expert generate`` run that drew its tables from a family (``--rules long-hands``)
+and was distilled into one of those checkpoints (recorded in the checkpoint, which is
+followed back to the network the distillation started from). Why the held-out draw is
 another stream anyway: :mod:`blackout_training.evaluation.held_out`.
 """
 
@@ -28,11 +31,13 @@ _TRAIN_CONFIGS = _REPOSITORY / "configs" / "train"
 _SHIPPED = Path(__file__).resolve().parents[1] / "agents" / "checkpoints"
 
 
-def _checkpoint_config(path: Path) -> dict:
+def _checkpoint_extra(path: Path) -> tuple[dict, dict]:
+    """The run config and the distillation report kept in a checkpoint (empty where it has none)."""
     from ..agents.policy_net import read_checkpoint  # torch, only when a seed is checked
 
-    config = read_checkpoint(path).get("extra", {}).get("config")
-    return config if isinstance(config, dict) else {}
+    extra = read_checkpoint(path).get("extra", {})
+    config, distilled = extra.get("config"), extra.get("distilled")
+    return (config if isinstance(config, dict) else {}), (distilled if isinstance(distilled, dict) else {})
 
 
 def _policy_checkpoints(policy: str | None) -> list[Path]:
@@ -83,11 +88,15 @@ def training_seeds(policy: str | None = None) -> dict[int, list[str]]:
         if path is None or path.resolve() in seen:
             continue
         seen.add(path.resolve())
-        config = _checkpoint_config(path)
+        config, distilled = _checkpoint_extra(path)
         run, env, model = (config.get(key) or {} for key in ("run", "env", "model"))
         record(run.get("seed"), env.get("tables"), f"run.seed recorded in {_shown(path)}")
+        for seed in distilled.get("drawn_seeds") or ():
+            record(seed, DRAWN_TABLES, f"blackout expert generate --seed of data distilled into {_shown(path)}")
         if model.get("init_checkpoint"):
             todo.append(Path(model["init_checkpoint"]))
+        if distilled.get("started_from"):
+            todo.append(Path(distilled["started_from"]))
     return seeds
 
 
