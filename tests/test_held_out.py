@@ -159,7 +159,9 @@ def test_the_training_seeds_are_the_run_seeds_of_every_run_that_drew_tables():
     assert "run.seed of configs/train/generalist-wide.yaml" in seeds[5]
     assert "run.seed recorded in training/agents/checkpoints/ppo_generalist_wide.pt" in seeds[5]
     assert "run.seed of configs/train/generalist-per-trick.yaml" in seeds[7]
-    assert "run.seed recorded in training/agents/checkpoints/ppo_generalist.pt" in seeds[7]
+    assert "run.seed recorded in training/agents/checkpoints/ppo_generalist_per_trick.pt" in seeds[7]
+    distilled = "blackout expert generate --seed of data distilled into training/agents/checkpoints/ppo_generalist.pt"
+    assert all(distilled in seeds[seed] for seed in (0, 1, 2))  # stage 5's three rounds
     assert DEFAULT_HELD_OUT_SEED not in seeds
     check_held_out_seed(DEFAULT_HELD_OUT_SEED, "ppo")
     with pytest.raises(ValueError, match="--held-out-seed 1 is a training seed"):
