@@ -727,6 +727,10 @@ class ISMCTSBot(Bot):
             ``prior_weight * probability / (visits + 1)`` (progressive bias: it
             steers the first simulations and fades as they accumulate).
         prior_weight: the weight of the prior, in scaled score units (0..1).
+        prior_margin: when given (a number >= 0, in scaled score units; needs a prior), play the
+            prior's most probable action unless the search's choice has a mean more than this much
+            higher (a network's greedy action overruled only where the search is clearly better);
+            by default the most visited action is played.
         objective: what a simulation backs up for each seat: ``"score"`` (default),
             its hand score scaled to 0..1; ``"exact"``, 1 if it made its bid, else 0
             (the chance of making the bid, whatever the bid is worth); ``"tricks"``,
@@ -753,6 +757,7 @@ class ISMCTSBot(Bot):
         compiled: bool | None = None,
         prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
         prior_weight: float = 1.0,
+        prior_margin: float | None = None,
         objective: str = "score",
         tree: str = "path",
         voids: bool = True,
@@ -782,8 +787,15 @@ class ISMCTSBot(Bot):
             raise ValueError(f"prior: must be a function of a view, got {prior!r}")
         if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not prior_weight >= 0:
             raise ValueError(f"prior_weight: must be a number >= 0, got {prior_weight!r}")
+        if prior_margin is not None and (
+            isinstance(prior_margin, bool) or not isinstance(prior_margin, (int, float)) or not prior_margin >= 0
+        ):
+            raise ValueError(f"prior_margin: must be a number >= 0, got {prior_margin!r}")
+        if prior_margin is not None and prior is None:
+            raise ValueError("prior_margin: keeps the prior's most probable action, so it needs a prior (ppo+search)")
         self.prior = prior
         self.prior_weight = float(prior_weight)
+        self.prior_margin = None if prior_margin is None else float(prior_margin)
         if objective not in ("score", "exact", "tricks"):
             raise ValueError(f"objective: must be 'score', 'exact' or 'tricks', got {objective!r}")
         self.objective = objective
@@ -806,7 +818,19 @@ class ISMCTSBot(Bot):
         legal = self._check_turn(view)
         if len(legal) == 1:
             return int(legal[0])
-        return _most_visited(self.search(view), legal)
+        return self._choose(self.search(view), legal)
+
+    def _choose(self, root: _Node, legal: Sequence[int]) -> int:
+        """The most visited action, or with ``prior_margin`` the prior's favourite unless that is beaten by more."""
+        action = _most_visited(root, legal)
+        if self.prior_margin is None or self.last_prior is None:
+            return action
+        own = max(legal, key=lambda a: self.last_prior[a])
+        mine, theirs = root.children.get(own), root.children.get(action)
+        if own != action and mine is not None and mine.visits and theirs is not None and theirs.visits:
+            if theirs.total / theirs.visits - mine.total / mine.visits <= self.prior_margin:
+                return int(own)
+        return action
 
     def explain(self, view: PlayerView) -> Explanation:
         """The action :meth:`act` chooses, from one search as :meth:`act` runs it, and the root's statistics.
@@ -819,7 +843,7 @@ class ISMCTSBot(Bot):
         if len(legal) == 1:
             return Explanation(int(legal[0]), "mcts", action_reasons(legal), None, "the only legal action: no search")
         root = self.search(view)
-        action = _most_visited(root, legal)
+        action = self._choose(root, legal)
         tried = {a: root.children[a] for a in legal if a in root.children and root.children[a].visits}
         visits = {a: tried[a].visits if a in tried else 0 for a in legal}
         means = {a: child.total / child.visits for a, child in tried.items()}
@@ -829,6 +853,8 @@ class ISMCTSBot(Bot):
             "tricks": "mean of tricks taken plus the exact-bid bonus, scaled to 0..1",
         }[self.objective]
         note = f"visits and {scale} of each action after {self.last_simulations} simulations; it plays the most visited"
+        if self.prior_margin is not None:
+            note += f", unless the prior's favourite is within {self.prior_margin:g} of its mean"
         if self.last_prior is not None:
             note += " (probability: the guiding policy's prior)"
         return Explanation(action, "mcts", action_reasons(legal, self.last_prior, means, visits), means.get(action), note)

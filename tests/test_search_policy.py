@@ -68,3 +68,41 @@ def test_ppo_search_defaults_to_400_simulations_unless_the_spec_gives_a_budget()
     assert load_policy("ppo+search:simulations=500", rules, seed=0).simulations == 500
     timed = load_policy("ppo+search:time_ms=20", rules, seed=0)
     assert timed.time_ms == 20
+
+
+def _decisions(rules, count, seed=3):
+    """The views of the first ``count`` decisions of a game played by the network."""
+    network = load_policy("ppo", rules, seed=0)
+    game, views = BlackoutGame(rules, seed=seed), []
+    while game.phase != "game_over" and len(views) < count:
+        views.append(game.view(game.current_player))
+        game.step(network.act(views[-1]))
+    return network, views
+
+
+def test_prior_margin_keeps_the_networks_action_unless_the_search_beats_it_by_more():
+    rules = Rules.preset("standard")
+    network, views = _decisions(rules, 40)
+    overruled = load_policy("ppo+search:simulations=50", rules, seed=1)
+    assert any(overruled.act(view) != network.act(view) for view in views)  # the plain search overrules it
+    kept = load_policy("ppo+search:simulations=50,prior_margin=1", rules, seed=1)
+    assert [kept.act(view) for view in views] == [network.act(view) for view in views]  # means lie in 0..1
+    gated = load_policy("ppo+search:simulations=50,prior_margin=0", rules, seed=1)
+    for view in views:
+        explanation = gated.explain(view)
+        if len(view.legal_actions) == 1:
+            continue
+        reasons = {reason.action: reason for reason in explanation.actions}
+        most = max(reasons.values(), key=lambda r: (r.visits or 0, r.value if r.value is not None else 0.0))
+        chosen = reasons[explanation.action]
+        assert explanation.action in (most.action, network.act(view))
+        if explanation.action != most.action:  # kept the network's action: the search's is no better
+            assert most.value <= chosen.value + 1e-12
+        assert "unless the prior's favourite is within 0" in explanation.note
+
+
+def test_a_bad_prior_margin_is_refused_naming_it():
+    with pytest.raises(ValueError, match="prior_margin: must be a number >= 0, got -0.5"):
+        load_policy("ppo+search:prior_margin=-0.5", Rules.preset("standard"), seed=0)
+    with pytest.raises(ValueError, match="prior_margin: keeps the prior's most probable action, so it needs a prior"):
+        ISMCTSBot(prior_margin=0.1)

@@ -14,6 +14,8 @@ than OpenSpiel's C++ IS-MCTS at 500: 0.81x its CPU time, 0.96-1.07x at 500
 (docs/ismcts.md, "An agent that beats OpenSpiel's IS-MCTS"); ``checkpoint`` defaults to the shipped generalist, so
 ``ppo+search`` plays every table ``ppo`` plays; ``checkpoint=training/agents/checkpoints/ppo_standard_4p.pt``
 guides it with the standard 4-player specialist instead, at that table only).
+``prior_margin=M`` keeps the network's own choice unless the search's is more than M better in mean
+scaled score (off by default; docs/held-out.md measures it on the held-out tables).
 """
 
 from __future__ import annotations
