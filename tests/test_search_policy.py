@@ -7,7 +7,7 @@ pytest.importorskip("torch")
 from blackout_baselines import ISMCTSBot  # noqa: E402
 from blackout_training.agents.policies import load_policy  # noqa: E402
 from blackout_training.agents.policy_net import SPECIALIST_CHECKPOINT, load_policy_bot  # noqa: E402
-from blackout_training.agents.search_policy import DEFAULT_SIMULATIONS  # noqa: E402
+from blackout_training.agents.search_policy import DEFAULT_PRIOR_MARGIN, DEFAULT_SIMULATIONS  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 
@@ -83,7 +83,7 @@ def _decisions(rules, count, seed=3):
 def test_prior_margin_keeps_the_networks_action_unless_the_search_beats_it_by_more():
     rules = Rules.preset("standard")
     network, views = _decisions(rules, 40)
-    overruled = load_policy("ppo+search:simulations=50", rules, seed=1)
+    overruled = load_policy("ppo+search:simulations=50,prior_margin=none", rules, seed=1)
     assert any(overruled.act(view) != network.act(view) for view in views)  # the plain search overrules it
     kept = load_policy("ppo+search:simulations=50,prior_margin=1", rules, seed=1)
     assert [kept.act(view) for view in views] == [network.act(view) for view in views]  # means lie in 0..1
@@ -101,7 +101,20 @@ def test_prior_margin_keeps_the_networks_action_unless_the_search_beats_it_by_mo
         assert "unless the prior's favourite is within 0" in explanation.note
 
 
+def test_the_default_margin_is_point_one_and_none_turns_it_off():
+    rules = Rules.preset("standard")
+    _, views = _decisions(rules, 20)
+    default = load_policy("ppo+search:simulations=50", rules, seed=1)
+    assert default.prior_margin == DEFAULT_PRIOR_MARGIN == 0.1
+    explicit = load_policy("ppo+search:simulations=50,prior_margin=0.1", rules, seed=1)
+    assert [default.act(view) for view in views] == [explicit.act(view) for view in views]
+    assert load_policy("ppo+search:prior_margin=none", rules, seed=1).prior_margin is None
+    assert load_policy("ppo+search:prior_margin=None", rules, seed=1).prior_margin is None
+
+
 def test_a_bad_prior_margin_is_refused_naming_it():
+    with pytest.raises(ValueError, match="prior_margin: must be a number >= 0, got 'off'"):
+        load_policy("ppo+search:prior_margin=off", Rules.preset("standard"), seed=0)
     with pytest.raises(ValueError, match="prior_margin: must be a number >= 0, got -0.5"):
         load_policy("ppo+search:prior_margin=-0.5", Rules.preset("standard"), seed=0)
     with pytest.raises(ValueError, match="prior_margin: keeps the prior's most probable action, so it needs a prior"):
