@@ -36,7 +36,7 @@ with each node the information set of the seat to act there:
    made bid, else 0).
 3. **Expand** one legal action not in the tree yet (chosen at random), then
    **play out** the hand with random legal actions (bids included, for seats that
-   have not bid) in a bitset mini-engine, and **back up** every seat's score: each
+   have not bid) on the compiled core, and **back up** every seat's score: each
    node adds the score of the seat that acted into it.
 4. After the budget, play the root's most visited action (ties: higher mean).
 
@@ -57,13 +57,14 @@ at random below the root). Against OpenSpiel's IS-MCTS, the split tree scored
 higher in each of three comparisons (within noise; docs/ismcts.md); pooled
 SO-ISMCTS stays available as ``split_by_hand=False``.
 
-Speed: the simulations run on a bitset mini-engine (a hand is an int with one
-bit per card; the trick power of a card is a lookup table built from
-:func:`blackout_env.rules_logic.card_power`), not on :class:`~blackout_env.engine.BlackoutGame`: a
-simulation is a few hundred integer operations. tests/test_ismcts.py checks the
-mini-engine against the engine action by action on random hands of every preset.
-The playouts' card loop (:func:`_card_play_loop`) is one function that Python
-runs, or that numba compiles when installed (the ``fast`` extra; ``compiled``).
+Speed: the simulations run on the compiled core, not on
+:class:`~blackout_env.engine.BlackoutGame`: a determinized hand is the batched engine's
+state for a batch of one, in one array (:class:`SimState`), stepped by the batched
+engine's own step (``blackout_env._batched_kernels.step_game``: ``advance_game`` and
+``legal_game``), and a playout is one compiled loop over that step
+(:mod:`blackout_baselines._ismcts_kernels`); the tree walk stays in Python.
+tests/test_ismcts.py checks the simulator against the engine action by action on
+random hands of every preset.
 
 Budget: ``simulations`` per decision (reproducible from the seed), or
 ``time_ms`` milliseconds per decision (machine-dependent).
@@ -78,11 +79,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from blackout_env.batched import numba_available
-from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env._compiled import kernels
+from blackout_env.batched import game_tables
+from blackout_env.engine import BlackoutGame
 from blackout_env.policies import Explanation, action_reasons
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import bid_range, card_power, forbidden_bid, playable_bits
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -95,24 +96,31 @@ DEFAULT_EXPLORATION = 0.35
 against OpenSpiel's IS-MCTS; see docs/ismcts.md)."""
 
 class _Tables:
-    """Per-rules lookup tables of the mini-engine, built once per rules value."""
+    """Per-rules tables of the simulator, built once per rules value: the compiled core's and the score tables."""
 
     def __init__(self, rules: Rules) -> None:
+        core, kernels = _kernels()
         self.rules = rules
         self.num_cards = rules.num_cards
-        self.deck_size = rules.deck_size
-        self.suit_mask = [sum(1 << c for c in range(s * 13, s * 13 + 13)) for s in range(4)]
-        self.standard_mask = (1 << NUM_STANDARD_CARDS) - 1
-        self.joker_mask = sum(1 << c for c in range(NUM_STANDARD_CARDS, self.deck_size))
-        # power[trump + 1][led + 1][card]: the engine's rule (rules_logic.card_power); the first of
-        # equal powers (two jokers) wins, so a card takes the trick only with a strictly higher power
-        self.power = [
-            [[card_power(c, led, trump) for c in range(self.num_cards)] for led in (None, 0, 1, 2, 3)]
-            for trump in (None, 0, 1, 2, 3)
-        ]
-        # the same tables as numpy arrays, for compiled playouts
-        self.power_array = np.array(self.power, dtype=np.int64)
-        self.suit_mask_array = np.array(self.suit_mask, dtype=np.int64)
+        self.game = game_tables(rules)
+        """The compiled core's tables of these rules (``blackout_env.batched.game_tables``)."""
+        self.step = core.step_game
+        self.legal = core.legal_of_game
+        self.playout = kernels.playout
+        # offsets into the one-game array (the core's layout, ``_batched_kernels.ONE_*``)
+        n = rules.num_players
+        scalars = len(core.ONE_SCALARS)
+        blocks = {name: scalars + i * n for i, name in enumerate(core.ONE_SEAT_BLOCKS)}
+        self.current, self.phase, self.leader = core.O_CURRENT, core.O_PHASE, core.O_LEADER
+        self.bids_made, self.bid_total, self.led, self.trump = core.O_BIDS_MADE, core.O_BID_TOTAL, core.O_LED, core.O_TRUMP
+        self.broken, self.trick_size, self.done, self.hand_size = core.O_BROKEN, core.O_TRICK_SIZE, core.O_DONE, core.O_HAND_SIZE
+        self.last_leader, self.last_winner, self.action_count = core.O_LAST_LEADER, core.O_LAST_WINNER, core.O_ACTION_COUNT
+        self.legal_cards, self.forbidden, self.capacity = core.O_LEGAL, core.O_FORBIDDEN, core.O_CAPACITY
+        self.hands, self.bids, self.won = blocks["hands"], blocks["bids"], blocks["tricks_won"]
+        self.trick_cards, self.last_trick = blocks["trick_cards"], blocks["last_trick"]
+        self.seat_end = scalars + len(core.ONE_SEAT_BLOCKS) * n
+        self.size = core.one_game_size
+        self.bid_phase, self.play_phase = core.BID, core.PLAY
         self._scores: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
 
     def scores(self, hand_size: int) -> tuple[list[list[float]], list[list[int]]]:
@@ -138,6 +146,25 @@ def _tables(rules: Rules) -> _Tables:
     return tables
 
 
+_KERNELS: list = []
+
+
+def _kernels() -> tuple:
+    """(the compiled core, the playout kernels), imported on first use (they import numba) and compiled now."""
+    if not _KERNELS:
+        core = kernels()
+        from . import _ismcts_kernels
+
+        _KERNELS.append((core, _ismcts_kernels))
+        # compile (or load from numba's cache) every kernel a search calls: a hand of one card, played out
+        game = BlackoutGame(Rules(num_players=3, hand_sizes=[1]), seed=0)
+        state = SimState.from_view(game.view(game.current_player), game.hands)
+        state.copy().step(state.legal_actions()[0])
+        for greedy in (False, True):
+            state.copy().rollout(random.Random(0).random, greedy=greedy)
+    return _KERNELS[0]
+
+
 def _mask(cards: Sequence[int]) -> int:
     mask = 0
     for c in cards:
@@ -154,399 +181,141 @@ def _cards(mask: int) -> list[int]:
     return cards
 
 
-class SimState:
-    """One hand of Blackout on bitsets: the state a simulation steps (no history, no checks).
+_NO_DRAWS = np.zeros(0)
 
-    Built from a view and the hands of every seat (:meth:`from_view`); actions are
-    the engine's (card ``c``, bid ``num_cards + k``). Only the acting seat's
-    legal actions are ever applied, so :meth:`step` does not check them.
+
+class SimState:
+    """One hand of Blackout on the compiled core: the state a simulation steps (no history, no checks).
+
+    The state is the compiled core's one-game array (``v``: the batched engine's state for a batch
+    of one, ``blackout_env._batched_kernels.ONE_*``), stepped by the batched engine's own step
+    (``step_game``: ``advance_game`` and ``legal_game``). Built from a view and the hands of every
+    seat (:meth:`from_view`); actions are the engine's (card ``c``, bid ``num_cards + k``). Only the
+    acting seat's legal actions are ever applied, so :meth:`step` does not check them.
     """
 
-    __slots__ = (
-        "t", "n", "hand_size", "trump", "hook", "must_break", "hands", "bids", "bids_made", "bid_total",
-        "tricks_won", "tricks_done", "current", "trick_count", "led", "win_power", "win_seat", "trump_broken",
-    )
+    __slots__ = ("t", "n", "v")
 
     @classmethod
     def from_view(cls, view: PlayerView, hands: Sequence[Sequence[int]]) -> SimState:
         """The state of ``view``'s hand with seat ``s`` holding ``hands[s]`` now."""
-        rules = view.rules
-        state = cls()
-        state.t = t = _tables(rules)
-        state.n = rules.num_players
-        state.hand_size = view.hand_size
-        state.trump = -1 if view.trump is None else view.trump
-        state.hook = rules.hook
-        state.must_break = rules.lead_trump == "broken"
-        state.hands = [_mask(h) for h in hands]
-        state.bids = [-1 if b is None else b for b in view.bids]
-        state.bids_made = sum(b is not None for b in view.bids)
-        state.bid_total = sum(b for b in view.bids if b is not None)
-        state.tricks_won = list(view.tricks_won)
-        state.tricks_done = sum(view.tricks_won)
-        state.current = view.current_player
-        state.trick_count = len(view.current_trick)
-        state.led = -1 if view.led_suit is None else view.led_suit
-        state.trump_broken = view.trump_broken
-        power_row = t.power[state.trump + 1][state.led + 1]
-        state.win_power, state.win_seat = -1, -1
+        t = _tables(view.rules)
+        n = view.num_players
+        size = view.hand_size
+        v = np.full(t.size(n, size), -1, dtype=np.int64)
+        bids = [-1 if b is None else b for b in view.bids]
+        made = sum(b is not None for b in view.bids)
+        trick = [-1] * n
         for seat, card in view.current_trick:
-            power = power_row[card]
-            if power > state.win_power:
-                state.win_power, state.win_seat = power, seat
+            trick[seat] = card
+        v[: t.hands] = 0
+        v[t.current], v[t.phase], v[t.leader] = view.current_player, t.bid_phase if made < n else t.play_phase, view.leader
+        v[t.bids_made], v[t.bid_total] = made, sum(b for b in bids if b >= 0)
+        v[t.led] = -1 if view.led_suit is None else view.led_suit
+        v[t.trump] = -1 if view.trump is None else view.trump
+        v[t.broken], v[t.trick_size], v[t.done] = view.trump_broken, len(view.current_trick), sum(view.tricks_won)
+        v[t.hand_size], v[t.last_leader], v[t.last_winner], v[t.capacity] = size, -1, -1, size
+        v[t.action_count] = 0
+        v[t.hands : t.hands + n] = [_mask(h) for h in hands]
+        v[t.bids : t.bids + n] = bids
+        v[t.won : t.won + n] = view.tricks_won
+        v[t.trick_cards : t.trick_cards + n] = trick
+        v[t.trick_cards + n : t.trick_cards + 3 * n] = 0  # played, voids
+        state = cls()
+        state.t, state.n, state.v = t, n, v
+        t.legal(v, t.game)
         return state
 
     def copy(self) -> SimState:
-        """An independent copy (hands, bids and tricks are copied)."""
+        """An independent copy."""
         other = SimState.__new__(SimState)
-        other.t, other.n, other.hand_size, other.trump = self.t, self.n, self.hand_size, self.trump
-        other.hook, other.must_break = self.hook, self.must_break
-        other.hands, other.bids, other.tricks_won = self.hands[:], self.bids[:], self.tricks_won[:]
-        other.bids_made, other.bid_total, other.tricks_done = self.bids_made, self.bid_total, self.tricks_done
-        other.current, other.trick_count, other.led = self.current, self.trick_count, self.led
-        other.win_power, other.win_seat, other.trump_broken = self.win_power, self.win_seat, self.trump_broken
+        other.t, other.n, other.v = self.t, self.n, self.v.copy()
         return other
+
+    def set_hands(self, hands: Sequence[int]) -> None:
+        """Give seat ``s`` the cards of bitmask ``hands[s]`` (a determinization), and recompute the legal set."""
+        t = self.t
+        self.v[t.hands : t.hands + self.n] = hands
+        t.legal(self.v, t.game)
+
+    @property
+    def hands(self) -> list[int]:
+        """Every seat's hand as a bitmask."""
+        return self.v[self.t.hands : self.t.hands + self.n].tolist()
+
+    @property
+    def bids(self) -> list[int]:
+        """Every seat's bid (-1: not yet)."""
+        return self.v[self.t.bids : self.t.bids + self.n].tolist()
+
+    @property
+    def tricks_won(self) -> list[int]:
+        return self.v[self.t.won : self.t.won + self.n].tolist()
+
+    @property
+    def current(self) -> int:
+        return int(self.v[self.t.current])
+
+    @property
+    def tricks_done(self) -> int:
+        return int(self.v[self.t.done])
+
+    @property
+    def hand_size(self) -> int:
+        return int(self.v[self.t.hand_size])
 
     @property
     def phase(self) -> str:
-        if self.bids_made < self.n:
+        v, t = self.v, self.t
+        if v[t.bids_made] < self.n:
             return "bid"
-        return "play" if self.tricks_done < self.hand_size else "over"
-
-    def legal_bids(self) -> list[int]:
-        """The current seat's legal bid actions (the hook removes the dealer's forbidden bid)."""
-        base = self.t.num_cards
-        allowed = bid_range(self.hand_size)
-        bids = list(range(base + allowed.start, base + allowed.stop))
-        if self.bids_made == self.n - 1:
-            forbidden = forbidden_bid(self.hand_size, self.bid_total, hook=self.hook)
-            if forbidden is not None:
-                bids.remove(base + forbidden)
-        return bids
+        return "play" if v[t.done] < v[t.hand_size] else "over"
 
     def legal_cards(self) -> int:
-        """The current seat's legal cards as a bitmask (:func:`blackout_env.rules_logic.playable_bits`)."""
-        t = self.t
-        leads = not self.trick_count
-        follow = t.suit_mask[self.led] if self.led >= 0 and not leads else 0
-        breaks = t.suit_mask[self.trump] if leads and self.must_break and self.trump >= 0 and not self.trump_broken else 0
-        return playable_bits(leads, self.hands[self.current], follow, breaks, t.joker_mask, t.standard_mask)
+        """The current seat's legal cards as a bitmask (the core's ``legal_game``: ``rules_logic.playable_bits``)."""
+        return int(self.v[self.t.legal_cards])
 
     def legal_actions(self) -> list[int]:
         """The current seat's legal actions, ascending (empty when the hand is over)."""
-        phase = self.phase
-        if phase == "bid":
-            return self.legal_bids()
-        if phase == "play":
-            return _cards(self.legal_cards())
-        return []
+        v, t = self.v, self.t
+        if v[t.bids_made] < self.n:
+            base = t.num_cards
+            bids = list(range(base, base + 1 + int(v[t.hand_size])))  # bids 0..hand size: rules_logic.bid_range
+            forbidden = int(v[t.forbidden])
+            if forbidden >= 0:
+                bids.remove(base + forbidden)
+            return bids
+        return _cards(int(v[t.legal_cards]))
 
-    def step(self, action: int) -> None:
-        """Apply the current seat's (legal) action."""
-        seat = self.current
-        n = self.n
-        if self.bids_made < n:
-            bid = action - self.t.num_cards
-            self.bids[seat] = bid
-            self.bid_total += bid
-            self.bids_made += 1
-            self.current = (seat + 1) % n
-            return
-        self.hands[seat] &= ~(1 << action)
-        if action < NUM_STANDARD_CARDS:  # a joker names no suit and breaks no trump
-            suit = action // 13
-            if self.led < 0:
-                self.led = suit
-            if suit == self.trump:
-                self.trump_broken = True
-        power = self.t.power[self.trump + 1][self.led + 1][action]
-        if power > self.win_power:  # strictly: mirrors rules_logic.trick_winner (of equal powers the first wins)
-            self.win_power = power
-            self.win_seat = seat
-        self.trick_count += 1
-        if self.trick_count == n:
-            winner = self.win_seat
-            self.tricks_won[winner] += 1
-            self.tricks_done += 1
-            self.trick_count = 0
-            self.led = -1
-            self.win_power = -1
-            self.current = winner
-        else:
-            self.current = (seat + 1) % n
+    def step(self, action: int) -> bool:
+        """Apply the current seat's (legal) action; True when the hand is over."""
+        return self.t.step(self.v, self.t.game, action)
 
     def hand_scores(self) -> list[int]:
         """Every seat's score for the hand (once it is over), by the rules' ``hand_score``."""
         score = self.t.rules.hand_score
         return [score(b, w) for b, w in zip(self.bids, self.tricks_won)]
 
-    def rollout(
-        self, rand: Callable[[], float], record: list[int] | None = None, greedy: bool = False, compiled: bool = False
-    ) -> None:
-        """Play the hand out with uniformly random legal actions (``rand()`` in [0, 1)), or greedily.
+    def rollout(self, rand: Callable[[], float], record: list[int] | None = None, greedy: bool = False) -> None:
+        """Play the hand out with uniformly random legal actions, or greedily (``_ismcts_kernels.playout``).
 
-        Greedy (``greedy=True``): a seat yet to bid bids its count of likely winners
-        (:func:`_greedy_bid`), and a seat plays by :func:`_greedy_card`. The bids are
-        played here, the cards by :func:`_play_cards` (one loop over local
-        variables, because it is where a search spends its time); with
-        ``compiled``, by the same function compiled with numba (:func:`_compiled_card_play`;
-        its random numbers then come from numba's generator, seeded by :func:`seed_compiled`).
-        With ``record``, the actions taken are appended to it.
+        Random: each bid still to make takes one ``rand()`` (uniform in [0, 1), drawn here in order), each
+        card with a choice one of numba's random numbers (seeded by :func:`seed_compiled`). Greedy: a seat
+        yet to bid bids its count of likely winners, and plays by the greedy card rule. With ``record``,
+        the actions taken are appended to it.
         """
-        n = self.n
-        hand_size = self.hand_size
-        if self.bids_made < n:
-            while self.bids_made < n:
-                legal = self.legal_bids()
-                if greedy:
-                    estimate = _greedy_bid(self)
-                    action = min(legal, key=lambda a: abs(a - estimate))
-                else:
-                    action = legal[int(rand() * len(legal))]
-                if record is not None:
-                    record.append(action)
-                self.step(action)
-        t = self.t
-        trump = self.trump
-        break_mask = t.suit_mask[trump] if trump >= 0 and self.must_break and not self.trump_broken else 0
-        if compiled:
-            vector = np.array(
-                [n, hand_size, self.current, self.trick_count, self.led, self.win_power, self.win_seat,
-                 self.tricks_done, greedy, t.joker_mask, t.standard_mask, break_mask, *self.hands, *self.tricks_won,
-                 *self.bids],
-                dtype=np.int64,
-            )
-            record_array = np.zeros(n * hand_size if record is not None else 0, dtype=np.int64)
-            recorded = _compiled_card_play()(vector, t.power_array[trump + 1], t.suit_mask_array, record_array)
-            values = vector.tolist()
-            self.current, self.trick_count, self.led, self.win_power, self.win_seat, self.tricks_done = values[2:8]
-            self.hands, self.tricks_won = values[12 : 12 + n], values[12 + n : 12 + 2 * n]
-        else:
-            kernel = _play_cards
-            hands, won, bids, power_rows, suit_mask = self.hands, self.tricks_won, self.bids, t.power[trump + 1], t.suit_mask
-            record_array = [0] * (n * hand_size) if record is not None else []
-            trick = kernel(
-                hands, won, bids, power_rows, suit_mask, t.joker_mask, t.standard_mask, break_mask, n, hand_size,
-                self.current, self.trick_count, self.led, self.win_power, self.win_seat, self.tricks_done,
-                greedy, rand, record_array,
-            )
-            self.current, self.trick_count, self.led, self.win_power, self.win_seat, self.tricks_done, recorded = trick
+        v, t = self.v, self.t
+        start = int(v[t.action_count])
+        missing = self.n - int(v[t.bids_made])
+        draws = np.array([rand() for _ in range(missing)]) if missing > 0 and not greedy else _NO_DRAWS
+        t.playout(v, t.game, draws, greedy)
         if record is not None:
-            record.extend(int(card) for card in record_array[:recorded])
-        # (trump_broken is not kept up to date: the hand is over)
-
-
-def _card_play_loop(
-    bit_count: Callable[[int], int], bit_length: Callable[[int], int], greedy_card: Callable, playable: Callable
-) -> Callable:
-    """The card play of a playout, as one function over plain integers and indexable sequences.
-
-    The same source serves twice: run by Python with ``int.bit_count`` and
-    ``int.bit_length`` (:func:`_play_cards`), and compiled by numba with compiled
-    equivalents (:func:`_compiled_card_play`), so the rules of a playout are written
-    once; ``playable`` is :func:`blackout_env.rules_logic.playable_bits`, run or
-    compiled (the batched kernels compile the same function). Arguments: every seat's hand (bitmask), tricks won and bid (mutated:
-    hands and tricks won), the power rows of this trump (``[led + 1][card]``,
-    :func:`blackout_env.rules_logic.card_power`), the suit masks, the joker and
-    standard-card masks, the trump suit's mask while a trump lead is forbidden (else
-    0), the table size and hand size, the trick in progress (seat to play, cards
-    played, led suit, winning power and seat, tricks done), ``greedy``, ``rand``
-    (uniform in [0, 1)) and ``record`` (empty: do not record; else room for the
-    cards played). Returns the trick state at the end and the number of cards recorded.
-    """
-
-    def play_cards(
-        hands, won, bids, power_rows, suit_mask, joker_mask, standard_mask, break_mask, n, hand_size,
-        current, trick_count, led, win_power, win_seat, tricks_done, greedy, rand, record,
-    ):
-        recording = len(record) > 0
-        recorded = 0
-        power_row = power_rows[led + 1]
-        while tricks_done < hand_size:
-            hand = hands[current]
-            if trick_count:
-                legal = playable(False, hand, suit_mask[led] if led >= 0 else 0, 0, joker_mask, standard_mask)
-            else:
-                legal = playable(True, hand, 0, break_mask, joker_mask, standard_mask)
-            if legal & (legal - 1):  # more than one card
-                if greedy:
-                    legal = greedy_card(
-                        legal, power_rows, led, win_power, bids[current] > won[current], trick_count == n - 1
-                    )
-                else:  # pick one at random
-                    for _ in range(int(rand() * bit_count(legal))):
-                        legal &= legal - 1
-            bit = legal & -legal
-            hands[current] = hand ^ bit
-            card = bit_length(bit) - 1
-            if recording:
-                record[recorded] = card
-                recorded += 1
-            if card < 52:  # a joker names no suit and breaks no trump
-                if led < 0:
-                    led = card // 13
-                    power_row = power_rows[led + 1]
-                if break_mask and bit & break_mask:
-                    break_mask = 0  # trump is broken
-            power = power_row[card]
-            if power > win_power:  # mirrors rules_logic.trick_winner: of equal powers the first played wins
-                win_power = power
-                win_seat = current
-            trick_count += 1
-            if trick_count == n:
-                won[win_seat] += 1
-                tricks_done += 1
-                trick_count = 0
-                led = -1
-                win_power = -1
-                current = win_seat
-            else:
-                current = current + 1 if current + 1 < n else 0
-        return current, trick_count, led, win_power, win_seat, tricks_done, recorded
-
-    return play_cards
-
-
-_COMPILED: list = []
-
-
-def _compiled_card_play() -> Callable:
-    """:func:`_play_cards` compiled with numba, drawing numba's random numbers (compiled once, cached on disk).
-
-    Its arguments are packed into one array (see :meth:`SimState.rollout`); ``.seed(value)`` seeds its random numbers.
-    """
-    if not _COMPILED:
-        try:
-            import numba
-        except ImportError:
-            raise ImportError(
-                "numba is not installed: compiled playouts need the fast extra (pip install -e \".[fast]\")"
-            ) from None
-
-        @numba.njit(cache=True)
-        def bit_count(x):
-            count = 0
-            while x:
-                x &= x - 1
-                count += 1
-            return count
-
-        @numba.njit(cache=True)
-        def bit_length(x):
-            length = 0
-            while x:
-                x >>= 1
-                length += 1
-            return length
-
-        @numba.njit(cache=True)
-        def uniform():
-            return np.random.random()
-
-        @numba.njit(cache=True)
-        def seed(value):
-            np.random.seed(value)
-
-        greedy_card = numba.njit(cache=True)(_greedy_card_rule(bit_length))
-        playable = numba.njit(cache=True, inline="always")(playable_bits)
-        play_cards = numba.njit(cache=True)(_card_play_loop(bit_count, bit_length, greedy_card, playable))
-
-        @numba.njit  # not cached on disk (numba cannot cache a function that calls closures); quick to compile
-        def kernel(vector, power_rows, suit_mask, record):
-            # One array in and out: numba types every argument of every call, so few arguments are cheaper.
-            # vector: n, hand size, seat to play, cards in the trick, led suit, winning power, winning seat,
-            # tricks done, greedy, joker mask, standard mask, break mask, then hands, tricks won and bids by seat.
-            n = vector[0]
-            trick = play_cards(
-                vector[12 : 12 + n], vector[12 + n : 12 + 2 * n], vector[12 + 2 * n : 12 + 3 * n], power_rows,
-                suit_mask, vector[9], vector[10], vector[11], n, vector[1],
-                vector[2], vector[3], vector[4], vector[5], vector[6], vector[7], vector[8] != 0, uniform, record,
-            )
-            for i in range(6):
-                vector[2 + i] = trick[i]
-            return trick[6]
-
-        kernel.seed = seed
-        # compile now: a hand with no trick left to play
-        kernel(np.array([4, 0, 0, 0, -1, -1, -1, 0, 0, 0, 0, 0] + [0] * 12, dtype=np.int64),
-               np.zeros((5, 52), dtype=np.int64), np.zeros(4, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        _COMPILED.append(kernel)
-    return _COMPILED[0]
+            record.extend(v[t.seat_end + self.n * int(v[t.capacity]) :][start : int(v[t.action_count])].tolist())
 
 
 def seed_compiled(value: int) -> None:
-    """Seed the random numbers of compiled playouts (numba's generator)."""
-    _compiled_card_play().seed(value)
-
-
-def _greedy_card_rule(bit_length: Callable[[int], int]) -> Callable:
-    """The greedy playout's choice of card, as one function for Python and numba (see :func:`_card_play_loop`)."""
-
-    def greedy_card(legal: int, power_rows: list[list[int]], led: int, win_power: int, want: bool, last: bool) -> int:
-        """The greedy playout's card (as its bit) among ``legal`` (a bitmask of two or more cards).
-
-        A seat that still needs tricks plays its strongest card, or, last to play, the
-        cheapest card that wins; if none can win the trick, its weakest. A seat that
-        needs no more tricks plays its strongest card that loses to the trick so far,
-        else its weakest (leading: its weakest). Power is
-        :func:`blackout_env.rules_logic.card_power`.
-        """
-        strongest = weakest = cheapest_win = best_loser = 0
-        strongest_p, weakest_p, cheapest_p, loser_p = -2, 10**6, 10**6, -2
-        m = legal
-        while m:
-            bit = m & -m
-            m ^= bit
-            card = bit_length(bit) - 1
-            p = power_rows[(led if led >= 0 or card >= NUM_STANDARD_CARDS else card // 13) + 1][card]
-            if p > strongest_p:
-                strongest_p, strongest = p, bit
-            if p < weakest_p:
-                weakest_p, weakest = p, bit
-            if p > win_power:
-                if p < cheapest_p:
-                    cheapest_p, cheapest_win = p, bit
-            elif p > loser_p:
-                loser_p, best_loser = p, bit
-        if want:
-            if cheapest_win:
-                return cheapest_win if last else strongest
-            return weakest
-        if win_power >= 0 and best_loser:
-            return best_loser
-        return weakest
-
-    return greedy_card
-
-
-_greedy_card = _greedy_card_rule(int.bit_length)
-"""The greedy playout's card, run by Python (see :func:`_greedy_card_rule`)."""
-
-_play_cards = _card_play_loop(int.bit_count, int.bit_length, _greedy_card, playable_bits)
-"""The card play of a playout, run by Python (see :func:`_card_play_loop`)."""
-
-
-def _greedy_bid(state: SimState) -> int:
-    """The greedy playout's bid action: aces and kings of side suits, and trumps from the ten up, count as tricks."""
-    hand = state.hands[state.current]
-    trump = state.trump
-    side, trumps = _bid_tables()
-    tricks = float((hand >> NUM_STANDARD_CARDS).bit_count())  # jokers
-    for suit in range(4):
-        tricks += (trumps if suit == trump else side)[hand >> (13 * suit) & 8191]
-    return state.t.num_cards + int(tricks + 0.5)
-
-
-_BID_TABLES: list[list[float]] = []
-
-
-def _bid_tables() -> tuple[list[float], list[float]]:
-    """The greedy bid's likely tricks in one suit, by the suit's 13-bit slice of the hand: as a side suit, as trump."""
-    if not _BID_TABLES:
-        slices = range(1 << 13)
-        _BID_TABLES.append([0.85 * (m >> 12 & 1) + 0.45 * (m >> 11 & 1) for m in slices])
-        _BID_TABLES.append([0.9 * (m >> 8).bit_count() + 0.35 * (m & 255).bit_count() for m in slices])
-    return _BID_TABLES[0], _BID_TABLES[1]
+    """Seed the random numbers of the playouts' cards (numba's generator)."""
+    _kernels()[1].seed(value)
 
 
 class DealSampler:
@@ -717,11 +486,8 @@ class ISMCTSBot(Bot):
             with the searching player's true hand, so the other seats choose in
             the tree as if they knew it).
         rollout: "random" (default) or "greedy" playouts (:meth:`SimState.rollout`).
-        compiled: play the playouts' cards with the numba-compiled loop (the ``fast``
-            extra); by default when numba is installed. The same rules and the same
-            distribution of playouts, from numba's random numbers (so a seed gives
-            other simulations than without it); an ImportError naming the extra if
-            asked for without numba.
+        compiled: kept for specs written before the simulations ran on the compiled core
+            only: 1 (or left out) is the only value; 0 (the retired Python playouts) is refused.
         prior: a function of the view giving a probability per legal action (e.g.
             a trained policy's); at the root, the action's UCB value gets
             ``prior_weight * probability / (visits + 1)`` (progressive bias: it
@@ -778,11 +544,13 @@ class ISMCTSBot(Bot):
         if rollout not in ("random", "greedy"):
             raise ValueError(f"rollout: must be 'random' or 'greedy', got {rollout!r}")
         self.rollout = rollout
-        if compiled is None:
-            compiled = numba_available()
-        elif not isinstance(compiled, (bool, int, np.integer)) or compiled not in (0, 1):
-            raise ValueError(f"compiled: must be 0 or 1 (or left out: 1 when numba is installed), got {compiled!r}")
-        self.compiled = bool(compiled)
+        if compiled is not None and (not isinstance(compiled, (bool, int, np.integer)) or compiled not in (0, 1)):
+            raise ValueError(f"compiled: must be 1 (or left out), got {compiled!r}")
+        if compiled is not None and not compiled:
+            raise ValueError(
+                "compiled=0: the Python playouts are retired; the simulations run on the compiled core "
+                "(numba, a dependency of blackout-rl): leave compiled out"
+            )
         if prior is not None and not callable(prior):
             raise ValueError(f"prior: must be a function of a view, got {prior!r}")
         if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not prior_weight >= 0:
@@ -807,8 +575,7 @@ class ISMCTSBot(Bot):
         if not isinstance(voids, (bool, int, np.integer)) or voids not in (0, 1):
             raise ValueError(f"voids: must be 0 or 1, got {voids!r}")
         self.voids = bool(voids)
-        if self.compiled:
-            _compiled_card_play()  # compile (or load from the cache) now, not inside a timed decision
+        _kernels()  # import (and compile, or load from numba's cache) now, not inside a timed decision
         self.last_simulations = 0
         """Simulations run for the last decision."""
         self.last_prior: dict[int, float] | None = None
@@ -870,9 +637,7 @@ class ISMCTSBot(Bot):
         rng = random.Random(int(self.rng.integers(2**62)))
         rand = rng.random
         np_rng = np.random.default_rng(rng.getrandbits(63))
-        compiled = self.compiled
-        if compiled:
-            seed_compiled(rng.getrandbits(32))
+        seed_compiled(rng.getrandbits(32))
         n = view.num_players
         root_state = SimState.from_view(view, [view.hand if s == view.player else () for s in range(n)])
         size = view.hand_size
@@ -899,6 +664,8 @@ class ISMCTSBot(Bot):
             self.last_prior = {a: float(probabilities.get(a, 0.0)) for a in view.legal_actions}
             bias = {a: self.prior_weight * self.last_prior[a] for a in view.legal_actions}
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
+        t = root_state.t  # the state's offsets, bound once: the loops below read the core's array directly
+        step, game, at_hands, at_current, at_bids, at_won = t.step, t.game, t.hands, t.current, t.bids, t.won
         budget = self.simulations
         deals: list[list[int]] = []
         done = 0
@@ -907,8 +674,9 @@ class ISMCTSBot(Bot):
             """Play one simulation out from ``state``, back every seat's scaled score up ``path``; True once
             the budget (simulations or time) is spent."""
             nonlocal done
-            state.rollout(rand, greedy=greedy, compiled=compiled)
-            rewards = [scaled[b][w] for b, w in zip(state.bids, state.tricks_won)]
+            state.rollout(rand, greedy=greedy)
+            v = state.v
+            rewards = [scaled[b][w] for b, w in zip(v[at_bids : at_bids + n].tolist(), v[at_won : at_won + n].tolist())]
             for visited, seat in path:
                 visited.visits += 1
                 visited.total += rewards[seat]
@@ -931,12 +699,13 @@ class ISMCTSBot(Bot):
                 deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
                 deals.reverse()
             state = root_state.copy()
-            state.hands = deals.pop()
+            state.set_hands(deals.pop())
+            v = state.v
             node = root
             actions: tuple[int, ...] = ()
             path = []
             while True:
-                seat = state.current
+                seat = int(v[at_current])
                 untried = node.untried
                 if untried:  # expand a random untried action
                     action = untried.pop(int(rand() * len(untried)))
@@ -954,11 +723,10 @@ class ISMCTSBot(Bot):
                     child = node.children[action]
                 node.tried += 1
                 path.append((child, seat))
-                state.step(action)
-                if state.tricks_done >= state.hand_size:
+                if step(v, game, action):  # the hand is over
                     break
                 actions += (action,)
-                key = (state.hands[state.current], actions)
+                key = (int(v[at_hands + int(v[at_current])]), actions)
                 node = table.get(key)
                 if node is None:  # a new information set: enter it in the tree and leave the tree
                     node = table[key] = _Node()
@@ -971,15 +739,17 @@ class ISMCTSBot(Bot):
                 deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
                 deals.reverse()
             state = root_state.copy()
-            state.hands = deals.pop()
+            state.set_hands(deals.pop())
+            v = state.v
             node = root
             path: list[tuple[_Node, int]] = []  # (node entered, seat that chose the action into it)
             # --- select with UCB over the children legal in this determinization; expand one
-            while state.tricks_done < state.hand_size:
-                seat = state.current
+            over = False  # (the root is a decision: its hand is not over)
+            while not over:
+                seat = int(v[at_current])
                 if seat != me and split:
                     # this seat's information set in this determinization: its hand joins the key
-                    key = -1 - state.hands[seat]
+                    key = -1 - int(v[at_hands + seat])
                     own = node.children.get(key)
                     if own is None:
                         own = node.children[key] = _Node()
@@ -1032,7 +802,7 @@ class ISMCTSBot(Bot):
                                 best_value, action = value, a
                         child = children[action]
                 path.append((child, seat))
-                state.step(action)
+                over = step(v, game, action)
                 node = child
                 if not child.visits:  # just expanded: leave the tree
                     break

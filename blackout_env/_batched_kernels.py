@@ -9,7 +9,15 @@ that calls it), each a loop over games, over the struct-of-arrays state of
 :class:`~blackout_env.batched.BatchedBlackout` and the lookup tables of its
 ``_Tables`` (built from :mod:`blackout_env.rules_logic` by running its functions
 over every input; the encoder's block offsets read from
-:func:`blackout_env.encoding.observation_layout`). Trick power and its
+:func:`blackout_env.encoding.observation_layout`). A move is
+:func:`advance_game` and :func:`legal_game`, written for one game ``g``:
+:func:`advance` and :func:`compute_legal` run them over a batch, and
+:func:`step_game` over one game held in one array (the IS-MCTS simulator's
+state, ``ONE_*`` below), so the batched engine and the search step one code.
+They are inlined (``inline="always"``) into kernels compiled without numba's
+reference counting (``_nrt=False``: these kernels allocate nothing); with it,
+each inlined call would count a reference to each of its arrays, which made the
+batch loop several times slower. Trick power and its
 tie-break, the led suit after a card, whether a card is trump, voids shown, the
 hook's forbidden bid, the suit a turned card names, the bust test, the seat each
 deck card is dealt to, who acts first and where the turned card lies are table
@@ -237,105 +245,135 @@ def check_actions(actions, games, num_cards, num_actions, legal_cards, phase, ha
     return bad
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def advance_game(
+    g, action, n, num_cards, record, action_count, current_player, phase, leader, bids, bids_made,
+    bid_total, hands, played, played_order, voids, led_suit, trump, trump_broken, trick_cards, trick_size,
+    tricks_won, tricks_done, hand_size, last_trick, last_trick_leader, last_trick_winner, tables,
+):
+    """Record ``action`` and apply it in game ``g``: the engine's bid, play and finish trick. True when its hand is over.
+
+    The one step of the compiled core: :func:`advance` runs it over a batch, the IS-MCTS simulator
+    (:func:`step_game`, and its playouts) on one game. ``tables``: voids_shown, led_after, is_trump,
+    power_flat and trick_key_low (one argument: numba inlines a function of at most 28 arguments).
+    """
+    voids_shown, led_after, is_trump, power_flat, trick_key_low = tables
+    record[g, action_count[g]] = action
+    action_count[g] += 1
+    seat = np.int64(current_player[g])
+    if action >= num_cards:  # a bid (BlackoutGame.bid)
+        tricks = action - num_cards
+        bids[g, seat] = tricks
+        bid_total[g] += tricks
+        bids_made[g] += 1
+        if bids_made[g] == n:
+            phase[g] = PLAY
+            current_player[g] = leader[g]
+        else:
+            phase[g] = BID
+            current_player[g] = seat + 1 if seat + 1 < n else 0  # (seat + 1) % n without a division
+        return False
+    # a card (BlackoutGame.play)
+    card = action
+    bit = np.uint64(1) << np.uint64(card)
+    hands[g, seat] &= ~bit
+    played[g, seat] |= bit
+    played_order[g, seat, tricks_done[g]] = card
+    led = np.int64(led_suit[g])
+    suit = np.int64(trump[g])
+    voids[g, seat] |= voids_shown[np.int64(trick_size[g] == 0), np.int64(trump_broken[g]), suit + 1, led + 1, card]
+    led_suit[g] = led_after[led + 1, card]
+    trump_broken[g] |= is_trump[suit + 1, card]
+    trick_cards[g, seat] = card
+    size = trick_size[g] + 1
+    trick_size[g] = size
+    if size != n:
+        current_player[g] = seat + 1 if seat + 1 < n else 0
+        return False
+    current_player[g] = seat
+    # The trick's end: the winner ranks by power, then by order of play (trick_key_low: the tie-break
+    # of rules_logic.trick_winner)
+    first = np.int64(leader[g])
+    row = (suit + 1) * 5 + np.int64(led_suit[g]) + 1
+    best = np.int64(-(2**62))
+    for s in range(n):
+        key = np.int64(power_flat[row * num_cards + trick_cards[g, s]]) * 64 + trick_key_low[first, s]
+        if key > best:
+            best = key
+    winner = best & 7
+    tricks_won[g, winner] += 1
+    for s in range(n):
+        last_trick[g, s] = trick_cards[g, s]
+        trick_cards[g, s] = NONE
+    last_trick_leader[g] = first
+    last_trick_winner[g] = winner
+    trick_size[g] = 0
+    led_suit[g] = NONE
+    done = tricks_done[g] + 1
+    tricks_done[g] = done
+    leader[g] = winner
+    current_player[g] = winner
+    return done == hand_size[g]
+
+
+@numba.njit(cache=True, _nrt=False)
 def advance(
-    actions, games, n, num_cards, record, action_count, current_player, phase, leader, bids, bids_made,
+    actions, games, over, n, num_cards, record, action_count, current_player, phase, leader, bids, bids_made,
     bid_total, hands, played, played_order, voids, led_suit, trump, trump_broken, trick_cards, trick_size,
     tricks_won, tricks_done, hand_size, last_trick, last_trick_leader, last_trick_winner,
     voids_shown, led_after, is_trump, power_flat, trick_key_low,
 ):
-    """Record the action and apply it in games ``games`` (ascending): the engine's bid, play and finish trick.
-
-    Returns the games whose hand is over (ascending).
+    """:func:`advance_game` in games ``games`` (ascending) with their ``actions``: the games whose hand is over go
+    to ``over``, and their count is returned.
     """
-    over = np.empty(len(games), dtype=np.int64)
+    tables = (voids_shown, led_after, is_trump, power_flat, trick_key_low)
     count = 0
     for g in games:
-        action = actions[g]
-        record[g, action_count[g]] = action
-        action_count[g] += 1
-        seat = np.int64(current_player[g])
-        if action >= num_cards:  # a bid (BlackoutGame.bid)
-            tricks = action - num_cards
-            bids[g, seat] = tricks
-            bid_total[g] += tricks
-            bids_made[g] += 1
-            if bids_made[g] == n:
-                phase[g] = PLAY
-                current_player[g] = leader[g]
-            else:
-                phase[g] = BID
-                current_player[g] = seat + 1 if seat + 1 < n else 0  # (seat + 1) % n without a division
-            continue
-        # a card (BlackoutGame.play)
-        card = action
-        bit = np.uint64(1) << np.uint64(card)
-        hands[g, seat] &= ~bit
-        played[g, seat] |= bit
-        played_order[g, seat, tricks_done[g]] = card
-        led = np.int64(led_suit[g])
-        suit = np.int64(trump[g])
-        voids[g, seat] |= voids_shown[np.int64(trick_size[g] == 0), np.int64(trump_broken[g]), suit + 1, led + 1, card]
-        led_suit[g] = led_after[led + 1, card]
-        trump_broken[g] |= is_trump[suit + 1, card]
-        trick_cards[g, seat] = card
-        size = trick_size[g] + 1
-        trick_size[g] = size
-        if size != n:
-            current_player[g] = seat + 1 if seat + 1 < n else 0
-            continue
-        current_player[g] = seat
-        # The trick's end: the winner ranks by power, then by order of play (trick_key_low: the tie-break
-        # of rules_logic.trick_winner)
-        first = np.int64(leader[g])
-        row = (suit + 1) * 5 + np.int64(led_suit[g]) + 1
-        best = np.int64(-(2**62))
-        for s in range(n):
-            key = np.int64(power_flat[row * num_cards + trick_cards[g, s]]) * 64 + trick_key_low[first, s]
-            if key > best:
-                best = key
-        winner = best & 7
-        tricks_won[g, winner] += 1
-        for s in range(n):
-            last_trick[g, s] = trick_cards[g, s]
-            trick_cards[g, s] = NONE
-        last_trick_leader[g] = first
-        last_trick_winner[g] = winner
-        trick_size[g] = 0
-        led_suit[g] = NONE
-        done = tricks_done[g] + 1
-        tricks_done[g] = done
-        leader[g] = winner
-        current_player[g] = winner
-        if done == hand_size[g]:
+        if advance_game(
+            g, actions[g], n, num_cards, record, action_count, current_player, phase, leader, bids, bids_made,
+            bid_total, hands, played, played_order, voids, led_suit, trump, trump_broken, trick_cards, trick_size,
+            tricks_won, tricks_done, hand_size, last_trick, last_trick_leader, last_trick_winner, tables,
+        ):
             over[count] = g
             count += 1
-    return over[:count]
+    return count
 
 
 _playable = numba.njit(cache=True, inline="always")(rules_logic.playable_bits)
 """rules_logic.playable_bits compiled: the legal cards (one definition with the IS-MCTS simulator's)."""
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def legal_game(
+    g, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
+    trick_size, phase, bids_made, hand_size, bid_total, suit_bits, joker_bits, standard_bits, forbidden_bid,
+):
+    """The acting seat's legal cards (bitset) and the dealer's forbidden bid (NONE: none) in game ``g``."""
+    hand = hands[g, current_player[g]]
+    legal = np.uint64(0)
+    forbidden = NONE
+    if phase[g] == PLAY:
+        leads = trick_size[g] == 0
+        follow = suit_bits[0] if leads else suit_bits[led_suit[g] + 1]  # suit_bits[0]: no suit, no card
+        breaks = suit_bits[trump[g] + 1] if must_break and leads and not trump_broken[g] else suit_bits[0]
+        legal = _playable(leads, hand, follow, breaks, joker_bits, standard_bits)
+    elif bids_made[g] == n - 1:
+        forbidden = forbidden_bid[hand_size[g], bid_total[g]]
+    legal_cards[g] = legal
+    forbidden_out[g] = forbidden
+
+
+@numba.njit(cache=True, _nrt=False)
 def compute_legal(
     games, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
     trick_size, phase, bids_made, hand_size, bid_total, suit_bits, joker_bits, standard_bits, forbidden_bid,
 ):
-    """BatchedBlackout._compute_legal for games ``games``: the acting seats' legal cards and the dealer's forbidden bid."""
+    """BatchedBlackout._compute_legal: :func:`legal_game` in games ``games``."""
     for g in games:
-        hand = hands[g, current_player[g]]
-        legal = np.uint64(0)
-        forbidden = NONE
-        if phase[g] == PLAY:
-            leads = trick_size[g] == 0
-            follow = suit_bits[0] if leads else suit_bits[led_suit[g] + 1]  # suit_bits[0]: no suit, no card
-            breaks = suit_bits[trump[g] + 1] if must_break and leads and not trump_broken[g] else suit_bits[0]
-            legal = _playable(leads, hand, follow, breaks, joker_bits, standard_bits)
-        elif bids_made[g] == n - 1:
-            forbidden = forbidden_bid[hand_size[g], bid_total[g]]
-        legal_cards[g] = legal
-        forbidden_out[g] = forbidden
+        legal_game(
+            g, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
+            trick_size, phase, bids_made, hand_size, bid_total, suit_bits, joker_bits, standard_bits, forbidden_bid,
+        )
 
 
 @numba.njit(cache=True)
@@ -479,3 +517,123 @@ def deal(
             for k in range(played_order.shape[2]):
                 played_order[g, s, k] = NONE
         round_start[g] = action_count[g]
+
+
+# -------------------------------------------------------------- one game
+# One game in one int64 array, for a search that steps one determinized hand at a time (the IS-MCTS
+# simulator): the batch's state arrays as a batch of one. The scalars (ONE_SCALARS), per-seat blocks of n
+# entries (ONE_SEAT_BLOCKS, in order), the cards played by seat and trick (n x capacity) and the actions
+# (n x (capacity + 1)); "legal_cards" and "forbidden_bid" are legal_game's output, "capacity" the most
+# tricks the array has room for. The rules' tables go in a second int64 array (see game_tables in
+# blackout_env.batched): ONE_TABLE_SCALARS, then suit_bits (5 entries), voids_shown, led_after, is_trump,
+# power_flat, trick_key_low and forbidden_bid, flattened, with the batch's shapes.
+ONE_SCALARS = (
+    "current_player", "phase", "leader", "bids_made", "bid_total", "led_suit", "trump", "trump_broken",
+    "trick_size", "tricks_done", "hand_size", "last_trick_leader", "last_trick_winner", "action_count",
+    "legal_cards", "forbidden_bid", "capacity",
+)
+ONE_SEAT_BLOCKS = ("hands", "bids", "tricks_won", "trick_cards", "played", "voids", "last_trick")
+ONE_TABLE_SCALARS = ("num_players", "num_cards", "must_break", "joker_bits", "standard_bits", "max_bid")
+(
+    O_CURRENT, O_PHASE, O_LEADER, O_BIDS_MADE, O_BID_TOTAL, O_LED, O_TRUMP, O_BROKEN, O_TRICK_SIZE, O_DONE,
+    O_HAND_SIZE, O_LAST_LEADER, O_LAST_WINNER, O_ACTION_COUNT, O_LEGAL, O_FORBIDDEN, O_CAPACITY,
+) = range(len(ONE_SCALARS))
+
+
+def one_game_size(n: int, capacity: int) -> int:
+    """The length of the one-game array of ``n`` seats with room for ``capacity`` tricks."""
+    return len(ONE_SCALARS) + len(ONE_SEAT_BLOCKS) * n + n * capacity + n * (capacity + 1)
+
+
+# game_arrays' tuple: advance_game's arguments after the game and the action, then legal_game's others
+GAME_ARRAYS = (
+    "num_players", "num_cards", "record", "action_count", "current_player", "phase", "leader", "bids", "bids_made",
+    "bid_total", "hands", "played", "played_order", "voids", "led_suit", "trump", "trump_broken", "trick_cards",
+    "trick_size", "tricks_won", "tricks_done", "hand_size", "last_trick", "last_trick_leader", "last_trick_winner",
+    "tables", "must_break", "legal_cards", "forbidden_out", "suit_bits", "joker_bits", "standard_bits",
+    "forbidden_bid",
+)
+(
+    A_N, A_NUM_CARDS, A_RECORD, A_ACTION_COUNT, A_CURRENT, A_PHASE, A_LEADER, A_BIDS, A_BIDS_MADE, A_BID_TOTAL,
+    A_HANDS, A_PLAYED, A_PLAYED_ORDER, A_VOIDS, A_LED, A_TRUMP, A_BROKEN, A_TRICK_CARDS, A_TRICK_SIZE, A_WON, A_DONE,
+    A_HAND_SIZE, A_LAST_TRICK, A_LAST_LEADER, A_LAST_WINNER, A_TABLES, A_MUST_BREAK, A_LEGAL, A_FORBIDDEN,
+    A_SUIT_BITS, A_JOKER_BITS, A_STANDARD_BITS, A_FORBIDDEN_BID,
+) = range(len(GAME_ARRAYS))
+
+
+@numba.njit(cache=True, inline="always")
+def game_arrays(state, tables):
+    """The one game's arrays as the batch's for a batch of one (views of ``state``) and the rules' tables (GAME_ARRAYS)."""
+    n = tables[0]
+    num_cards = tables[1]
+    max_bid = tables[5]
+    table_bits = tables.view(np.uint64)
+    t = len(ONE_TABLE_SCALARS)
+    suit_bits = table_bits[t : t + 5]
+    t += 5
+    voids_shown = tables[t : t + 100 * num_cards].reshape((2, 2, 5, 5, num_cards))
+    t += 100 * num_cards
+    led_after = tables[t : t + 5 * num_cards].reshape((5, num_cards))
+    t += 5 * num_cards
+    is_trump = tables[t : t + 5 * num_cards].reshape((5, num_cards))
+    t += 5 * num_cards
+    power_flat = tables[t : t + 25 * num_cards]
+    t += 25 * num_cards
+    trick_key_low = tables[t : t + n * n].reshape((n, n))
+    t += n * n
+    forbidden_bid = tables[t : t + (max_bid + 1) * (n * max_bid + 1)].reshape((max_bid + 1, n * max_bid + 1))
+    s = len(ONE_SCALARS)
+    capacity = state[O_CAPACITY]
+    seats = state[s : s + len(ONE_SEAT_BLOCKS) * n].reshape((len(ONE_SEAT_BLOCKS), 1, n))
+    bits = state.view(np.uint64)
+    hands = bits[s : s + n].reshape((1, n))
+    played = bits[s + 4 * n : s + 5 * n].reshape((1, n))
+    s += len(ONE_SEAT_BLOCKS) * n
+    played_order = state[s : s + n * capacity].reshape((1, n, capacity))
+    s += n * capacity
+    record = state[s : s + n * (capacity + 1)].reshape((1, n * (capacity + 1)))
+    return (
+        n, num_cards, record, state[O_ACTION_COUNT : O_ACTION_COUNT + 1], state[O_CURRENT : O_CURRENT + 1],
+        state[O_PHASE : O_PHASE + 1], state[O_LEADER : O_LEADER + 1], seats[1], state[O_BIDS_MADE : O_BIDS_MADE + 1],
+        state[O_BID_TOTAL : O_BID_TOTAL + 1], hands, played, played_order, seats[5], state[O_LED : O_LED + 1],
+        state[O_TRUMP : O_TRUMP + 1], state[O_BROKEN : O_BROKEN + 1], seats[3], state[O_TRICK_SIZE : O_TRICK_SIZE + 1],
+        seats[2], state[O_DONE : O_DONE + 1], state[O_HAND_SIZE : O_HAND_SIZE + 1], seats[6],
+        state[O_LAST_LEADER : O_LAST_LEADER + 1], state[O_LAST_WINNER : O_LAST_WINNER + 1],
+        (voids_shown, led_after, is_trump, power_flat, trick_key_low), tables[2] != 0, bits[O_LEGAL : O_LEGAL + 1],
+        state[O_FORBIDDEN : O_FORBIDDEN + 1], suit_bits, table_bits[3], table_bits[4], forbidden_bid,
+    )
+
+
+@numba.njit(cache=True, inline="always")
+def legal_one(a):
+    """legal_game for the one game of ``a`` (game_arrays' tuple)."""
+    legal_game(
+        0, a[A_N], a[A_MUST_BREAK], a[A_LEGAL], a[A_FORBIDDEN], a[A_CURRENT], a[A_HANDS], a[A_LED], a[A_TRUMP],
+        a[A_BROKEN], a[A_TRICK_SIZE], a[A_PHASE], a[A_BIDS_MADE], a[A_HAND_SIZE], a[A_BID_TOTAL], a[A_SUIT_BITS],
+        a[A_JOKER_BITS], a[A_STANDARD_BITS], a[A_FORBIDDEN_BID],
+    )
+
+
+@numba.njit(cache=True, inline="always")
+def step_one(a, action):
+    """advance_game, then legal_game, for the one game of ``a`` (game_arrays' tuple); True when the hand is over."""
+    over = advance_game(
+        0, action, a[A_N], a[A_NUM_CARDS], a[A_RECORD], a[A_ACTION_COUNT], a[A_CURRENT], a[A_PHASE], a[A_LEADER],
+        a[A_BIDS], a[A_BIDS_MADE], a[A_BID_TOTAL], a[A_HANDS], a[A_PLAYED], a[A_PLAYED_ORDER], a[A_VOIDS], a[A_LED],
+        a[A_TRUMP], a[A_BROKEN], a[A_TRICK_CARDS], a[A_TRICK_SIZE], a[A_WON], a[A_DONE], a[A_HAND_SIZE],
+        a[A_LAST_TRICK], a[A_LAST_LEADER], a[A_LAST_WINNER], a[A_TABLES],
+    )
+    legal_one(a)
+    return over
+
+
+@numba.njit(cache=True, _nrt=False)
+def step_game(state, tables, action):
+    """Apply ``action`` (legal) in the one game of ``state`` and compute the next legal set; True when the hand is over."""
+    return step_one(game_arrays(state, tables), action)
+
+
+@numba.njit(cache=True, _nrt=False)
+def legal_of_game(state, tables):
+    """Compute the legal set of the one game of ``state`` (after it was written from outside)."""
+    legal_one(game_arrays(state, tables))

@@ -31,7 +31,8 @@ def kernels() -> Any:
             module = importlib.import_module("blackout_env._batched_kernels")
         except ImportError as error:  # e.g. a compiled engine unpickled where numba is missing
             raise ImportError(
-                f"the batched engine is compiled with numba, which cannot be imported ({error}); "
+                f"the compiled core (batched engine, observation encoder, IS-MCTS simulations) is compiled with numba, "
+                f"which cannot be imported ({error}); "
                 "numba is a dependency of blackout-rl: reinstall it (pip install blackout-rl, or pip install numba)"
             ) from None
         _KERNELS.append(module)

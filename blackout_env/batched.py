@@ -291,6 +291,27 @@ class _Tables:
         )
 
 
+_GAME_TABLES: dict[Rules, np.ndarray] = {}
+
+
+def game_tables(rules: Rules) -> np.ndarray:
+    """The tables of ``rules`` for the compiled core's one-game kernels (``step_game``), in one int64 array.
+
+    The same tables as the batched engine's (:class:`_Tables`), laid out as ``_batched_kernels``
+    says (``ONE_TABLE_SCALARS``, then the tables flattened); built once per rules value.
+    """
+    tables = _GAME_TABLES.get(rules)
+    if tables is None:
+        t = _Tables(rules)
+        head = [rules.num_players, rules.num_cards, rules.lead_trump == "broken", int(t.joker_bits),
+                int(t.standard_bits), rules.max_bid]
+        parts = [head, t.suit_bits.view(np.int64), t.voids_shown, t.led_after, t.is_trump, t.power_flat,
+                 t.trick_key_low, t.forbidden_bid]
+        tables = np.concatenate([np.asarray(part).astype(np.int64).ravel() for part in parts])
+        _GAME_TABLES[rules] = tables
+    return tables
+
+
 class BatchedBlackout:
     """``num_envs`` Blackout matches under one :class:`Rules`, stepped together.
 
@@ -642,14 +663,16 @@ class BatchedBlackout:
         (voids shown, led suit, trump broken), and when a trick is complete the winner takes it and leads.
         """
         t = self._t
-        return kernels().advance(
-            actions, moving, self.num_players, self.num_cards, self.actions, self.action_count,
+        over = np.empty(len(moving), dtype=np.int64)
+        count = kernels().advance(
+            actions, moving, over, self.num_players, self.num_cards, self.actions, self.action_count,
             self.current_player, self.phase, self.leader, self.bids, self.bids_made, self.bid_total, self.hands,
             self.played, self.played_order, self.voids, self.led_suit, self.trump, self.trump_broken,
             self.trick_cards, self.trick_size, self.tricks_won, self.tricks_done, self.hand_size, self.last_trick,
             self.last_trick_leader, self.last_trick_winner, t.voids_shown, t.led_after, t.is_trump, t.power_flat,
             t.trick_key_low,
         )
+        return over[:count]
 
     def _check_active(self, active: Any) -> np.ndarray | None:
         """The indices of the games that move (None: all of them)."""

@@ -1,21 +1,17 @@
-"""The IS-MCTS bot: its mini-engine is the engine, its deals agree with the view, it sees views only."""
+"""The IS-MCTS bot: its simulator (the compiled core) plays as the engine, its deals agree with the view, it sees views only."""
 
 import random
 
 import numpy as np
 import pytest
 from blackout_baselines import ISMCTSBot, RandomBot, make_bot
-from blackout_baselines.ismcts import DealSampler, SimState, numba_available, seed_compiled
+from blackout_baselines.ismcts import DealSampler, SimState, seed_compiled
 from blackout_baselines.search import determinize, sample_hands
 
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.cards import NUM_STANDARD_CARDS
 
 PRESETS = preset_names()
-NUMBA = numba_available()
-needs_numba = pytest.mark.skipif(not NUMBA, reason="numba is not installed (the fast extra)")
-# playouts run by Python, and by the same loop compiled with numba (when installed)
-PLAYOUTS = [pytest.param(False, id="python"), pytest.param(True, id="compiled", marks=needs_numba)]
 
 
 def random_moments(rules: Rules, count: int, seed: int):
@@ -41,35 +37,34 @@ def test_the_bitset_engine_plays_a_hand_exactly_as_the_engine_does(preset):
         while game.round_index == round_index and not game.is_over:
             legal = game.legal_actions()
             assert state.legal_actions() == legal
+            assert state.current == game.current_player
             action = legal[int(pick.random() * len(legal))]
             game.step(action)
-            state.step(action)
+            over = state.step(action)
+            assert over == (game.round_index != round_index or game.is_over)
         assert state.phase == "over"
         assert state.tricks_won == game.round_tricks[-1]
         assert state.hand_scores() == game.round_scores[-1]
 
 
-@pytest.mark.parametrize("compiled", PLAYOUTS)
 @pytest.mark.parametrize("greedy", [False, True], ids=["random", "greedy"])
 @pytest.mark.parametrize("preset", PRESETS)
-def test_a_playout_is_a_legal_hand_of_the_engine(preset, greedy, compiled):
+def test_a_playout_is_a_legal_hand_of_the_engine(preset, greedy):
     rules = Rules.preset(preset)
     pick = random.Random(1)
-    if compiled:
-        seed_compiled(1)
+    seed_compiled(1)
     for game in random_moments(rules, 12, 2):
         state = SimState.from_view(game.view(game.current_player), game.hands)
         actions: list[int] = []
-        state.rollout(pick.random, actions, greedy=greedy, compiled=compiled)
+        state.rollout(pick.random, actions, greedy=greedy)
         for action in actions:
             game.step(action)  # raises on an illegal action
         assert state.tricks_won == game.round_tricks[-1]
         assert state.hand_scores() == game.round_scores[-1]
 
 
-@pytest.mark.parametrize("compiled", PLAYOUTS)
 @pytest.mark.parametrize("cards_played", [0, 1], ids=["lead", "follow"])
-def test_a_random_playout_plays_every_legal_card_equally_often(cards_played, compiled):
+def test_a_random_playout_plays_every_legal_card_equally_often(cards_played):
     """Uniform random playouts: the first card of the playout, over many playouts from one position."""
     rules = Rules(num_players=4, hand_sizes=[10])
     game = BlackoutGame(rules, seed=4)
@@ -80,50 +75,15 @@ def test_a_random_playout_plays_every_legal_card_equally_often(cards_played, com
     legal = game.legal_actions()
     state = SimState.from_view(game.view(game.current_player), game.hands)
     pick = random.Random(3)
-    if compiled:
-        seed_compiled(3)
+    seed_compiled(3)
     counts = dict.fromkeys(legal, 0)
     for _ in range(4000):
         actions: list[int] = []
-        state.copy().rollout(pick.random, actions, compiled=compiled)
+        state.copy().rollout(pick.random, actions)
         counts[actions[0]] += 1
     expected = 4000 / len(legal)
     assert len(legal) > 1
     assert all(abs(count - expected) < 5 * expected**0.5 for count in counts.values()), counts
-
-
-@needs_numba
-def test_compiled_and_python_playouts_take_tricks_alike():
-    """The compiled loop is the Python loop: the same mean tricks per seat over many random playouts."""
-    rules = Rules(num_players=4, hand_sizes=[10])
-    game = BlackoutGame(rules, seed=9)
-    for bid in (2, 3, 1, 2):
-        game.bid(bid)
-    state = SimState.from_view(game.view(game.current_player), game.hands)
-    pick = random.Random(5)
-    seed_compiled(5)
-    means = []
-    for compiled in (False, True):
-        won = np.zeros(4)
-        for _ in range(3000):
-            played = state.copy()
-            played.rollout(pick.random, compiled=compiled)
-            won += played.tricks_won
-        means.append(won / 3000)
-    assert np.abs(means[0] - means[1]).max() < 0.15, means
-
-
-def test_the_power_table_is_the_rules_card_power_for_every_card():
-    from blackout_baselines.ismcts import _tables
-
-    from blackout_env.rules_logic import card_power
-
-    rules = Rules(num_players=3, hand_sizes=[6], jokers=2)
-    table = _tables(rules).power
-    for trump in (None, 0, 1, 2, 3):
-        for led in (None, 0, 1, 2, 3):
-            row = table[(-1 if trump is None else trump) + 1][(-1 if led is None else led) + 1]
-            assert row == [card_power(card, led, trump) for card in range(rules.num_cards)]
 
 
 @pytest.mark.parametrize(
@@ -186,14 +146,13 @@ def test_the_decision_depends_on_the_view_only(tree):
     assert checked == 8
 
 
-@pytest.mark.parametrize("compiled", PLAYOUTS)
 @pytest.mark.parametrize("tree", ["path", "infoset"])
-def test_the_same_seed_plays_the_same_hand(compiled, tree):
+def test_the_same_seed_plays_the_same_hand(tree):
     rules = Rules(num_players=4, hand_sizes=[6])
 
     def play(seed: int) -> list[int]:
         game = BlackoutGame(rules, seed=3)
-        bots = [ISMCTSBot(seed=seed + s, simulations=40, compiled=compiled, tree=tree) for s in range(4)]
+        bots = [ISMCTSBot(seed=seed + s, simulations=40, tree=tree) for s in range(4)]
         while not game.is_over:
             game.step(bots[game.current_player].act(game.view(game.current_player)))
         return game.actions
@@ -240,6 +199,7 @@ def test_the_dealer_never_makes_the_forbidden_bid():
         ({"rollout": "smart"}, "rollout"),
         ({"compiled": "yes"}, "compiled"),
         ({"compiled": 2}, "compiled"),
+        ({"compiled": 0}, "compiled=0: the Python playouts are retired"),
         ({"objective": "win"}, "objective"),
         ({"tree": "flat"}, "tree"),
         ({"voids": "no"}, "voids"),
@@ -253,17 +213,18 @@ def test_bad_budgets_are_refused(options, message):
         make_bot("ismcts", **options)
 
 
-def test_compiled_playouts_without_numba_name_the_extra(monkeypatch):
+def test_a_bot_where_numba_cannot_be_imported_says_so(monkeypatch):
     import sys
 
     import blackout_baselines.ismcts as ismcts
 
-    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
-    monkeypatch.setattr(ismcts, "_COMPILED", [])
-    assert not ismcts.numba_available()
-    assert not ISMCTSBot(seed=0).compiled  # by default: Python playouts
-    with pytest.raises(ImportError, match=r"fast extra"):
-        ISMCTSBot(seed=0, compiled=1)
+    from blackout_env import _compiled
+
+    monkeypatch.setitem(sys.modules, "blackout_env._batched_kernels", None)  # the import raises ImportError
+    monkeypatch.setattr(_compiled, "_KERNELS", [])
+    monkeypatch.setattr(ismcts, "_KERNELS", [])
+    with pytest.raises(ImportError, match=r"compiled with numba.*numba is a dependency"):
+        ISMCTSBot(seed=0)
 
 
 def test_a_time_budget_too_small_for_one_simulation_is_an_error():
@@ -315,38 +276,39 @@ def test_search_beats_random_play():
 
 
 def test_the_greedy_playout_wins_cheaply_when_it_needs_a_trick_and_ducks_high_when_not():
-    from blackout_baselines.ismcts import _greedy_card, _tables
+    from blackout_baselines._ismcts_kernels import greedy_card
 
     from blackout_env.cards import parse_card, parse_cards
+    from blackout_env.rules_logic import card_power
 
     rules = Rules(num_players=4, hand_sizes=[10])
-    power_rows = _tables(rules).power[0 + 1]  # trump clubs
-    legal = sum(1 << c for c in parse_cards("4H 9H QH AH"))
+    trump, nc = 0, rules.num_cards  # trump clubs
+    power_flat = np.array(
+        [card_power(c, led, t) for t in (None, 0, 1, 2, 3) for led in (None, 0, 1, 2, 3) for c in range(nc)]
+    )
+    legal = np.uint64(sum(1 << c for c in parse_cards("4H 9H QH AH")))
     led = 2  # hearts led, the 10 of hearts winning so far
-    win = power_rows[led + 1][parse_card("10H")]
+    win = card_power(parse_card("10H"), led, trump)
 
-    def card(bit: int) -> int:
-        return bit.bit_length() - 1
+    def card(want: bool, last: bool, led: int = led, win: int = win) -> int:
+        return int(greedy_card(legal, power_flat, nc, trump, led, win, want, last)).bit_length() - 1
 
-    assert card(_greedy_card(legal, power_rows, led, win, want=True, last=True)) == parse_card("QH")
-    assert card(_greedy_card(legal, power_rows, led, win, want=True, last=False)) == parse_card("AH")
-    assert card(_greedy_card(legal, power_rows, led, win, want=False, last=False)) == parse_card("9H")
-    assert card(_greedy_card(legal, power_rows, -1, -1, want=False, last=False)) == parse_card("4H")
+    assert card(want=True, last=True) == parse_card("QH")
+    assert card(want=True, last=False) == parse_card("AH")
+    assert card(want=False, last=False) == parse_card("9H")
+    assert card(want=False, last=False, led=-1, win=-1) == parse_card("4H")
 
 
 def test_the_greedy_playout_bids_its_aces_kings_and_high_trumps():
-    from blackout_baselines.ismcts import _greedy_bid, _tables
+    from blackout_baselines._ismcts_kernels import SIDE_TRICKS, TRUMP_TRICKS, greedy_bid
 
     from blackout_env.cards import parse_cards
 
-    rules = Rules(num_players=4, hand_sizes=[6])
-    state = SimState.__new__(SimState)
-    state.t, state.current, state.trump = _tables(rules), 1, 2  # trump hearts
-    state.hands = [0, sum(1 << c for c in parse_cards("AS KS AH 10H 2H 5C")), 0, 0]
+    hand = np.uint64(sum(1 << c for c in parse_cards("AS KS AH 10H 2H 5C")))
     # 0.85 (side ace) + 0.45 (side king) + 0.9 + 0.9 (trumps from the ten) + 0.35 (low trump) = 3.45
-    assert _greedy_bid(state) == rules.num_cards + 3
-    state.trump = -1  # no trump: the aces of spades and hearts and the king of spades
-    assert _greedy_bid(state) == rules.num_cards + 2
+    assert greedy_bid(hand, 2, SIDE_TRICKS, TRUMP_TRICKS) == 3  # trump hearts
+    # no trump: the aces of spades and hearts and the king of spades
+    assert greedy_bid(hand, -1, SIDE_TRICKS, TRUMP_TRICKS) == 2
 
 
 def test_a_prior_steers_the_root_visits():
