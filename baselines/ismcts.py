@@ -665,7 +665,9 @@ class ISMCTSBot(Bot):
             bias = {a: self.prior_weight * self.last_prior[a] for a in view.legal_actions}
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
         t = root_state.t  # the state's offsets, bound once: the loops below read the core's array directly
-        step, game, at_hands, at_current, at_bids, at_won = t.step, t.game, t.hands, t.current, t.bids, t.won
+        step, playout, game = t.step, t.playout, t.game
+        at_hands, at_current, at_made, at_bids = t.hands, t.current, t.bids_made, t.bids
+        assert t.won == at_bids + n  # the bids, then the tricks won: one slice reads both
         budget = self.simulations
         deals: list[list[int]] = []
         done = 0
@@ -674,9 +676,11 @@ class ISMCTSBot(Bot):
             """Play one simulation out from ``state``, back every seat's scaled score up ``path``; True once
             the budget (simulations or time) is spent."""
             nonlocal done
-            state.rollout(rand, greedy=greedy)
             v = state.v
-            rewards = [scaled[b][w] for b, w in zip(v[at_bids : at_bids + n].tolist(), v[at_won : at_won + n].tolist())]
+            missing = n - int(v[at_made])  # (SimState.rollout, inlined)
+            playout(v, game, np.array([rand() for _ in range(missing)]) if missing and not greedy else _NO_DRAWS, greedy)
+            both = v[at_bids : at_bids + 2 * n].tolist()
+            rewards = [scaled[b][w] for b, w in zip(both[:n], both[n:])]
             for visited, seat in path:
                 visited.visits += 1
                 visited.total += rewards[seat]
@@ -699,7 +703,9 @@ class ISMCTSBot(Bot):
                 deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
                 deals.reverse()
             state = root_state.copy()
-            state.set_hands(deals.pop())
+            # the determinization's hands (the root's seat to act is the searching player, whose hand and so legal
+            # set are the same in every determinization: no need to compute it again)
+            state.v[at_hands : at_hands + n] = deals.pop()
             v = state.v
             node = root
             actions: tuple[int, ...] = ()
@@ -739,7 +745,9 @@ class ISMCTSBot(Bot):
                 deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
                 deals.reverse()
             state = root_state.copy()
-            state.set_hands(deals.pop())
+            # the determinization's hands (the root's seat to act is the searching player, whose hand and so legal
+            # set are the same in every determinization: no need to compute it again)
+            state.v[at_hands : at_hands + n] = deals.pop()
             v = state.v
             node = root
             path: list[tuple[_Node, int]] = []  # (node entered, seat that chose the action into it)
