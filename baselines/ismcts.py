@@ -84,6 +84,7 @@ from blackout_env.batched import game_tables
 from blackout_env.engine import BlackoutGame
 from blackout_env.policies import Explanation, action_reasons
 from blackout_env.rules import Rules
+from blackout_env.rules_logic import bid_range
 from blackout_env.view import PlayerView
 
 from .base import Bot
@@ -280,7 +281,8 @@ class SimState:
         v, t = self.v, self.t
         if v[t.bids_made] < self.n:
             base = t.num_cards
-            bids = list(range(base, base + 1 + int(v[t.hand_size])))  # bids 0..hand size: rules_logic.bid_range
+            allowed = bid_range(int(v[t.hand_size]))
+            bids = list(range(base + allowed.start, base + allowed.stop))
             forbidden = int(v[t.forbidden])
             if forbidden >= 0:
                 bids.remove(base + forbidden)

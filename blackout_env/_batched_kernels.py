@@ -340,7 +340,7 @@ def advance(
 
 
 _playable = numba.njit(cache=True, inline="always")(rules_logic.playable_bits)
-"""rules_logic.playable_bits compiled: the legal cards (one definition with the IS-MCTS simulator's)."""
+"""rules_logic.playable_bits compiled: the legal cards of legal_game (the batched engine and the IS-MCTS simulator)."""
 
 
 @numba.njit(cache=True, inline="always")

@@ -10,8 +10,8 @@ Where each fact lives, and who uses it
 =========================  ===============================================================
 fact                       function; used by
 =========================  ===============================================================
-who deals                  :func:`dealer_of_round`; ``BlackoutGame``, the batched engine (numpy
-                           and the compiled ``deal`` kernel, which mirrors it)
+who deals                  :func:`dealer_of_round`; ``BlackoutGame``, the batched engine (the
+                           compiled ``deal`` kernel mirrors it)
 dealing order              :func:`dealt_to`, :func:`dealt_hands`; ``BlackoutGame`` (and
                            ``deck_order``, which inverts it), the batched ``deal_seat`` table
 the turned card            :func:`turned_card` (``dealer_last`` included); ``BlackoutGame``,
@@ -19,8 +19,8 @@ the turned card            :func:`turned_card` (``dealer_last`` included); ``Bla
 who bids first and leads   :func:`first_to_act`; ``BlackoutGame``, the batched
                            ``first_to_act`` table
 the bid range              :func:`bid_range`; ``BlackoutGame.legal_actions`` and ``.bid``,
-                           :func:`illegal_action_reason`, the search bot's simulator; the
-                           compiled kernels mirror it inline (bids 0..hand size)
+                           :func:`illegal_action_reason`, the IS-MCTS simulator's legal bids;
+                           the compiled kernels mirror it inline (bids 0..hand size)
 decisions per match        :func:`decisions_per_hand`; ``Rules.decisions_per_match`` (the
                            batched engine's action record, training's rollout lengths)
 dealer's hook              :func:`forbidden_bid`; ``BlackoutGame.legal_actions`` and
@@ -31,8 +31,9 @@ bid out of reach ("b/o")   :func:`bid_out_of_reach`; ``PlayerView.bid_impossible
                            encoder and the renderers), the compiled encoder's
                            ``impossible`` table
 follow suit / leading      :func:`playable_cards`; ``BlackoutGame.legal_actions``, the
-trump                      search bot's playouts (the batched engine's bitset form is
-                           differential-tested against the engine)
+trump                      search bot's playouts; :func:`playable_bits`, the same rule on
+                           bitsets, compiled in the batched kernels' ``legal_game`` (which
+                           the IS-MCTS simulator runs too)
 the led suit               :func:`suit_led_after`, :func:`led_suit_of`; the engine, the
                            AEC env's ``GameEncoder``, the heuristic and search bots, the
                            batched ``led_after`` table
@@ -40,8 +41,8 @@ trick power, trick winner  :func:`card_power`, :func:`trick_winner`; the engine,
                            heuristic and search bots, the batched ``power`` table, the
                            ``power`` table of the policy's card features; the tie-break (of
                            equal powers the first played wins) is :func:`trick_winner`'s,
-                           which the batched ``trick_key_low`` table asks and the search
-                           bot's simulator mirrors
+                           which the batched ``trick_key_low`` table asks (the IS-MCTS
+                           simulator runs the batched step)
 trump cards, trump broken  :func:`is_trump`; the engine and ``GameEncoder`` (through
                            :func:`card_facts`), the AEC env's last view of a hand, the play
                            front-end
@@ -287,9 +288,9 @@ def playable_bits(leads, hand, follow_bits, break_bits, joker_bits, standard_bit
     led yet); ``break_bits``: the trump suit's cards while trump may not be led
     (trump must break and is not broken), else 0; ``joker_bits`` and
     ``standard_bits``: the jokers and the 52 standard cards. Written with bit
-    operations and truth tests only, so that it runs on Python integers (the
-    IS-MCTS simulator) and, compiled by numba, on 64-bit integers (the batched
-    kernels' ``compute_legal`` and the compiled playouts).
+    operations and truth tests only, so that it runs on Python integers (its
+    statement test) and, compiled by numba, on 64-bit integers (the batched
+    kernels' ``legal_game``, which the IS-MCTS simulator runs too).
     """
     if leads:
         others = hand & ~break_bits
