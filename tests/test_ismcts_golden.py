@@ -79,11 +79,17 @@ def decisions() -> dict[str, list]:
     return result
 
 
+def dump(played: dict[str, list]) -> str:
+    """The golden file's text: a JSON object, one decision a line."""
+    lines = [f"{json.dumps(key)}: {json.dumps(value)}" for key, value in sorted(played.items())]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def test_the_search_bots_decide_as_recorded():
     pytest.importorskip("torch")
     played = decisions()
     if os.environ.get("BLACKOUT_REGENERATE_GOLDEN"):
-        GOLDEN.write_text(json.dumps(played, indent=0, sort_keys=True) + "\n")
+        GOLDEN.write_text(dump(played))
     recorded = json.loads(GOLDEN.read_text())
     assert len(recorded) >= 500
     different = [key for key in recorded if played.get(key) != recorded[key]]
