@@ -674,6 +674,18 @@ class ISMCTSBot(Bot):
         deals: list[list[int]] = []
         done = 0
 
+        def determinization() -> SimState:
+            """A copy of the root's state with the next deal's hands (deals are drawn in batches)."""
+            nonlocal deals
+            if not deals:
+                deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
+                deals.reverse()
+            state = root_state.copy()
+            # The root's seat to act is the searching player, whose hand (and so legal set) is the same in every
+            # determinization: the copied legal set stands.
+            state.v[at_hands : at_hands + n] = deals.pop()
+            return state
+
         def finish(state: SimState, path: list[tuple[_Node, int]]) -> bool:
             """Play one simulation out from ``state``, back every seat's scaled score up ``path``; True once
             the budget (simulations or time) is spent."""
@@ -701,13 +713,7 @@ class ISMCTSBot(Bot):
             # Nodes are information sets found in one table, keyed by the acting seat's hand and the actions since
             # the root (as OpenSpiel's IS-MCTS keys them by the information state): a seat's node is shared by every
             # determinization and every path that reaches it (the other seats' hands are not in its key).
-            if not deals:
-                deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
-                deals.reverse()
-            state = root_state.copy()
-            # the determinization's hands (the root's seat to act is the searching player, whose hand and so legal
-            # set are the same in every determinization: no need to compute it again)
-            state.v[at_hands : at_hands + n] = deals.pop()
+            state = determinization()
             v = state.v
             node = root
             actions: tuple[int, ...] = ()
@@ -743,13 +749,7 @@ class ISMCTSBot(Bot):
             if finish(state, path):
                 break
         while self.tree == "path":
-            if not deals:  # determinizations, drawn in batches
-                deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
-                deals.reverse()
-            state = root_state.copy()
-            # the determinization's hands (the root's seat to act is the searching player, whose hand and so legal
-            # set are the same in every determinization: no need to compute it again)
-            state.v[at_hands : at_hands + n] = deals.pop()
+            state = determinization()
             v = state.v
             node = root
             path: list[tuple[_Node, int]] = []  # (node entered, seat that chose the action into it)
