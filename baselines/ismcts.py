@@ -233,12 +233,6 @@ class SimState:
         other.t, other.n, other.v = self.t, self.n, self.v.copy()
         return other
 
-    def set_hands(self, hands: Sequence[int]) -> None:
-        """Give seat ``s`` the cards of bitmask ``hands[s]`` (a determinization), and recompute the legal set."""
-        t = self.t
-        self.v[t.hands : t.hands + self.n] = hands
-        t.legal(self.v, t.game)
-
     @property
     def hands(self) -> list[int]:
         """Every seat's hand as a bitmask."""
