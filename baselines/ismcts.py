@@ -467,7 +467,7 @@ def _most_visited(root: _Node, legal: Sequence[int]) -> int:
 
 
 class ISMCTSBot(Bot):
-    """IS-MCTS with random playouts on a bitset engine (see the module docstring).
+    """IS-MCTS with random playouts on the compiled core (see the module docstring).
 
     Args:
         seed: seeds the determinizations, expansions and playouts.

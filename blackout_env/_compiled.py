@@ -13,10 +13,7 @@ _KERNELS: list[Any] = []
 
 
 def numba_available() -> bool:
-    """Whether numba can be imported (a dependency; False only in a broken install).
-
-    The search bot's choice of compiled playouts asks here.
-    """
+    """Whether numba can be imported (a dependency; False only in a broken install)."""
     try:
         import numba  # noqa: F401
     except ImportError:
