@@ -108,6 +108,7 @@ def playout(state, tables, draws, greedy):
                         tricks, distance = bid, abs(bid - estimate)
             else:
                 hooked = forbidden != core.NONE
+                # the draw's place among bids 0..hand size (mirrors rules_logic.bid_range), less the forbidden one
                 tricks = np.int64(draws[drawn] * (size + 1 - np.int64(hooked)))
                 drawn += 1
                 if hooked and tricks >= forbidden:
