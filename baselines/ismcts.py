@@ -96,6 +96,7 @@ DEFAULT_EXPLORATION = 0.35
 """UCB exploration constant on scores scaled to 0..1 (0.15, 0.35 and 0.7 were within noise of each other
 against OpenSpiel's IS-MCTS; see docs/ismcts.md)."""
 
+
 class _Tables:
     """Per-rules tables of the simulator, built once per rules value: the compiled core's and the score tables."""
 
@@ -163,6 +164,7 @@ def _kernels() -> tuple:
         state.copy().step(state.legal_actions()[0])
         for greedy in (False, True):
             state.copy().rollout(random.Random(0).random, greedy=greedy)
+        _ismcts_kernels.seed(0)  # (each search seeds numba's generator again)
     return _KERNELS[0]
 
 
