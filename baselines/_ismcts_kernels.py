@@ -93,7 +93,7 @@ def playout(state, tables, draws, greedy):
     hand_size, done, forbidden_out = a[core.A_HAND_SIZE], a[core.A_DONE], a[core.A_FORBIDDEN]
     trump, led_suit, trick_cards, trick_size = a[core.A_TRUMP], a[core.A_LED], a[core.A_TRICK_CARDS], a[core.A_TRICK_SIZE]
     legal_cards, hands = a[core.A_LEGAL], a[core.A_HANDS]
-    power_flat = a[core.A_TABLES][3]
+    power_flat = a[core.A_TABLES][3]  # the tables: voids_shown, led_after, is_trump, power_flat, trick_key_low
     drawn = 0
     while done[0] < hand_size[0]:
         seat = current[0]

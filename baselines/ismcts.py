@@ -119,7 +119,7 @@ class _Tables:
         self.last_leader, self.last_winner, self.action_count = core.O_LAST_LEADER, core.O_LAST_WINNER, core.O_ACTION_COUNT
         self.legal_cards, self.forbidden, self.capacity = core.O_LEGAL, core.O_FORBIDDEN, core.O_CAPACITY
         self.hands, self.bids, self.won = blocks["hands"], blocks["bids"], blocks["tricks_won"]
-        self.trick_cards, self.last_trick = blocks["trick_cards"], blocks["last_trick"]
+        self.trick_cards = blocks["trick_cards"]
         self.seat_end = scalars + len(core.ONE_SEAT_BLOCKS) * n
         self.size = core.one_game_size
         self.bid_phase, self.play_phase = core.BID, core.PLAY
