@@ -44,7 +44,7 @@ import numpy as np
 from . import rules_logic
 
 NONE = -1
-BID, PLAY = 0, 1
+BID, PLAY, GAME_OVER = 0, 1, 2  # the phases (the observation has a column for each)
 
 # Index of the lowest set bit: _DEBRUIJN[((x & -x) * _MAGIC) >> 58] (a 64-bit de Bruijn sequence).
 _MAGIC = np.uint64(0x03F79D71B4CB0A89)
@@ -103,21 +103,22 @@ def _set_cards(row, base, bits, one):
 # ---------------------------------------------------------------- encoder
 @numba.njit(cache=True)
 def encode(
-    out, offsets, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, impossible,
+    out, offsets, wrap, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, impossible,
     observer, current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
     tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
     trump_broken, scores,
 ):
     """Seat ``observer[g]``'s observation of game ``g``, written into ``out[g]`` (float32): the one compiled builder.
 
-    The batched engine (BatchedEncoder.encode) passes the acting seats as the observers; :func:`encode_game`
-    passes one game of the AEC env and any seat (``current_player`` -1: nobody to act, the game is over).
+    The batched engine (BatchedEncoder.encode) passes the acting seats as the observers; the AEC env
+    (:func:`env_step`, :func:`env_observe`) its one game as a batch of one and any seat (``current_player``
+    -1: nobody to act, the game is over).
 
+    ``wrap[k]`` is ``k % n`` for ``k < 3n`` (a lookup is cheaper than an integer division).
     ``impossible[((bid + 1) * (max_bid + 1) + won) * (max_bid + 1) + left]``: the bid_impossible entry
     (0. for no bid yet). The offsets are read once into locals: the compiler then keeps them in
     registers (a store into the observation could otherwise alias the offsets array).
     """
-    wrap = np.arange(3 * n) % n  # wrap[k] = k % n for k < 3n: a lookup is cheaper than an integer division
     counts = per_max_bid.shape[0]  # max_bid + 1
     o_hand, o_trump, o_turned, o_held = offsets[HAND], offsets[TRUMP], offsets[TURNED], offsets[HELD]
     o_phase, o_hand_size, o_tricks_left, o_round = offsets[PHASE], offsets[HAND_SIZE], offsets[TRICKS_LEFT], offsets[ROUND]
@@ -179,69 +180,25 @@ def encode(
     return out
 
 
-# One game in one int64 array (GameEncoder's, which reads this layout from here; encode_game reads the
-# array): the encoder's block offsets (ENCODER_BLOCKS' order), its sizes (GAME_SIZES), then the game's
-# state: the scalars (GAME_SCALARS), per-seat blocks of n entries (GAME_SEAT_BLOCKS, in order) and the
-# played cards by seat and trick. The encoder's float tables go in one float32 array: the scaled counts
-# 0..max bid, the scaled rounds, then the bid_impossible table.
-GAME_SIZES = ("num_players", "num_cards", "bid_width", "no_suit", "score_scale", "counts", "rounds")
-GAME_SCALARS = (
-    "current_player", "trump", "turned_card", "held", "phase", "dealer", "leader", "hand_size", "tricks_done",
-    "round_index", "led_suit", "last_trick_winner", "trump_broken",
-)
-GAME_SEAT_BLOCKS = ("hands", "bids", "tricks_won", "trick_cards", "last_trick", "voids", "scores")
-GAME_STATE_START = len(ENCODER_BLOCKS) + len(GAME_SIZES)
-(
-    G_CURRENT, G_TRUMP, G_TURNED, G_HELD, G_PHASE, G_DEALER, G_LEADER, G_HAND_SIZE, G_DONE, G_ROUND, G_LED,
-    G_LAST_WINNER, G_BROKEN,
-) = range(len(GAME_SCALARS))
-
-
-@numba.njit(cache=True)
-def encode_game(row, floats, ints, observer):
-    """GameEncoder.observe: seat ``observer``'s observation of the one game in ``ints`` (the layout above) into ``row``.
-
-    The game's entries are passed to :func:`encode` as a batch of one (views of ``ints``). Everything
-    comes in three arrays because numba reads the type of every array argument at every call, and for
-    one game that reading would cost more than the encoding.
-    """
-    o = len(ENCODER_BLOCKS)
-    n, num_cards, bid_width, no_suit, score_scale, counts, rounds = (
-        ints[o], ints[o + 1], ints[o + 2], ints[o + 3], ints[o + 4], ints[o + 5], ints[o + 6]
-    )
-    state = ints[GAME_STATE_START:]
-    s = len(GAME_SCALARS)
-    seats = state[s : s + len(GAME_SEAT_BLOCKS) * n].reshape((len(GAME_SEAT_BLOCKS), 1, n))
-    played_order = state[s + len(GAME_SEAT_BLOCKS) * n :].reshape((1, n, -1))
-    hands = state.view(np.uint64)[s : s + n].reshape((1, n))
-    seen_by = np.full(1, observer, dtype=np.int64)
-    encode(
-        row.reshape((1, -1)), ints[:o], n, num_cards, bid_width, no_suit, floats[:counts],
-        floats[counts : counts + rounds], score_scale, floats[counts + rounds :], seen_by,
-        state[G_CURRENT : G_CURRENT + 1], hands, state[G_TRUMP : G_TRUMP + 1], state[G_TURNED : G_TURNED + 1],
-        state[G_HELD : G_HELD + 1], state[G_PHASE : G_PHASE + 1], state[G_DEALER : G_DEALER + 1],
-        state[G_LEADER : G_LEADER + 1], seats[1], seats[2], state[G_HAND_SIZE : G_HAND_SIZE + 1],
-        state[G_DONE : G_DONE + 1], state[G_ROUND : G_ROUND + 1], seats[3], state[G_LED : G_LED + 1], seats[4],
-        state[G_LAST_WINNER : G_LAST_WINNER + 1], played_order, seats[5], state[G_BROKEN : G_BROKEN + 1], seats[6],
-    )  # (no return value: returning the row would cost another microsecond to box)
-
-
 # ------------------------------------------------------------------- step
+@numba.njit(cache=True, inline="always")
+def action_legal(action, num_cards, num_actions, legal_cards, phase, hand_size, forbidden_bid):
+    """Whether ``action`` is legal in a game with these legal cards, phase, hand size and forbidden bid."""
+    if action < 0 or action >= num_actions:
+        return False
+    if action < num_cards:
+        return (legal_cards >> np.uint64(action)) & np.uint64(1) != 0
+    tricks = action - num_cards  # bids 0..hand size: mirrors rules_logic.bid_range
+    return phase == BID and tricks <= hand_size and tricks != forbidden_bid
+
+
 @numba.njit(cache=True)
 def check_actions(actions, games, num_cards, num_actions, legal_cards, phase, hand_size, forbidden_bid):
     """How many of games ``games`` got an action that is illegal (0: all legal)."""
     bad = 0
     for g in games:
-        action = actions[g]
-        if action < 0 or action >= num_actions:
+        if not action_legal(actions[g], num_cards, num_actions, legal_cards[g], phase[g], hand_size[g], forbidden_bid[g]):
             bad += 1
-        elif action < num_cards:
-            if not (legal_cards[g] >> np.uint64(action)) & np.uint64(1):
-                bad += 1
-        else:
-            tricks = action - num_cards  # bids 0..hand size: mirrors rules_logic.bid_range
-            if phase[g] != BID or tricks > hand_size[g] or tricks == forbidden_bid[g]:
-                bad += 1
     return bad
 
 
@@ -376,17 +333,22 @@ def compute_legal(
         )
 
 
+@numba.njit(cache=True, inline="always")
+def mask_row(row, num_cards, legal_cards, phase, hand_size, forbidden_bid):
+    """One game's action mask: 1 at the legal cards, and at bids 0..hand size less the forbidden one while bidding."""
+    row[:] = 0
+    _set_cards(row, 0, legal_cards, np.int8(1))
+    if phase == BID:
+        for k in range(hand_size + 1):  # mirrors rules_logic.bid_range
+            if k != forbidden_bid:
+                row[num_cards + k] = 1
+
+
 @numba.njit(cache=True)
 def action_mask(mask, num_cards, legal_cards, phase, hand_size, forbidden_bid):
-    """_action_mask: 1 at the legal cards, and at bids 0..hand size less the forbidden one while bidding."""
+    """_action_mask: :func:`mask_row` for every game."""
     for g in range(mask.shape[0]):
-        row = mask[g]
-        row[:] = 0
-        _set_cards(row, 0, legal_cards[g], np.int8(1))
-        if phase[g] == BID:
-            for k in range(hand_size[g] + 1):  # mirrors rules_logic.bid_range
-                if k != forbidden_bid[g]:
-                    row[num_cards + k] = 1
+        mask_row(mask[g], num_cards, legal_cards[g], phase[g], hand_size[g], forbidden_bid[g])
     return mask
 
 
@@ -520,23 +482,25 @@ def deal(
 
 
 # -------------------------------------------------------------- one game
-# One game in one int64 array, for a search that steps one determinized hand at a time (the IS-MCTS
-# simulator): the batch's state arrays as a batch of one. The scalars (ONE_SCALARS), per-seat blocks of n
-# entries (ONE_SEAT_BLOCKS, in order), the cards played by seat and trick (n x capacity) and the actions
-# (n x (capacity + 1)); "legal_cards" and "forbidden_bid" are legal_game's output, "capacity" the most
-# tricks the array has room for. The rules' tables go in a second int64 array (see game_tables in
+# One game in one int64 array, for the AEC env (one game of a match) and for a search that steps one
+# determinized hand at a time (the IS-MCTS simulator): the batch's state arrays as a batch of one. The
+# scalars (ONE_SCALARS), per-seat blocks of n entries (ONE_SEAT_BLOCKS, in order), the cards played by seat
+# and trick (n x capacity) and the actions (n x (capacity + 1)); "legal_cards" and "forbidden_bid" are
+# legal_game's output, "capacity" the most tricks the array has room for. The step never reads the
+# dealer, the turned card, whether the dealer holds it, the round and the scores: the observation does. The rules' tables go in a second int64 array (see game_tables in
 # blackout_env.batched): ONE_TABLE_SCALARS, then suit_bits (5 entries), voids_shown, led_after, is_trump,
 # power_flat, trick_key_low and forbidden_bid, flattened, with the batch's shapes.
 ONE_SCALARS = (
     "current_player", "phase", "leader", "bids_made", "bid_total", "led_suit", "trump", "trump_broken",
     "trick_size", "tricks_done", "hand_size", "last_trick_leader", "last_trick_winner", "action_count",
-    "legal_cards", "forbidden_bid", "capacity",
+    "legal_cards", "forbidden_bid", "capacity", "dealer", "turned_card", "held", "round_index",
 )
-ONE_SEAT_BLOCKS = ("hands", "bids", "tricks_won", "trick_cards", "played", "voids", "last_trick")
+ONE_SEAT_BLOCKS = ("hands", "bids", "tricks_won", "trick_cards", "played", "voids", "last_trick", "scores")
 ONE_TABLE_SCALARS = ("num_players", "num_cards", "must_break", "joker_bits", "standard_bits", "max_bid")
 (
     O_CURRENT, O_PHASE, O_LEADER, O_BIDS_MADE, O_BID_TOTAL, O_LED, O_TRUMP, O_BROKEN, O_TRICK_SIZE, O_DONE,
-    O_HAND_SIZE, O_LAST_LEADER, O_LAST_WINNER, O_ACTION_COUNT, O_LEGAL, O_FORBIDDEN, O_CAPACITY,
+    O_HAND_SIZE, O_LAST_LEADER, O_LAST_WINNER, O_ACTION_COUNT, O_LEGAL, O_FORBIDDEN, O_CAPACITY, O_DEALER, O_TURNED,
+    O_HELD, O_ROUND,
 ) = range(len(ONE_SCALARS))
 
 
@@ -637,3 +601,61 @@ def step_game(state, tables, action):
 def legal_of_game(state, tables):
     """Compute the legal set of the one game of ``state`` (after it was written from outside)."""
     legal_one(game_arrays(state, tables))
+
+
+# ------------------------------------------------------------ the AEC env
+# The AEC env's game is a one-game array with room for its largest hand and one more trick (a finished
+# hand is observed too). Its observation is encode's, run on that game as a batch of one; the encoder's
+# inputs come in one int64 array (the block offsets in ENCODER_BLOCKS' order, ENV_SIZES, then encode's
+# ``wrap``) and one
+# float32 array (the scaled counts 0..max bid, the scaled rounds, then the bid_impossible table): numba
+# reads the type of every array argument at every call, so few arrays cost less.
+ENV_SIZES = ("bid_width", "no_suit", "score_scale", "counts", "rounds")
+ILLEGAL, MOVED, TRICK_OVER, HAND_OVER = -1, 0, 1, 2
+"""What env_step returns."""
+
+
+@numba.njit(cache=True, inline="always")
+def _env_observe(state, a, encoding, floats, row, mask, observer):
+    """The acting seat's mask into ``mask`` and the observation of seat ``observer[0]`` into ``row``."""
+    mask_row(mask, a[A_NUM_CARDS], a[A_LEGAL][0], a[A_PHASE][0], a[A_HAND_SIZE][0], a[A_FORBIDDEN][0])
+    o = len(ENCODER_BLOCKS)
+    n = a[A_N]
+    bid_width, no_suit, score_scale, counts, rounds = (
+        encoding[o], encoding[o + 1], encoding[o + 2], encoding[o + 3], encoding[o + 4]
+    )
+    scores = len(ONE_SCALARS) + 7 * n  # ONE_SEAT_BLOCKS' "scores"
+    encode(
+        row.reshape((1, -1)), encoding[:o], encoding[o + len(ENV_SIZES) :], n, a[A_NUM_CARDS], bid_width, no_suit,
+        floats[:counts], floats[counts : counts + rounds], score_scale, floats[counts + rounds :], observer,
+        a[A_CURRENT], a[A_HANDS], a[A_TRUMP], state[O_TURNED : O_TURNED + 1], state[O_HELD : O_HELD + 1], a[A_PHASE],
+        state[O_DEALER : O_DEALER + 1], a[A_LEADER], a[A_BIDS], a[A_WON], a[A_HAND_SIZE], a[A_DONE],
+        state[O_ROUND : O_ROUND + 1], a[A_TRICK_CARDS], a[A_LED], a[A_LAST_TRICK], a[A_LAST_WINNER], a[A_PLAYED_ORDER],
+        a[A_VOIDS], a[A_BROKEN], state[scores : scores + n].reshape((1, n)),
+    )
+
+
+@numba.njit(cache=True, _nrt=False)
+def env_step(state, tables, encoding, floats, row, mask, action):
+    """The AEC env's move: ``action`` in the one game of ``state``, if legal.
+
+    Returns ILLEGAL (nothing changed), HAND_OVER (the env scores the hand, then deals or ends), or
+    TRICK_OVER or MOVED, after which ``mask`` holds the next seat's legal actions and ``row`` its observation.
+    """
+    a = game_arrays(state, tables)
+    if not action_legal(action, a[A_NUM_CARDS], a[A_NUM_CARDS] + tables[5] + 1, a[A_LEGAL][0], state[O_PHASE],
+                        state[O_HAND_SIZE], state[O_FORBIDDEN]):
+        return ILLEGAL
+    if step_one(a, action):
+        return HAND_OVER
+    _env_observe(state, a, encoding, floats, row, mask, a[A_CURRENT])
+    return TRICK_OVER if action < a[A_NUM_CARDS] and state[O_TRICK_SIZE] == 0 else MOVED
+
+
+@numba.njit(cache=True)
+def env_observe(state, tables, encoding, floats, row, mask, observer):
+    """The legal set of the one game of ``state`` (after it was written from outside), the acting seat's mask
+    into ``mask`` and seat ``observer``'s observation into ``row``."""
+    a = game_arrays(state, tables)
+    legal_one(a)
+    _env_observe(state, a, encoding, floats, row, mask, np.full(1, observer, dtype=np.int64))

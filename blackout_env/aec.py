@@ -149,6 +149,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from array import array
 from collections.abc import Mapping
 from typing import Any
 
@@ -158,14 +159,16 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ._batched_encoding import GameEncoder
+from ._batched_encoding import one_game_encoding
 from ._checks import check_choice
+from ._compiled import kernels
 from ._seeding import check_seed
-from .encoding import observation_bounds
-from .engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck
+from .batched import game_tables
+from .encoding import observation_bounds, observation_size
+from .engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round
 from .render import render_image, render_text, seat_name
 from .rules import Rules
-from .rules_logic import REWARDS, is_trump, seat_rewards
+from .rules_logic import REWARDS, dealer_of_round, first_to_act, is_trump, seat_rewards, voids_shown
 from .state import hands_vector, state_bounds
 from .universal import observation_kind, universal_bounds, universal_observation
 from .view import PlayerView
@@ -185,9 +188,6 @@ INFO_KEYS = (
     *NO_LAST_HAND, "illegal_action",
 )
 """The keys of every agent's info, in order, at every step of every episode."""
-
-
-_INT8 = np.dtype(np.int8)  # numpy takes a dtype object faster than the type np.int8
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -277,7 +277,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.possible_agents = [seat_name(seat) for seat in range(n)]
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self.num_actions = self.rules.num_actions
-        self._mask_shape = (self.num_actions,)
         low, high = universal_bounds() if self.observation_kind == "universal" else observation_bounds(self.rules)
         observation_space = spaces.Dict(
             {
@@ -292,9 +291,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         state_low, state_high = state_bounds(self.rules)
         self.state_space = spaces.Box(low=state_low, high=state_high, dtype=np.float32)
         """The space of :meth:`state`: every hand and the public table (see ``blackout_env.state``)."""
-        self._table = GameEncoder(self.rules)
-        self.game: BlackoutGame | None = None
-        """The engine of the current episode (None before the first reset)."""
+        self._start_compiled()
+        self._engine: BlackoutGame | None = None
+        self._moves: list[int] = []
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
 
@@ -302,25 +301,116 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def __getstate__(self) -> dict[str, Any]:
         # The whole env, game included, rather than EzPickle's constructor arguments:
         # copy.deepcopy or a pickle round trip of a started env continues the same game.
-        return self.__dict__.copy()
+        return {key: value for key, value in self.__dict__.items() if key not in ("_gv", "_kernels")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._kernels = kernels()
+        self._gv = np.frombuffer(self._g, dtype=np.int64)
 
-    # Never written after __init__: a deepcopy shares them (rules are frozen).
-    _SHARED_ON_COPY = frozenset({"rules", "observation_spaces", "action_spaces", "state_space"})
+    # Never written after __init__: a deepcopy shares them (rules are frozen, the tables read-only).
+    _SHARED_ON_COPY = frozenset(
+        {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels"}
+    )
 
     def __deepcopy__(self, memo: dict) -> raw_env:
         # As pickling does, but faster for search: the engine's own clone() and shared read-only parts.
         twin = object.__new__(type(self))
         memo[id(self)] = twin
         for key, value in self.__dict__.items():
-            if key == "game" and value is not None:
+            if key == "_engine" and value is not None:
                 value = value.clone()
+            elif key == "_g":
+                value = array("q", value)
+            elif key == "_gv":
+                continue
             elif key not in self._SHARED_ON_COPY:
                 value = copy.deepcopy(value, memo)
             twin.__dict__[key] = value
+        twin._gv = np.frombuffer(twin._g, dtype=np.int64)
         return twin
+
+    # ------------------------------------------------------- the compiled game
+    def _start_compiled(self) -> None:
+        """The episode's game on the compiled core: one int64 array (``_batched_kernels.ONE_*``) and its buffers.
+
+        ``_g`` is an ``array.array`` (item reads and writes from Python at list speed) and ``_gv`` a numpy
+        view of the same memory for the kernels; ``_row`` and ``_mask`` hold the observation of seat
+        ``_row_seat`` and the acting seat's mask, written by the kernels.
+        """
+        k = kernels()
+        rules, n = self.rules, self.rules.num_players
+        self._kernels = k
+        self._tables = game_tables(rules)
+        self._encoding, self._floats = one_game_encoding(rules)
+        blocks = len(k.ONE_SCALARS)
+        # where each per-seat block starts, then the cards played by seat and trick
+        at = {name: blocks + i * n for i, name in enumerate(k.ONE_SEAT_BLOCKS)}
+        at["played_order"] = blocks + len(k.ONE_SEAT_BLOCKS) * n
+        self._at = at
+        self._current_at, self._won_at = k.O_CURRENT, at["tricks_won"]  # read at every step
+        self._num_cards = rules.num_cards
+        self._capacity = capacity = rules.max_bid + 1  # a finished hand is observed too
+        self._g = array("q", bytes(8 * k.one_game_size(n, capacity)))
+        self._gv = np.frombuffer(self._g, dtype=np.int64)
+        self._g[k.O_CAPACITY] = capacity
+        self._row = np.zeros(observation_size(rules), dtype=np.float32)  # the rules' vector (universal: built from it)
+        self._mask = np.zeros(self.num_actions, dtype=np.int8)
+        self._row_seat = -1
+
+    def _deal(self, round_index: int) -> None:
+        """Deal round ``round_index`` of the episode's decks into the compiled game (the engine's own deal)."""
+        k, g, at, n = self._kernels, self._g, self._at, self.rules.num_players
+        engine = self._engine
+        dealer = dealer_of_round(engine.first_dealer, round_index, n)
+        hands, turned, held, trump = deal_round(self.rules, engine.decks[round_index], dealer, round_index)
+        first = first_to_act(dealer, n)
+        for name, value in (
+            ("CURRENT", first), ("PHASE", k.BID), ("LEADER", first), ("BIDS_MADE", 0), ("BID_TOTAL", 0),
+            ("LED", -1), ("TRUMP", -1 if trump is None else trump), ("BROKEN", 0), ("TRICK_SIZE", 0), ("DONE", 0),
+            ("HAND_SIZE", self.rules.hand_sizes[round_index]), ("LAST_LEADER", -1), ("LAST_WINNER", -1),
+            ("ACTION_COUNT", 0), ("DEALER", dealer), ("TURNED", -1 if turned is None else turned), ("HELD", held),
+            ("ROUND", round_index),
+        ):
+            g[getattr(k, f"O_{name}")] = value
+        none, zero = array("q", [-1] * n), array("q", [0] * n)
+        g[at["hands"] : at["hands"] + n] = array("q", [sum(1 << card for card in hand) for hand in hands])
+        for name, values in (("bids", none), ("tricks_won", zero), ("trick_cards", none), ("played", zero),
+                             ("voids", zero), ("last_trick", none)):
+            g[at[name] : at[name] + n] = values
+        start = at["played_order"]
+        g[start : start + n * self._capacity] = array("q", [-1] * (n * self._capacity))
+        self._observe_into(first)
+
+    def _observe_into(self, seat: int) -> None:
+        """The legal set, the acting seat's mask and seat ``seat``'s observation, written by the compiled encoder."""
+        self._kernels.env_observe(self._gv, self._tables, self._encoding, self._floats, self._row, self._mask, seat)
+        self._row_seat = seat
+
+    @property
+    def game(self) -> BlackoutGame | None:
+        """The rules engine of the current episode (None before the first reset), for inspection.
+
+        The env plays on the compiled core; the engine replays the env's actions when this
+        attribute is read (so read it again after stepping the env rather than keeping it).
+        """
+        engine = self._engine
+        if engine is not None and len(engine.actions) < len(self._moves):
+            self._catch_up(len(self._moves))
+        return engine
+
+    def _catch_up(self, count: int) -> None:
+        """Apply the env's first ``count`` actions of the episode to the engine (those it has not yet seen)."""
+        engine, moves = self._engine, self._moves
+        if count == len(moves) and self._hand_finished_episode and self._final_views is None:
+            # The last card of a one-hand episode: keep the table as it fell, before the engine deals on.
+            self._catch_up(count - 1)
+            before = [engine.view(seat) for seat in range(self.rules.num_players)]
+            engine.step(moves[-1])
+            self._final_views = [_finished_hand_view(view, engine, moves[-1]) for view in before]
+            return
+        for action in moves[len(engine.actions) : count]:
+            engine.step(action)
 
     # ------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -363,7 +453,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             rng.bit_generator.state = saved_state  # a bad option leaves even the random stream as it was
             raise
         self._np_random, self._np_random_seed = rng, rng_seed
-        self.game = game
+        self._engine = game
+        self._moves = []
+        self._g[self._at["scores"] : self._at["scores"] + self.rules.num_players] = array("q", bytes(8 * self.rules.num_players))
+        self._deal(game.round_index)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -372,9 +465,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rewards_dirty = False
         self._done = False
         self._final_views: list[PlayerView] | None = None
+        self._hand_finished_episode = False
         self._last_hand: list[dict[str, int]] = [dict(NO_LAST_HAND) for _ in range(self.rules.num_players)]
-        self._table.reset()
-        self._table.sync(game)
         self._build_infos(hand_over=False)
         self.agent_selection = self.possible_agents[game.current_player]
         self._skip_agent_selection = None
@@ -421,7 +513,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode != "human":
             self._step(action)
             return
-        acts = self.game is not None and not (
+        acts = self._engine is not None and not (
             self.terminations.get(self.agent_selection, True) or self.truncations.get(self.agent_selection, True)
         )
         self._step(action)
@@ -429,8 +521,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self.render()
 
     def _step(self, action: Any) -> None:
-        game = self.game
-        if game is None:
+        if self._engine is None:
             raise RuntimeError("step() before reset(): call reset() to start an episode")
         agent = self.agent_selection
         if agent not in self.terminations:
@@ -445,44 +536,65 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 f"{agent} cannot take action {action}: actions run 0..{self.num_actions - 1} "
                 f"(cards 0..{self.rules.num_cards - 1}, then bids 0..{self.rules.max_bid})"
             )
-        hand_episode = self.episode == "hand"
-        before = None
-        if hand_episode and game.phase == "play" and game.tricks_left == 1 and len(game.current_trick) == game.num_players - 1:
-            before = [game.view(seat) for seat in range(game.num_players)]  # the last card of the hand
-        try:
-            game.step(action)
-        except IllegalActionError:
+        k = self._kernels
+        moved = k.env_step(self._gv, self._tables, self._encoding, self._floats, self._row, self._mask, action)
+        if moved == k.ILLEGAL:  # nothing has changed
             if self.illegal_action == "raise":
-                raise
+                self.game.step(action)  # the engine's error names the action and the legal ones
+                raise AssertionError(f"the compiled core refused {action}, which the engine took")  # pragma: no cover
             self._penalize(agent)
             return
-
+        self._moves.append(action)
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_dirty:
             self._clear_rewards()
             self._rewards_dirty = False
-        seat = self._seat_of[agent]
         if self._infos_stale:
             self._build_infos(hand_over=False)
-        hand_ended = self._table.sync(game, stop_after_hand=hand_episode)
-        if hand_ended:
-            done = hand_episode or game.phase == "game_over"
-            self._hand_rewards(done)
-            self._record_hand()
+        g = self._g
+        if moved == k.MOVED:
+            if action >= self._num_cards:
+                self.infos[agent]["bid"] = action - self._num_cards
+        elif moved == k.TRICK_OVER:
+            winner = g[k.O_LAST_WINNER]
+            self.infos[self.possible_agents[winner]]["tricks_won"] = g[self._won_at + winner]
+        elif self._finish_hand():
+            return
+        self._row_seat = current = g[self._current_at]  # env_step wrote its observation
+        self.agent_selection = self.possible_agents[current]
+
+    def _finish_hand(self) -> bool:
+        """Score the hand just completed, then deal the next one or end the episode (True when it ended)."""
+        k, g, at, n, rules = self._kernels, self._g, self._at, self.rules.num_players, self.rules
+        bids, won = g[at["bids"] : at["bids"] + n], g[at["tricks_won"] : at["tricks_won"] + n]
+        hand_scores = [rules.hand_score(bid, tricks) for bid, tricks in zip(bids, won)]
+        totals = array("q", [total + points for total, points in zip(g[at["scores"] : at["scores"] + n], hand_scores)])
+        g[at["scores"] : at["scores"] + n] = totals
+        round_index = g[k.O_ROUND]
+        for seat in range(n):
+            self._last_hand[seat] = {
+                "last_hand_round": round_index, "last_hand_bid": bids[seat], "last_hand_tricks": won[seat],
+                "last_hand_score": hand_scores[seat],
+            }
+        done = self.episode == "hand" or round_index + 1 == rules.num_rounds
+        if self.reward_mode != "win" or done:
+            for agent, value in zip(self.possible_agents, seat_rewards(self.reward_mode, hand_scores, list(totals), done)):
+                self.rewards[agent] = float(value) * self.reward_scale
+            self._rewards_dirty = True
+            self._accumulate_rewards()
+        if not done:
+            self._deal(round_index + 1)
             self._build_infos(hand_over=True)
-            if hand_episode and before is not None:
-                self._final_views = [_finished_hand_view(view, game, action) for view in before]
-            if done:
-                self._done = True
-                self.terminations = dict.fromkeys(self.agents, True)
-                self.agent_selection = self.possible_agents[(seat + 1) % game.num_players]
-                return
-        elif action >= game.num_cards:
-            self.infos[agent]["bid"] = action - game.num_cards
-        elif not game.current_trick:  # this card completed a trick
-            winner = game.last_trick_winner
-            self.infos[self.possible_agents[winner]]["tricks_won"] = int(game.tricks_won[winner])
-        self.agent_selection = self.possible_agents[game.current_player]
+            return False
+        # The finished hand stays on the table: nobody to act, the last trick's leader still leading.
+        g[k.O_PHASE], g[k.O_CURRENT], g[k.O_LEADER] = k.GAME_OVER, -1, g[k.O_LAST_LEADER]
+        self._row_seat = -1
+        self._build_infos(hand_over=True)
+        self._hand_finished_episode = self.episode == "hand"
+        self._done = True
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.agent_selection = self.possible_agents[(self._seat_of[self.agent_selection] + 1) % n]
+        return True
 
     def _coerce_action(self, action: Any) -> int:
         if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
@@ -492,16 +604,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if action is None:
             raise IllegalActionError(f"{self.agent_selection} must act: None is only for agents whose episode is over")
         raise IllegalActionError(f"an action is an int, got {action!r} of type {type(action).__name__}")
-
-    def _hand_rewards(self, episode_over: bool) -> None:
-        game = self.game
-        if self.reward_mode == "win" and not episode_over:
-            return
-        values = seat_rewards(self.reward_mode, game.round_scores[-1], game.scores, episode_over)
-        for agent, value in zip(self.possible_agents, values):
-            self.rewards[agent] = float(value) * self.reward_scale
-        self._rewards_dirty = True
-        self._accumulate_rewards()
 
     def _penalize(self, agent: str) -> None:
         """End the episode: the offender gets ``illegal_reward``, the others 0 (TerminateIllegalWrapper)."""
@@ -515,36 +617,22 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.infos[agent]["illegal_action"] = True
 
     # -------------------------------------------------------------- infos
-    def _record_hand(self) -> None:
-        game = self.game
-        r = len(game.round_scores) - 1
-        for seat in range(game.num_players):
-            self._last_hand[seat] = {
-                "last_hand_round": int(game.start_round + r),
-                "last_hand_bid": int(game.round_bids[r][seat]),
-                "last_hand_tricks": int(game.round_tricks[r][seat]),
-                "last_hand_score": int(game.round_scores[r][seat]),
-            }
-
     def _build_infos(self, hand_over: bool) -> None:
-        game = self.game
-        if hand_over and (self.episode == "hand" or game.phase == "game_over"):
-            # The finished hand, not the next deal the engine has already made.
-            r = len(game.round_scores) - 1
-            round_index, hand_size = game.start_round + r, game.rules.hand_sizes[game.start_round + r]
-            bids, tricks = game.round_bids[r], game.round_tricks[r]
-        else:
-            round_index, hand_size, bids, tricks = game.round_index, game.hand_size, game.bids, game.tricks_won
-        # One type per key for the whole episode (see "Infos" in the module docstring).
+        # From the compiled game: the hand in play, or the finished one when the episode has ended with it.
+        k, g, at, n = self._kernels, self._g, self._at, self.rules.num_players
+        round_index, hand_size = g[k.O_ROUND], g[k.O_HAND_SIZE]
+        bids, won = g[at["bids"] : at["bids"] + n], g[at["tricks_won"] : at["tricks_won"] + n]
+        scores = g[at["scores"] : at["scores"] + n]
+        # One type per key for the whole episode (see "Infos" in the module docstring); a bid of -1 is NO_BID.
         self.infos = {
             agent: {
                 "seat": seat,
-                "round": int(round_index),
-                "hand_size": int(hand_size),
-                "bid": NO_BID if bids[seat] is None else int(bids[seat]),
-                "tricks_won": int(tricks[seat]),
-                "score": int(game.scores[seat]),
-                "hand_over": bool(hand_over),
+                "round": round_index,
+                "hand_size": hand_size,
+                "bid": bids[seat],
+                "tricks_won": won[seat],
+                "score": scores[seat],
+                "hand_over": hand_over,
                 **self._last_hand[seat],
                 "illegal_action": False,
             }
@@ -557,20 +645,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 vector, "action_mask": int8 mask}`` of an agent (fresh arrays)."""
         seat = self._seat_of[agent]
-        game = self.game
-        if game is None:
-            raise RuntimeError("observe() before reset(): call reset() to start an episode")
-        vector = self._table.observe(seat)
-        vector = universal_observation(vector, self.rules) if self._universal else vector.copy()
+        if seat != self._row_seat:
+            if self._engine is None:
+                raise RuntimeError("observe() before reset(): call reset() to start an episode")
+            self._observe_into(seat)
+        vector = universal_observation(self._row, self.rules) if self._universal else self._row.copy()
         if self._done:  # the terminal-mask convention: all ones, so masked samplers never divide by zero
             return {"observation": vector, "action_mask": np.ones(self.num_actions, dtype=np.int8)}
-        # A bytearray filled in Python is faster than fancy indexing for the few legal actions.
-        mask = bytearray(self.num_actions)
-        if seat == game.current_player:
-            for action in game._compute_legal():  # the engine's cached list, read without a copy
-                mask[action] = 1
-        # An array over the bytearray (as np.frombuffer gives, a little faster): fresh and writable.
-        return {"observation": vector, "action_mask": np.ndarray(self._mask_shape, _INT8, mask)}
+        if seat == self._g[self._current_at]:
+            return {"observation": vector, "action_mask": self._mask.copy()}
+        return {"observation": vector, "action_mask": np.zeros(self.num_actions, dtype=np.int8)}
 
     def state(self) -> np.ndarray:
         """The full-information state: every hand and the public table, a float32 vector.
@@ -580,20 +664,27 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         of every seat, then seat 0's observation of the table). At the end of a
         one-hand episode it shows the finished hand, as the observations do.
         """
-        if self.game is None:
+        if self._engine is None:
             raise RuntimeError("state() before reset(): call reset() to start an episode")
-        if self._done and self._final_views is not None:
-            hands = [view.hand for view in self._final_views]
-        else:
-            hands = self.game.hands
-        return np.concatenate([hands_vector(self.rules, hands), self._table.observe(0)])
+        start, n = self._at["hands"], self.rules.num_players
+        hands = [[card for card in range(self.rules.num_cards) if bits >> card & 1] for bits in self._g[start : start + n]]
+        self._observe_into(0)
+        return np.concatenate([hands_vector(self.rules, hands), self._row])
 
     def view(self, agent: str) -> PlayerView:
         """What an agent may know now, as the bots take it (the finished hand at the end of a hand episode)."""
         seat = self._seat_of[agent]
-        if self._final_views is not None and self._done:
-            return self._final_views[seat]
+        if self._engine is None:
+            raise RuntimeError("view() before reset(): call reset() to start an episode")
+        if self._done and self._hand_finished_episode:
+            return self._finished_views()[seat]
         return self.game.view(seat)
+
+    def _finished_views(self) -> list[PlayerView]:
+        """Every seat's view of the hand that ended a one-hand episode (the engine has dealt the next one)."""
+        if self._final_views is None:
+            self._catch_up(len(self._moves))
+        return self._final_views
 
     # ------------------------------------------------------------- render
     def render(self) -> str | np.ndarray | None:
@@ -603,7 +694,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
-        if self.game is None:
+        if self._engine is None:
             raise RuntimeError("render() before reset(): there is no table to draw yet")
         seat = self.render_seat
         if seat is None:
@@ -611,7 +702,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         view = self.view(self.possible_agents[seat])
         hands = None
         if self.spectator:
-            hands = [v.hand for v in self._final_views] if self._done and self._final_views else self.game.hands
+            hands = [v.hand for v in self._finished_views()] if self._done and self._hand_finished_episode else self.game.hands
         if self.render_mode == "rgb_array":
             return render_image(view, hands)
         text = render_text(view, hands)
@@ -635,6 +726,11 @@ def _finished_hand_view(before: PlayerView, game: BlackoutGame, card: int) -> Pl
     winner = next(event[1] for event in reversed(game.history) if event[0] == "trick")
     played = list(before.played)
     played[actor] = played[actor] + (card,)
+    voids = list(before.voids)
+    voids[actor] = voids[actor] | voids_shown(
+        card, before.led_suit, before.trump, leads=not before.current_trick, trump_broken=before.trump_broken,
+        must_break=before.rules.lead_trump == "broken",
+    )
     r = len(game.round_scores) - 1
     return dataclasses.replace(
         before,
@@ -647,6 +743,7 @@ def _finished_hand_view(before: PlayerView, game: BlackoutGame, card: int) -> Pl
         last_trick=trick,
         last_trick_winner=winner,
         played=tuple(played),
+        voids=tuple(voids),
         trump_broken=before.trump_broken or is_trump(card, before.trump),
         scores=tuple(game.scores),
         round_scores=tuple(tuple(s) for s in game.round_scores),

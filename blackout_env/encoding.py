@@ -54,8 +54,8 @@ seats present and a rules block. It has one size for every rule set.
 
 ``encode(view)`` is the reference. The compiled encoder
 (:mod:`blackout_env._batched_encoding`) writes the same vectors for every game of
-the batched engine, and for the one game of the AEC env (``GameEncoder``, kept
-in step with the game's public events); tests compare them value for value.
+the batched engine, and for the one game of the AEC env (which plays on the
+compiled core as a batch of one); tests compare them value for value.
 """
 
 from __future__ import annotations

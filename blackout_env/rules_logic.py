@@ -10,14 +10,16 @@ Where each fact lives, and who uses it
 =========================  ===============================================================
 fact                       function; used by
 =========================  ===============================================================
-who deals                  :func:`dealer_of_round`; ``BlackoutGame``, the batched engine (the
-                           compiled ``deal`` kernel mirrors it)
-dealing order              :func:`dealt_to`, :func:`dealt_hands`; ``BlackoutGame`` (and
-                           ``deck_order``, which inverts it), the batched ``deal_seat`` table
-the turned card            :func:`turned_card` (``dealer_last`` included); ``BlackoutGame``,
-                           the batched ``turned_position`` / ``turned_held`` tables
-who bids first and leads   :func:`first_to_act`; ``BlackoutGame``, the batched
-                           ``first_to_act`` table
+who deals                  :func:`dealer_of_round`; ``BlackoutGame``, the AEC env's deal, the
+                           batched engine (the compiled ``deal`` kernel mirrors it)
+dealing order              :func:`dealt_to`, :func:`dealt_hands`; ``BlackoutGame`` and the AEC
+                           env (through ``engine.deal_round``), ``deck_order`` (which inverts
+                           it), the batched ``deal_seat`` table
+the turned card            :func:`turned_card` (``dealer_last`` included); ``BlackoutGame``
+                           and the AEC env (through ``engine.deal_round``), the batched
+                           ``turned_position`` / ``turned_held`` tables
+who bids first and leads   :func:`first_to_act`; ``BlackoutGame``, the AEC env's deal, the
+                           batched ``first_to_act`` table
 the bid range              :func:`bid_range`; ``BlackoutGame.legal_actions`` and ``.bid``,
                            :func:`illegal_action_reason`, the IS-MCTS simulator's legal bids;
                            the compiled kernels mirror it inline (bids 0..hand size)
@@ -35,20 +37,20 @@ trump                      search bot's playouts; :func:`playable_bits`, the sam
                            bitsets, compiled in the batched kernels' ``legal_game`` (which
                            the IS-MCTS simulator runs too)
 the led suit               :func:`suit_led_after`, :func:`led_suit_of`; the engine, the
-                           AEC env's ``GameEncoder``, the heuristic and search bots, the
-                           batched ``led_after`` table
+                           heuristic and search bots, the batched ``led_after`` table (the
+                           AEC env and the IS-MCTS simulator run the batched step)
 trick power, trick winner  :func:`card_power`, :func:`trick_winner`; the engine, the
                            heuristic and search bots, the batched ``power`` table, the
                            ``power`` table of the policy's card features; the tie-break (of
                            equal powers the first played wins) is :func:`trick_winner`'s,
                            which the batched ``trick_key_low`` table asks (the IS-MCTS
                            simulator runs the batched step)
-trump cards, trump broken  :func:`is_trump`; the engine and ``GameEncoder`` (through
-                           :func:`card_facts`), the AEC env's last view of a hand, the play
-                           front-end
-voids shown by a card      :func:`voids_shown`; the engine and ``GameEncoder`` (through
-                           :func:`card_facts` when following), the batched ``voids_shown``
-                           table
+trump cards, trump broken  :func:`is_trump`; the engine (through :func:`card_facts`), the
+                           AEC env's last view of a hand, the play front-end, the batched
+                           ``is_trump`` table
+voids shown by a card      :func:`voids_shown`; the engine (through :func:`card_facts` when
+                           following), the AEC env's last view of a hand, the batched
+                           ``voids_shown`` table
 illegal actions, why       :func:`illegal_action_reason`; the engine's error messages, the
                            play front-end's explanations (each in its own words)
 reward modes               :func:`seat_rewards`, :data:`REWARDS`; the AEC env, the batched
@@ -391,7 +393,7 @@ def voids_shown(
 
 @cache
 def card_facts(trump: int | None, must_break: bool) -> tuple[frozenset[int], tuple[tuple[tuple[frozenset[int], ...], ...], ...]]:
-    """The per-card facts that the engine and the AEC env's ``GameEncoder`` read at every card, as tables.
+    """The per-card facts that the engine reads at every card, as tables.
 
     ``(trumps, follow_voids)`` for one hand's trump: ``trumps`` the cards that
     :func:`is_trump`, and ``follow_voids[trump_broken][led_suit][card]`` the

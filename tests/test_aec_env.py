@@ -132,6 +132,27 @@ def test_fixed_deal_reset_reproduces_a_game_exactly():
     assert all(e.terminations.values())
 
 
+def test_the_engine_replays_the_env_actions_when_read():
+    # The env plays on the compiled core; env.game is the rules engine, brought up to date when read.
+    e = raw_env(rules={"hand_sizes": [3, 2]})
+    e.reset(seed=3)
+    kept = e.game
+    taken = []
+    rng = np.random.default_rng(3)
+    for _ in range(18):  # into the second hand, without reading the engine
+        action = int(rng.choice(legal_from(e.observe(e.agent_selection))))
+        e.step(action)
+        taken.append(action)
+    assert len(kept.actions) == 0  # a kept engine is as far as it was when read
+    assert e.game is kept and kept.actions == taken and kept.round_index == 1
+    replay = BlackoutGame(e.rules, decks=kept.decks, first_dealer=kept.first_dealer)
+    for action in taken:
+        replay.step(action)
+    assert replay.history == kept.history
+    assert e.agent_selection == f"player_{kept.current_player}"
+    assert [e.infos[agent]["score"] for agent in e.possible_agents] == kept.scores
+
+
 def test_same_seed_same_deals_and_a_deck_option_fixes_the_first_hand():
     a, b = raw_env(), raw_env()
     a.reset(seed=5)

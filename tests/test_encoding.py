@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env._batched_encoding import GameEncoder
+from blackout_env.aec import raw_env
 from blackout_env.encoding import (
     Block,
     action_mask,
@@ -308,38 +308,37 @@ def test_observation_does_not_change_when_other_seats_hidden_cards_are_swapped(n
 
 
 # ---------------------------------------------------------------- the compiled encoder of one game (the AEC env's)
-def test_game_encoder_observations_equal_the_view_encoding_after_every_action(rules):
-    table = GameEncoder(rules)
-    for game in random_states(rules, seed=12, games=2):
-        if not game.actions:
-            table.reset()  # a new game
-        table.sync(game)
-        for seat in range(rules.num_players):
-            assert np.array_equal(table.observe(seat), encode(game.view(seat))), (seat, game.history[-1])
+def test_the_aec_env_on_the_compiled_core_observes_and_masks_as_the_engine_after_every_action(rules):
+    environment = raw_env(rules=rules)
+    rng = np.random.default_rng(12)
+    for episode in range(2):
+        environment.reset(seed=episode)
+        while True:
+            game = environment.game  # the engine, brought up to date with the env's actions
+            for seat, agent in enumerate(environment.possible_agents):
+                observation = environment.observe(agent)
+                assert np.array_equal(observation["observation"], encode(game.view(seat))), (seat, game.history[-1])
+                if not environment.terminations[agent]:
+                    assert np.array_equal(observation["action_mask"], action_mask(game.view(seat)))
+            if all(environment.terminations.values()):
+                break
+            legal = np.flatnonzero(environment.observe(environment.agent_selection)["action_mask"])
+            environment.step(int(rng.choice(legal)))
+        assert game.phase == "game_over"
 
 
-@pytest.mark.parametrize("steps", [9, 20, 28])  # within the first hand, in the second, at game over
-def test_game_encoder_reads_a_game_that_is_already_under_way(steps):
-    game = BlackoutGame(Rules.resolve({"hand_sizes": [3, 2], "no_card_trump": "dealer_last"}), seed=3)
-    for _ in range(steps):
-        game.step(game.legal_actions()[-1])
-    assert (game.phase == "game_over") == (steps == 28)
-    table = GameEncoder(game.rules)
-    table.sync(game)
-    assert all(np.array_equal(table.observe(p), encode(game.view(p))) for p in range(4))
-
-
-def test_game_encoder_can_stop_at_the_end_of_a_hand():
-    rules = Rules.resolve({"hand_sizes": [2, 1]})
-    game = BlackoutGame(rules, seed=5)
-    table = GameEncoder(rules)
-    ended = table.sync(game, stop_after_hand=True)
-    while not ended:
-        game.step(game.legal_actions()[0])
-        ended = table.sync(game, stop_after_hand=True)
-    assert game.round_index == 1  # the engine dealt on; the rows still show the finished hand
-    obs = table.observe(0)
+def test_a_one_hand_episode_shows_the_finished_hand():
+    rules = Rules.resolve({"hand_sizes": [2, 1], "no_card_trump": "dealer_last"})
+    environment = raw_env(rules=rules, episode="hand")
+    environment.reset(seed=5, options={"round": 0})
+    while not all(environment.terminations.values()):
+        legal = np.flatnonzero(environment.observe(environment.agent_selection)["action_mask"])
+        environment.step(int(legal[0]))
+    game = environment.game
+    assert game.round_index == 1  # the engine dealt on; the observation still shows the finished hand
+    obs = environment.observe("player_0")["observation"]
     assert block(obs, rules, "phase").tolist() == [0, 0, 1] and block(obs, rules, "to_act").sum() == 0
     assert block(obs, rules, "hand_size")[0] == 1.0 and block(obs, rules, "tricks_left")[0] == 0.0
     assert block(obs, rules, "scores")[0] == game.scores[0] / score_scale(rules)
-    assert table.sync(game, stop_after_hand=True) is False
+    for seat in range(rules.num_players):
+        assert np.array_equal(environment.observe(f"player_{seat}")["observation"], encode(environment.view(f"player_{seat}")))
