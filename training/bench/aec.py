@@ -28,6 +28,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -66,10 +67,15 @@ def _engine(rules: Rules, steps: int, seed: int) -> int:
 
 
 def _aec(make: Callable[[], object], steps: int, seed: int) -> int:
-    """The PettingZoo loop of the docs: last() every step, a random legal action from the mask."""
-    pick = random.Random(seed).random
+    """The PettingZoo loop of the docs on a new env (:func:`aec_loop`)."""
     environment = make()
     environment.reset(seed=seed)
+    return aec_loop(environment, steps, random.Random(seed).random)
+
+
+def aec_loop(environment: Any, steps: int, pick: Callable[[], float]) -> int:
+    """The PettingZoo loop of the docs: last() every step, a random legal action from the mask (``pick()``
+    in [0, 1) chooses it), whole episodes until ``steps`` decisions; returns the decisions made."""
     done = 0
     while done < steps:
         environment.reset()
