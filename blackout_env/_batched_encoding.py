@@ -74,14 +74,16 @@ class BatchedEncoder:
 
     def encode(self, env: BatchedBlackout, out: np.ndarray | None = None) -> np.ndarray:
         """The acting seat's observation in every game, written into ``out`` (default: the encoder's buffer)."""
-        return kernels().encode(
-            self.out if out is None else out, self._offsets, self._wrap, env.num_players, self._num_cards, self._bid_width,
+        out = self.out if out is None else out
+        kernels().encode(
+            out, self._offsets, self._wrap, env.num_players, self._num_cards, self._bid_width,
             NO_SUIT, self._per_max_bid, self._per_round, self._score_scale, self._impossible, env.current_player,
             env.current_player, env.hands, env.trump, env.turned_card, env.turned_card_held_by_dealer, env.phase, env.dealer,
             env.leader, env.bids, env.tricks_won, env.hand_size, env.tricks_done, env.round_index,
             env.trick_cards, env.led_suit, env.last_trick, env.last_trick_winner, env.played_order, env.voids,
             env.trump_broken, env.scores,
         )
+        return out
 
 
 _ONE_GAME: dict[Rules, tuple[np.ndarray, np.ndarray]] = {}

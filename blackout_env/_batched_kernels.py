@@ -1,7 +1,7 @@
 """The compiled core: the batched engine's per-move work and its observation encoder, compiled with numba.
 
-Imported when the first :class:`~blackout_env.batched.BatchedBlackout` is built
-(numba is a dependency; ``import blackout_env`` does not import it).
+Imported when the first :class:`~blackout_env.batched.BatchedBlackout`, AEC env or
+IS-MCTS bot is built (numba is a dependency; ``import blackout_env`` does not import it).
 
 One function per step of :mod:`blackout_env.engine` (deal, legal cards, bid,
 play, trick winner, finish trick, finish hand; named after the engine method
@@ -11,13 +11,15 @@ that calls it), each a loop over games, over the struct-of-arrays state of
 over every input; the encoder's block offsets read from
 :func:`blackout_env.encoding.observation_layout`). A move is
 :func:`advance_game` and :func:`legal_game`, written for one game ``g``:
-:func:`advance` and :func:`compute_legal` run them over a batch, and
-:func:`step_game` over one game held in one array (the IS-MCTS simulator's
-state, ``ONE_*`` below), so the batched engine and the search step one code.
-They are inlined (``inline="always"``) into kernels compiled without numba's
-reference counting (``_nrt=False``: these kernels allocate nothing); with it,
-each inlined call would count a reference to each of its arrays, which made the
-batch loop several times slower. Trick power and its
+:func:`advance` and :func:`compute_legal` run them over a batch, :func:`step_game`
+over one game held in one array (the IS-MCTS simulator's state, ``ONE_*`` below)
+and :func:`env_step` over the AEC env's one game (with :func:`encode_row`, the
+observation of one game, which :func:`encode` runs over a batch), so the batched
+engine, the AEC env and the search step one code. They are inlined
+(``inline="always"``) into kernels compiled without numba's reference counting
+(``_nrt=False``: these kernels allocate nothing); with it, each inlined call
+would count a reference to each of its arrays, which made the batch loop
+several times slower. Trick power and its
 tie-break, the led suit after a card, whether a card is trump, voids shown, the
 hook's forbidden bid, the suit a turned card names, the bust test, the seat each
 deck card is dealt to, who acts first and where the turned card lies are table
@@ -101,83 +103,115 @@ def _set_cards(row, base, bits, one):
 
 
 # ---------------------------------------------------------------- encoder
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def block_offsets(offsets):
+    """The encoder's block offsets (an array in ENCODER_BLOCKS' order) as a tuple, for :func:`encode_row`."""
+    return (
+        offsets[HAND], offsets[TRUMP], offsets[TURNED], offsets[HELD], offsets[PHASE], offsets[HAND_SIZE],
+        offsets[TRICKS_LEFT], offsets[ROUND], offsets[POSITION], offsets[TO_ACT], offsets[LEADER], offsets[BIDS],
+        offsets[TRICKS_WON], offsets[BID_IMPOSSIBLE], offsets[CURRENT_TRICK], offsets[LED_SUIT], offsets[LAST_TRICK],
+        offsets[LAST_WINNER], offsets[PLAYED], offsets[VOIDS], offsets[TRUMP_BROKEN], offsets[SCORES],
+    )
+
+
+@numba.njit(cache=True, inline="always")
+def encode_row(row, g, me, offsets, wrap, sizes, scaled, game):
+    """Seat ``me``'s observation of game ``g``, written into ``row`` (float32): the one compiled builder.
+
+    :func:`encode` runs it over the batched engine's games (the acting seat of each), :func:`env_step` and
+    :func:`env_observe` on the AEC env's one game (any seat; ``current_player`` -1: nobody to act, the
+    game is over). ``offsets``: :func:`block_offsets`' tuple (read once, kept in registers: a store into
+    the observation could otherwise alias an offsets array); ``sizes``: (n, num_cards, bid_width, no_suit,
+    score_scale); ``scaled``: (per_max_bid,
+    per_round, impossible); ``game``: the state arrays in the order of :func:`encode`'s arguments, from
+    ``current_player`` on (tuples: numba inlines a function of at most 28 arguments).
+
+    ``wrap[k]`` is ``k % n`` for ``k < 3n`` (a lookup is cheaper than an integer division).
+    ``impossible[((bid + 1) * (max_bid + 1) + won) * (max_bid + 1) + left]``: the bid_impossible entry
+    (0. for no bid yet).
+    """
+    n, num_cards, bid_width, no_suit, score_scale = sizes
+    per_max_bid, per_round, impossible = scaled
+    (
+        current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
+        tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
+        trump_broken, scores,
+    ) = game
+    counts = per_max_bid.shape[0]  # max_bid + 1
+    (
+        o_hand, o_trump, o_turned, o_held, o_phase, o_hand_size, o_tricks_left, o_round, o_position, o_to_act,
+        o_leader, o_bids, o_won, o_impossible, o_trick, o_led, o_last, o_winner, o_played, o_voids, o_broken,
+        o_scores,
+    ) = offsets
+    row[:] = 0.0
+    _set_cards(row, o_hand, hands[g, me], np.float32(1.0))
+    row[o_trump + (no_suit if trump[g] < 0 else trump[g])] = 1.0
+    if turned_card[g] >= 0:
+        row[o_turned + turned_card[g]] = 1.0
+    if held[g]:
+        row[o_held] = 1.0
+    row[o_phase + phase[g]] = 1.0
+    done = np.int64(tricks_done[g])
+    left = np.int64(hand_size[g]) - done
+    row[o_hand_size] = per_max_bid[hand_size[g]]
+    row[o_tricks_left] = per_max_bid[left]
+    row[o_round] = per_round[round_index[g]]
+    row[o_position + wrap[me - dealer[g] - 1 + 2 * n]] = 1.0
+    if current_player[g] >= 0:
+        row[o_to_act + wrap[current_player[g] - me + n]] = 1.0
+    if leader[g] >= 0:
+        row[o_leader + wrap[leader[g] - me + n]] = 1.0
+    for j in range(n):
+        seat = wrap[me + j]
+        bid = np.int64(bids[g, seat])
+        won = np.int64(tricks_won[g, seat])
+        row[o_bids + j * bid_width + bid + 1] = 1.0  # column 0: not yet bid
+        row[o_won + j] = per_max_bid[won]
+        row[o_impossible + j] = impossible[((bid + 1) * counts + won) * counts + left]
+        card = trick_cards[g, seat]
+        if card >= 0:
+            row[o_trick + j * num_cards + card] = 1.0
+        card = last_trick[g, seat]
+        if card >= 0:
+            row[o_last + j * num_cards + card] = 1.0
+        # The cards the seat played this hand, in trick order (played_order, -1 where it has not played
+        # in the current trick yet, which goes to its first voids cell, written just after): the same
+        # count for every seat, so the loop's end is predictable, unlike a walk over a bitset.
+        spare = o_voids + j * 4
+        for k in range(done + 1):
+            card = played_order[g, seat, k]
+            row[o_played + j * num_cards + card if card >= 0 else spare] = 1.0
+        void = voids[g, seat]
+        for suit in range(4):
+            row[o_voids + j * 4 + suit] = np.float32(void >> suit & 1)
+        # as encode(): the total divided in float64, rounded once to float32
+        row[o_scores + j] = np.float32(scores[g, seat] / score_scale)
+    row[o_led + (no_suit if led_suit[g] < 0 else led_suit[g])] = 1.0
+    if last_trick_winner[g] >= 0:
+        row[o_winner + wrap[last_trick_winner[g] - me + n]] = 1.0
+    if trump_broken[g]:
+        row[o_broken] = 1.0
+
+
+@numba.njit(cache=True, _nrt=False)
 def encode(
     out, offsets, wrap, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, impossible,
     observer, current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
     tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
     trump_broken, scores,
 ):
-    """Seat ``observer[g]``'s observation of game ``g``, written into ``out[g]`` (float32): the one compiled builder.
-
-    The batched engine (BatchedEncoder.encode) passes the acting seats as the observers; the AEC env
-    (:func:`env_step`, :func:`env_observe`) its one game as a batch of one and any seat (``current_player``
-    -1: nobody to act, the game is over).
-
-    ``wrap[k]`` is ``k % n`` for ``k < 3n`` (a lookup is cheaper than an integer division).
-    ``impossible[((bid + 1) * (max_bid + 1) + won) * (max_bid + 1) + left]``: the bid_impossible entry
-    (0. for no bid yet). The offsets are read once into locals: the compiler then keeps them in
-    registers (a store into the observation could otherwise alias the offsets array).
-    """
-    counts = per_max_bid.shape[0]  # max_bid + 1
-    o_hand, o_trump, o_turned, o_held = offsets[HAND], offsets[TRUMP], offsets[TURNED], offsets[HELD]
-    o_phase, o_hand_size, o_tricks_left, o_round = offsets[PHASE], offsets[HAND_SIZE], offsets[TRICKS_LEFT], offsets[ROUND]
-    o_position, o_to_act, o_leader, o_bids = offsets[POSITION], offsets[TO_ACT], offsets[LEADER], offsets[BIDS]
-    o_won, o_impossible, o_trick, o_led = offsets[TRICKS_WON], offsets[BID_IMPOSSIBLE], offsets[CURRENT_TRICK], offsets[LED_SUIT]
-    o_last, o_winner, o_played, o_voids = offsets[LAST_TRICK], offsets[LAST_WINNER], offsets[PLAYED], offsets[VOIDS]
-    o_broken, o_scores = offsets[TRUMP_BROKEN], offsets[SCORES]
+    """BatchedEncoder.encode: seat ``observer[g]``'s observation of game ``g`` into ``out[g]``, for every game
+    (:func:`encode_row`). Compiled without reference counting, as ``advance``: it allocates nothing."""
+    sizes = (n, num_cards, bid_width, no_suit, score_scale)
+    scaled = (per_max_bid, per_round, impossible)
+    game = (
+        current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
+        tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
+        trump_broken, scores,
+    )
+    blocks = block_offsets(offsets)
     for g in range(out.shape[0]):
-        row = out[g]
-        row[:] = 0.0
-        me = np.int64(observer[g])
-        _set_cards(row, o_hand, hands[g, me], np.float32(1.0))
-        row[o_trump + (no_suit if trump[g] < 0 else trump[g])] = 1.0
-        if turned_card[g] >= 0:
-            row[o_turned + turned_card[g]] = 1.0
-        if held[g]:
-            row[o_held] = 1.0
-        row[o_phase + phase[g]] = 1.0
-        done = np.int64(tricks_done[g])
-        left = np.int64(hand_size[g]) - done
-        row[o_hand_size] = per_max_bid[hand_size[g]]
-        row[o_tricks_left] = per_max_bid[left]
-        row[o_round] = per_round[round_index[g]]
-        row[o_position + wrap[me - dealer[g] - 1 + 2 * n]] = 1.0
-        if current_player[g] >= 0:
-            row[o_to_act + wrap[current_player[g] - me + n]] = 1.0
-        if leader[g] >= 0:
-            row[o_leader + wrap[leader[g] - me + n]] = 1.0
-        for j in range(n):
-            seat = wrap[me + j]
-            bid = np.int64(bids[g, seat])
-            won = np.int64(tricks_won[g, seat])
-            row[o_bids + j * bid_width + bid + 1] = 1.0  # column 0: not yet bid
-            row[o_won + j] = per_max_bid[won]
-            row[o_impossible + j] = impossible[((bid + 1) * counts + won) * counts + left]
-            card = trick_cards[g, seat]
-            if card >= 0:
-                row[o_trick + j * num_cards + card] = 1.0
-            card = last_trick[g, seat]
-            if card >= 0:
-                row[o_last + j * num_cards + card] = 1.0
-            # The cards the seat played this hand, in trick order (played_order, -1 where it has not played
-            # in the current trick yet, which goes to its first voids cell, written just after): the same
-            # count for every seat, so the loop's end is predictable, unlike a walk over a bitset.
-            spare = o_voids + j * 4
-            for k in range(done + 1):
-                card = played_order[g, seat, k]
-                row[o_played + j * num_cards + card if card >= 0 else spare] = 1.0
-            void = voids[g, seat]
-            for suit in range(4):
-                row[o_voids + j * 4 + suit] = np.float32(void >> suit & 1)
-            # as encode(): the total divided in float64, rounded once to float32
-            row[o_scores + j] = np.float32(scores[g, seat] / score_scale)
-        row[o_led + (no_suit if led_suit[g] < 0 else led_suit[g])] = 1.0
-        if last_trick_winner[g] >= 0:
-            row[o_winner + wrap[last_trick_winner[g] - me + n]] = 1.0
-        if trump_broken[g]:
-            row[o_broken] = 1.0
-    return out
+        encode_row(out[g], g, np.int64(observer[g]), blocks, wrap, sizes, scaled, game)
 
 
 # ------------------------------------------------------------------- step
@@ -496,6 +530,7 @@ ONE_SCALARS = (
     "legal_cards", "forbidden_bid", "capacity", "dealer", "turned_card", "held", "round_index",
 )
 ONE_SEAT_BLOCKS = ("hands", "bids", "tricks_won", "trick_cards", "played", "voids", "last_trick", "scores")
+O_SCORES_BLOCK = ONE_SEAT_BLOCKS.index("scores")
 ONE_TABLE_SCALARS = ("num_players", "num_cards", "must_break", "joker_bits", "standard_bits", "max_bid")
 (
     O_CURRENT, O_PHASE, O_LEADER, O_BIDS_MADE, O_BID_TOTAL, O_LED, O_TRUMP, O_BROKEN, O_TRICK_SIZE, O_DONE,
@@ -605,9 +640,8 @@ def legal_of_game(state, tables):
 
 # ------------------------------------------------------------ the AEC env
 # The AEC env's game is a one-game array with room for its largest hand and one more trick (a finished
-# hand is observed too). Its observation is encode's, run on that game as a batch of one; the encoder's
-# inputs come in one int64 array (the block offsets in ENCODER_BLOCKS' order, ENV_SIZES, then encode's
-# ``wrap``) and one
+# hand is observed too). Its observation is encode_row's on that game; the encoder's inputs come in one
+# int64 array (the block offsets in ENCODER_BLOCKS' order, ENV_SIZES, then encode_row's ``wrap``) and one
 # float32 array (the scaled counts 0..max bid, the scaled rounds, then the bid_impossible table): numba
 # reads the type of every array argument at every call, so few arrays cost less.
 ENV_SIZES = ("bid_width", "no_suit", "score_scale", "counts", "rounds")
@@ -617,21 +651,24 @@ ILLEGAL, MOVED, TRICK_OVER, HAND_OVER = -1, 0, 1, 2
 
 @numba.njit(cache=True, inline="always")
 def _env_observe(state, a, encoding, floats, row, mask, observer):
-    """The acting seat's mask into ``mask`` and the observation of seat ``observer[0]`` into ``row``."""
+    """The acting seat's mask into ``mask`` and seat ``observer``'s observation into ``row``."""
     mask_row(mask, a[A_NUM_CARDS], a[A_LEGAL][0], a[A_PHASE][0], a[A_HAND_SIZE][0], a[A_FORBIDDEN][0])
     o = len(ENCODER_BLOCKS)
     n = a[A_N]
     bid_width, no_suit, score_scale, counts, rounds = (
         encoding[o], encoding[o + 1], encoding[o + 2], encoding[o + 3], encoding[o + 4]
     )
-    scores = len(ONE_SCALARS) + 7 * n  # ONE_SEAT_BLOCKS' "scores"
-    encode(
-        row.reshape((1, -1)), encoding[:o], encoding[o + len(ENV_SIZES) :], n, a[A_NUM_CARDS], bid_width, no_suit,
-        floats[:counts], floats[counts : counts + rounds], score_scale, floats[counts + rounds :], observer,
-        a[A_CURRENT], a[A_HANDS], a[A_TRUMP], state[O_TURNED : O_TURNED + 1], state[O_HELD : O_HELD + 1], a[A_PHASE],
-        state[O_DEALER : O_DEALER + 1], a[A_LEADER], a[A_BIDS], a[A_WON], a[A_HAND_SIZE], a[A_DONE],
-        state[O_ROUND : O_ROUND + 1], a[A_TRICK_CARDS], a[A_LED], a[A_LAST_TRICK], a[A_LAST_WINNER], a[A_PLAYED_ORDER],
-        a[A_VOIDS], a[A_BROKEN], state[scores : scores + n].reshape((1, n)),
+    scores = len(ONE_SCALARS) + O_SCORES_BLOCK * n
+    encode_row(
+        row, 0, observer, block_offsets(encoding), encoding[o + len(ENV_SIZES) :],
+        (n, a[A_NUM_CARDS], bid_width, no_suit, score_scale),
+        (floats[:counts], floats[counts : counts + rounds], floats[counts + rounds :]),
+        (
+            a[A_CURRENT], a[A_HANDS], a[A_TRUMP], state[O_TURNED : O_TURNED + 1], state[O_HELD : O_HELD + 1], a[A_PHASE],
+            state[O_DEALER : O_DEALER + 1], a[A_LEADER], a[A_BIDS], a[A_WON], a[A_HAND_SIZE], a[A_DONE],
+            state[O_ROUND : O_ROUND + 1], a[A_TRICK_CARDS], a[A_LED], a[A_LAST_TRICK], a[A_LAST_WINNER],
+            a[A_PLAYED_ORDER], a[A_VOIDS], a[A_BROKEN], state[scores : scores + n].reshape((1, n)),
+        ),
     )
 
 
@@ -648,14 +685,14 @@ def env_step(state, tables, encoding, floats, row, mask, action):
         return ILLEGAL
     if step_one(a, action):
         return HAND_OVER
-    _env_observe(state, a, encoding, floats, row, mask, a[A_CURRENT])
+    _env_observe(state, a, encoding, floats, row, mask, np.int64(state[O_CURRENT]))
     return TRICK_OVER if action < a[A_NUM_CARDS] and state[O_TRICK_SIZE] == 0 else MOVED
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def env_observe(state, tables, encoding, floats, row, mask, observer):
     """The legal set of the one game of ``state`` (after it was written from outside), the acting seat's mask
     into ``mask`` and seat ``observer``'s observation into ``row``."""
     a = game_arrays(state, tables)
     legal_one(a)
-    _env_observe(state, a, encoding, floats, row, mask, np.full(1, observer, dtype=np.int64))
+    _env_observe(state, a, encoding, floats, row, mask, np.int64(observer))

@@ -190,6 +190,10 @@ INFO_KEYS = (
 """The keys of every agent's info, in order, at every step of every episode."""
 
 
+_BITS = tuple(1 << card for card in range(64))
+"""The bit of each card in a hand's bitset (the compiled game's hands)."""
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The Blackout AEC environment wrapped with PettingZoo's OrderEnforcingWrapper.
 
@@ -349,11 +353,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         at["played_order"] = blocks + len(k.ONE_SEAT_BLOCKS) * n
         self._at = at
         self._current_at, self._won_at = k.O_CURRENT, at["tricks_won"]  # read at every step
+        # A new hand's per-seat blocks before the scores (hands, filled by the deal; no bids, no tricks, no
+        # cards on the table or played, no voids) and its played cards, as array slices written at once.
+        fresh = {"bids": -1, "trick_cards": -1, "last_trick": -1}
+        self._fresh_blocks = array("q", [fresh.get(name, 0) for name in k.ONE_SEAT_BLOCKS[: k.ONE_SEAT_BLOCKS.index("scores")] for _ in range(n)])
         self._num_cards = rules.num_cards
         self._capacity = capacity = rules.max_bid + 1  # a finished hand is observed too
         self._g = array("q", bytes(8 * k.one_game_size(n, capacity)))
         self._gv = np.frombuffer(self._g, dtype=np.int64)
         self._g[k.O_CAPACITY] = capacity
+        self._fresh_played = array("q", [-1] * (n * capacity))
         self._row = np.zeros(observation_size(rules), dtype=np.float32)  # the rules' vector (universal: built from it)
         self._mask = np.zeros(self.num_actions, dtype=np.int8)
         self._row_seat = -1
@@ -365,21 +374,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         dealer = dealer_of_round(engine.first_dealer, round_index, n)
         hands, turned, held, trump = deal_round(self.rules, engine.decks[round_index], dealer, round_index)
         first = first_to_act(dealer, n)
-        for name, value in (
-            ("CURRENT", first), ("PHASE", k.BID), ("LEADER", first), ("BIDS_MADE", 0), ("BID_TOTAL", 0),
-            ("LED", -1), ("TRUMP", -1 if trump is None else trump), ("BROKEN", 0), ("TRICK_SIZE", 0), ("DONE", 0),
-            ("HAND_SIZE", self.rules.hand_sizes[round_index]), ("LAST_LEADER", -1), ("LAST_WINNER", -1),
-            ("ACTION_COUNT", 0), ("DEALER", dealer), ("TURNED", -1 if turned is None else turned), ("HELD", held),
-            ("ROUND", round_index),
-        ):
-            g[getattr(k, f"O_{name}")] = value
-        none, zero = array("q", [-1] * n), array("q", [0] * n)
-        g[at["hands"] : at["hands"] + n] = array("q", [sum(1 << card for card in hand) for hand in hands])
-        for name, values in (("bids", none), ("tricks_won", zero), ("trick_cards", none), ("played", zero),
-                             ("voids", zero), ("last_trick", none)):
-            g[at[name] : at[name] + n] = values
+        g[k.O_CURRENT] = g[k.O_LEADER] = first
+        g[k.O_PHASE], g[k.O_BIDS_MADE], g[k.O_BID_TOTAL], g[k.O_ACTION_COUNT] = k.BID, 0, 0, 0
+        g[k.O_LED], g[k.O_BROKEN], g[k.O_TRICK_SIZE], g[k.O_DONE] = -1, 0, 0, 0
+        g[k.O_LAST_LEADER], g[k.O_LAST_WINNER] = -1, -1
+        g[k.O_TRUMP], g[k.O_TURNED] = -1 if trump is None else trump, -1 if turned is None else turned
+        g[k.O_HAND_SIZE], g[k.O_DEALER], g[k.O_HELD], g[k.O_ROUND] = len(hands[0]), dealer, held, round_index
+        start = at["hands"]
+        g[start : at["scores"]] = self._fresh_blocks
+        for seat, hand in enumerate(hands):
+            g[start + seat] = sum(map(_BITS.__getitem__, hand))
         start = at["played_order"]
-        g[start : start + n * self._capacity] = array("q", [-1] * (n * self._capacity))
+        g[start : start + n * self._capacity] = self._fresh_played
         self._observe_into(first)
 
     def _observe_into(self, seat: int) -> None:
@@ -549,8 +555,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if self._rewards_dirty:
             self._clear_rewards()
             self._rewards_dirty = False
-        if self._infos_stale:
-            self._build_infos(hand_over=False)
+        if self._infos_stale:  # the step after a hand ended: the infos no longer say so
+            for info in self.infos.values():
+                info["hand_over"] = False
+            self._infos_stale = False
         g = self._g
         if moved == k.MOVED:
             if action >= self._num_cards:
