@@ -122,9 +122,9 @@ def encode_row(row, g, me, offsets, wrap, sizes, scaled, game):
     :func:`env_observe` on the AEC env's one game (any seat; ``current_player`` -1: nobody to act, the
     game is over). ``offsets``: :func:`block_offsets`' tuple (read once, kept in registers: a store into
     the observation could otherwise alias an offsets array); ``sizes``: (n, num_cards, bid_width, no_suit,
-    score_scale); ``scaled``: (per_max_bid,
-    per_round, impossible); ``game``: the state arrays in the order of :func:`encode`'s arguments, from
-    ``current_player`` on (tuples: numba inlines a function of at most 28 arguments).
+    score_scale); ``scaled``: (per_max_bid, per_round, impossible); ``game``: the state arrays in the order
+    of :func:`encode`'s arguments, from ``current_player`` on (tuples: numba inlines a function of at most
+    28 arguments).
 
     ``wrap[k]`` is ``k % n`` for ``k < 3n`` (a lookup is cheaper than an integer division).
     ``impossible[((bid + 1) * (max_bid + 1) + won) * (max_bid + 1) + left]``: the bid_impossible entry

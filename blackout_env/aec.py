@@ -314,7 +314,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # Never written after __init__: a deepcopy shares them (rules are frozen, the tables read-only).
     _SHARED_ON_COPY = frozenset(
-        {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels"}
+        {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels",
+         "_fresh_blocks", "_fresh_played"}
     )
 
     def __deepcopy__(self, memo: dict) -> raw_env:

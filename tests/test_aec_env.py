@@ -454,3 +454,26 @@ def test_bench_aec_puts_its_do_nothing_env_behind_the_wrappers_of_env():
 
     rules = Rules.resolve("standard")
     assert wrapper_types(bench.trivial_env(rules)) == wrapper_types(env(rules=rules)) != []
+
+
+def test_the_instruction_counting_script_runs_each_target_and_refuses_a_bad_count():
+    import importlib.util
+    import pathlib
+    import random
+    import subprocess
+    import sys
+
+    from blackout_training.bench.aec import aec_loop, trivial_env
+
+    path = pathlib.Path(__file__).parents[1] / "docs" / "data" / "aec_instructions.py"
+    spec = importlib.util.spec_from_file_location("aec_instructions", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    for target in script.TARGETS:  # what each counted process runs, without valgrind
+        environment = script._make(target)
+        environment.reset(seed=0)
+        assert aec_loop(environment, 30, random.Random(0).random) >= 30
+    wrapped = script._make("trivial env()")
+    assert type(wrapped) is type(trivial_env(Rules.resolve("standard")))
+    refused = subprocess.run([sys.executable, str(path), "--decisions", "0"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--decisions: must be at least 1, got 0" in refused.stderr

@@ -93,6 +93,8 @@ def main() -> int:
     parser.add_argument("--child", choices=TARGETS, help=argparse.SUPPRESS)
     parser.add_argument("--ready", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.decisions < 1:
+        parser.error(f"--decisions: must be at least 1, got {args.decisions}")
     if args.child:
         _child(args.child, args.decisions, args.ready)
         return 0
