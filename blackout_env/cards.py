@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "counted",
     "CLUBS",
     "DIAMONDS",
     "HEARTS",
@@ -133,3 +134,8 @@ def sort_hand(cards: Iterable[int], trump: int | None = None) -> list[int]:
         return (4 if suit == trump else suit, -(card % 13))
 
     return sorted(cards, key=key)
+
+
+def counted(number: int, word: str) -> str:
+    """A count in words, for messages: ``counted(1, "trick")`` -> "1 trick", ``counted(3, "card")`` -> "3 cards"."""
+    return f"{number} {word}{'' if number == 1 else 's'}"

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._seeding import check_seed
-from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, parse_card, suit_of
+from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, counted, parse_card, suit_of
 from .rules import Rules
 from .rules_logic import (
     bid_range,
@@ -627,8 +627,8 @@ class BlackoutGame:
         led = None if self.led_suit is None else SUIT_NAMES[self.led_suit]
         why = {
             "bidding_over": "bidding is over, it is time to play a card",
-            "bid_too_high": f"bids run 0..{self.hand_size} with {self.hand_size} cards",
-            "hook": f"the dealer may not make the bids total the {self.hand_size} tricks "
+            "bid_too_high": f"bids run 0..{self.hand_size} with {counted(self.hand_size, 'card')}",
+            "hook": f"the dealer may not make the bids total the {counted(self.hand_size, 'trick')} "
             f"(hook rule; the others bid {self._bid_total})",
             "bidding_not_over": "bidding is not over yet",
             "card_not_held": f"they do not hold {card}",

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 from blackout_training.cli import main
-from blackout_training.evaluation.game_log import GameLogError, LoggedGame, read_game_log
+from blackout_training.evaluation.game_log import GameLogError, LoggedGame, parse_game_log, read_game_log
 from blackout_training.evaluation.tournament import EvalResult, evaluate
+from file_audit import files_opened
 
 from blackout_env import BlackoutGame, Rules, SaveFileError
 
@@ -111,13 +112,24 @@ def test_game_at_steps_through_the_game_forward_and_back(short_log):
         logged.game_at(logged.moves + 1)
 
 
-def test_a_log_is_read_from_a_path_or_from_its_text(short_log):
+def test_a_log_is_read_from_a_path_or_parsed_from_its_text(short_log):
     path = short_log[2]
     text = path.read_text()
     labels = [g.label for g in read_game_log(path)]
-    for source in (str(path), text, text.encode(), text.splitlines()[0]):
-        assert [g.label for g in read_game_log(source)] == labels[: len(read_game_log(source))]
-    assert len(read_game_log(text.splitlines()[0])) == 1
+    assert [g.label for g in read_game_log(str(path))] == labels
+    for source in (text, text.encode()):
+        assert [g.label for g in parse_game_log(source)] == labels
+    assert len(parse_game_log(text.splitlines()[0])) == 1
+
+
+def test_parsing_a_logs_text_never_opens_a_path(short_log):
+    """A one-line text that names a file (even a valid log) is text that is not JSON, never a path."""
+    for source in (str(short_log[2]), "/etc/passwd", "~/x.jsonl", "../games.jsonl", "/dev/zero"):
+        with files_opened() as opened, pytest.raises(GameLogError, match="line 1: not JSON"):
+            parse_game_log(source)
+        assert opened == [], f"{source!r} opened {opened}"
+    with pytest.raises(GameLogError, match="expected a file's path"):
+        read_game_log(short_log[2].read_bytes())
 
 
 def _corrupt(line: dict, change: str) -> str:
@@ -166,7 +178,7 @@ def test_a_corrupt_log_is_refused_naming_the_line(short_log, change, message):
     lines = short_log[2].read_text().splitlines()[:3]
     lines[1] = _corrupt(json.loads(lines[1]), change)
     with pytest.raises(GameLogError, match=message) as caught:
-        read_game_log("\n".join(lines))
+        parse_game_log("\n".join(lines))
     assert isinstance(caught.value, SaveFileError) and isinstance(caught.value, ValueError)
     assert caught.value.line == 2
 
@@ -174,9 +186,11 @@ def test_a_corrupt_log_is_refused_naming_the_line(short_log, change, message):
 def test_an_empty_or_missing_log_is_refused(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n\n")
-    for source in (empty, "", "\n \n"):
+    with pytest.raises(GameLogError, match="the game log is empty"):
+        read_game_log(empty)
+    for source in ("", "\n \n"):
         with pytest.raises(GameLogError, match="the game log is empty"):
-            read_game_log(source)
+            parse_game_log(source)
     with pytest.raises(GameLogError, match="cannot read the game log .*missing.jsonl"):
         read_game_log(tmp_path / "missing.jsonl")
 
@@ -229,4 +243,4 @@ def test_eval_command_writes_the_game_log(capsys, tmp_path):
 def test_a_logged_game_writes_the_line_it_reads(short_log):
     path: Path = short_log[2]
     first = path.read_text().splitlines()[0]
-    assert read_game_log(first)[0].to_json() == first
+    assert parse_game_log(first)[0].to_json() == first

@@ -16,13 +16,16 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2", reason="Starlette's test client needs httpx2 (the dev extra)")
 
-from blackout_training.web.server import create_app  # noqa: E402
+from blackout_training.web.server import Limits, create_app  # noqa: E402
 from blackout_training.web.table import Table, TableError  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+MACHINE_SPEED = Limits(messages_per_second=10_000, message_burst=10_000)
+"""The test clients act as fast as the machine can, not at a person's pace: the rate limit has its own tests."""
 
 
 class Client:
@@ -92,7 +95,7 @@ def saves(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client_app(saves: Path):
-    with TestClient(create_app(saves, bot_delay_ms=0)) as client:
+    with TestClient(create_app(saves, bot_delay_ms=0, limits=MACHINE_SPEED)) as client:
         yield client
 
 
@@ -309,8 +312,8 @@ def test_garbage_illegal_and_out_of_turn_messages_are_refused_and_the_socket_liv
         spectator.send(type="act", action=state["bidding"]["options"][0]["action"])
         assert spectator.error()["code"] == "forbidden"
         # The socket still answers, and the game has not moved.
-        client.send(type="list")
-        assert client.until(lambda m: m["type"] == "games")["games"]
+        client.send(type="list", tables=[{"table": joined["table"], "token": joined["token"]}])
+        assert [g["id"] for g in client.until(lambda m: m["type"] == "games")["games"]] == [joined["table"]]
         assert saved_game(saves, joined["table"]).actions.__len__() == move
         client.play_first_legal(state)
         assert client.until(lambda m: m["type"] == "state" and m["move"] > move)
@@ -346,13 +349,13 @@ def test_a_second_tab_sees_the_same_state(client_app):
 
 
 def test_a_restarted_server_resumes_the_game_from_its_saves(saves):
-    with TestClient(create_app(saves, bot_delay_ms=0)) as app, connect(app) as socket:
+    with TestClient(create_app(saves, bot_delay_ms=0, limits=MACHINE_SPEED)) as app, connect(app) as socket:
         client, joined = new_game(socket, rules="standard", seats=["you", "search:samples=4", "heuristic", "ppo"])
         for _ in range(2):
             state = client.until(lambda m: m["type"] == "state" and m["your_turn"])
             client.play_first_legal(state)
         before = client.until(lambda m: m["type"] == "state" and m["your_turn"])
-    with TestClient(create_app(saves, bot_delay_ms=0)) as app, connect(app) as socket:
+    with TestClient(create_app(saves, bot_delay_ms=0, limits=MACHINE_SPEED)) as app, connect(app) as socket:
         client = Client(socket)
         client.send(type="join", table=joined["table"], token=joined["token"])
         client.until(lambda m: m["type"] == "joined")
@@ -388,7 +391,7 @@ def test_a_terminal_save_is_played_on_in_the_browser(saves):
     saved = new_session(Rules.preset("short"), humans=1, bots="heuristic", seed=4)
     saves.mkdir(parents=True)
     write_save(saves / "fromterminal.json", saved)
-    with TestClient(create_app(saves, bot_delay_ms=0)) as app, connect(app) as socket:
+    with TestClient(create_app(saves, bot_delay_ms=0, limits=MACHINE_SPEED)) as app, connect(app) as socket:
         client = Client(socket)
         client.send(type="join", table="fromterminal")
         assert client.until(lambda m: m["type"] == "joined")["seat"] == 0
@@ -416,7 +419,7 @@ def test_a_failing_bot_is_reported_and_the_game_waits_until_the_host_retries(sav
 
         return Flaky(load_policy(spec, rules, seed))
 
-    with TestClient(create_app(saves, policy_loader=loader, bot_delay_ms=0)) as app, connect(app) as socket:
+    with TestClient(create_app(saves, policy_loader=loader, bot_delay_ms=0, limits=MACHINE_SPEED)) as app, connect(app) as socket:
         client, _ = new_game(socket, seats=["heuristic", "heuristic", "heuristic", "heuristic"])
         error = client.error()
         assert error["code"] == "bot_failed" and "the bot tripped" in error["message"]
@@ -520,7 +523,7 @@ def test_table_options_are_checked_before_anything_is_created(saves):
 def test_the_server_names_its_policies_and_a_browser_chooses_them_by_name(saves, tmp_path):
     from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
 
-    with TestClient(create_app(saves, policies={"mine": f"ppo:{SHIPPED_CHECKPOINT}"}, bot_delay_ms=0)) as app:
+    with TestClient(create_app(saves, policies={"mine": f"ppo:{SHIPPED_CHECKPOINT}"}, bot_delay_ms=0, limits=MACHINE_SPEED)) as app:
         with connect(app) as socket:
             client, _ = new_game(socket, seats=["you", "mine", "heuristic", "heuristic"])
             assert "mine" in client.hello["policies"]

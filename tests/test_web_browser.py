@@ -36,7 +36,7 @@ DOCS_IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
 # when you always bid the first permitted bid and play the first legal card of your sorted hand: you
 # deal hand 1 after the three bots bid 0, so bidding 1 is forbidden (dealer's hook) and 0 is suggested;
 # in hand 3 a bot trumps in before your turn (move 30); bids are missed (b/o) from hand 1 on; in hand 4's
-# second trick two bids can no longer be made (😢); you win.
+# second trick two bids can no longer be made (the sad-face mark); you win.
 # Found by replaying seeds 0-59 with the engine and the same choices (Table.decide for the bots).
 SEED = 39
 pytestmark = [pytest.mark.browser, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -56,7 +56,8 @@ def _require_browser() -> None:
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory):
+def served(tmp_path_factory: pytest.TempPathFactory):
+    """The app (its server's tables are read by the tests) and its URL."""
     _require_browser()
     from blackout_training.web.server import create_app
 
@@ -71,13 +72,17 @@ def base_url(tmp_path_factory: pytest.TempPathFactory):
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
+    yield app, f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(10)
 
 
 @pytest.fixture(scope="module")
-def browser(base_url: str):
+def base_url(served) -> str:
+    return served[1]
+
+
+def _chromium() -> Any:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -85,10 +90,25 @@ def browser(base_url: str):
     options = Options()
     options.binary_location = str(CHROMIUM)
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800",
-                     "--disable-extensions", "--no-first-run", "--disable-dev-shm-usage"):
+                     "--disable-extensions", "--no-first-run", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync"):
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
     driver.set_script_timeout(20)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser(base_url: str):
+    driver = _chromium()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def second_browser(base_url: str):
+    """Another person's browser: its own profile, so its own storage and seat tokens."""
+    driver = _chromium()
     yield driver
     driver.quit()
 
@@ -173,6 +193,41 @@ def hand_cards(driver: Any) -> list[str]:
     return driver.execute_script("return [...document.querySelectorAll('#hand button.card')].map(b => b.dataset.card)")
 
 
+def drawn_box(driver: Any, element: Any) -> tuple[float, float]:
+    """The width and height an element is drawn at (0, 0 when it is not drawn)."""
+    return tuple(driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height]",
+                                       element))
+
+
+def assert_mark_drawn(driver: Any, selector: str) -> None:
+    """An inline-SVG mark is in the page and drawn with a size (it needs no font, emoji or other)."""
+    marks = css(driver, selector)
+    assert marks, f"no {selector} in the page"
+    for mark in marks:
+        assert mark.tag_name == "svg"
+        width, height = drawn_box(driver, mark)
+        assert width > 4 and height > 4, f"{selector} is drawn {width} x {height}"
+
+
+def cards_in_page(driver: Any) -> tuple[int, set[int]]:
+    """The move the page drew last, and every card its DOM names anywhere (shown or not), read at once."""
+    move, cards = driver.execute_script(
+        "return [Number(document.body.dataset.move), [...document.querySelectorAll('[data-card]')].map(e => e.dataset.card)]")
+    return move, {int(c) for c in cards}
+
+
+def knowable_cards(game: Any, move: int, seat: int | None) -> set[int]:
+    """What ``seat`` may know after ``move`` actions of ``game``: its hand then, and every card shown to all."""
+    from blackout_env import BlackoutGame
+
+    replayed = BlackoutGame(game.rules, decks=game.decks, first_dealer=game.first_dealer)
+    for action in game.actions[:move]:
+        replayed.step(action)
+    known = {event[2] for event in replayed.history if event[0] == "play"}
+    known |= {event[4] for event in replayed.history if event[0] == "deal" and event[4] is not None}
+    return known | (set(replayed.hands[seat]) if seat is not None else set())
+
+
 # --------------------------------------------------------------------------- tests
 def test_a_short_match_by_clicks_survives_a_reload_and_ends_at_game_over(browser, base_url, shots, tmp_path):
     from selenium.webdriver.common.keys import Keys
@@ -201,6 +256,7 @@ def test_a_short_match_by_clicks_survives_a_reload_and_ends_at_game_over(browser
             assert len(suggested) == 1 and suggested[0].is_enabled()
             if state["round"] == "0":  # I deal hand 1 after three bids of 0: bidding 1 would make the total 1
                 assert [b.get_attribute("data-bid") for b in forbidden] == ["1"]
+                assert one(driver, "#status").text.startswith("Your turn: bid 0 ")  # the legal bids only
                 assert not forbidden[0].is_enabled()
                 assert "dealer" in forbidden[0].get_attribute("title")
                 assert "dealer" in one(driver, "#bid-reason").text
@@ -241,14 +297,16 @@ def test_a_short_match_by_clicks_survives_a_reload_and_ends_at_game_over(browser
             seen.add("reload")
             playable = [c for c in css(driver, "#hand button.card") if "playable" in c.get_attribute("class").split()]
         if state["round"] == "3" and css(driver, ".seat.impossible") and "scores" not in seen:
-            # Hand 4, trick 2: two bids can no longer be made (b/o 😢 on the table and on the sheet's current row).
+            # Hand 4, trick 2: two bids can no longer be made (b/o and the mark on the table and the sheet).
             assert "b/o" in one(driver, ".seat.impossible .bo").text
+            assert_mark_drawn(driver, ".seat.impossible .bo svg.mark-impossible")
             one(driver, "#scores-button").click()
             wait(driver, "return document.querySelector('#score-sheet').open")
             rows = css(driver, "#score-table tr.hand-row")
             assert len(rows) == 3 and css(driver, "#score-table tr.hand-row td.bo"), "missed bids show b/o"
             assert css(driver, "#score-table tr.totals")
-            assert "😢" in one(driver, "#score-table tr.current td.bo").text
+            assert one(driver, "#score-table tr.current td.bo").text.startswith("b/o")
+            assert_mark_drawn(driver, "#score-table tr.current td.bo svg.mark-impossible")
             screenshot(driver, shots / "web-score-sheet.png")
             one(driver, "#score-sheet .close").click()
             wait(driver, "return !document.querySelector('#score-sheet').open")
@@ -263,12 +321,16 @@ def test_a_short_match_by_clicks_survives_a_reload_and_ends_at_game_over(browser
 
     assert seen >= {"forbidden", "digit key", "illegal", "trumped", "reload", "scores", "enter"}, seen
     assert one(driver, "#game-over").is_displayed()
-    assert one(driver, "#winners").text.startswith("P0 you")
+    assert one(driver, "#winners").text.startswith("P0 player (you) with")
+    assert_mark_drawn(driver, "#winners svg.mark-winner")
+    assert_mark_drawn(driver, ".seat.winner svg.mark-winner")
     assert "Game over" in one(driver, "#status").text
     assert css(driver, ".seat.winner[data-seat='0']")
     one(driver, "#scores-button").click()
     wait(driver, "return document.querySelector('#score-sheet').open")
     assert len(css(driver, "#score-table tr.hand-row")) == 5 and not css(driver, "#score-table tr.current")
+    assert_mark_drawn(driver, "#score-table tr.totals td.winner svg.mark-winner")
+    no_emoji_in_page(driver)
     one(driver, "#score-sheet .close").click()
 
     # The replay viewer: the finished game from the server's list, stepped with the buttons, keys and slider.
@@ -368,3 +430,96 @@ def test_the_page_on_a_phone_and_a_table_that_cannot_be_opened(browser, base_url
         wait(driver, "return document.querySelector('#new-game-dialog').open")
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def no_emoji_in_page(driver: Any) -> None:
+    """Nothing the page shows needs an emoji font (U+1F000 and above): its marks are inline SVG."""
+    text = driver.execute_script("return document.body.innerText")
+    emoji = sorted({ch for ch in text if ord(ch) >= 0x1F000})
+    assert not emoji, f"the page shows {emoji}, which need an emoji font"
+
+
+def test_a_table_for_two_people_in_two_browsers(served, browser, second_browser):
+    """The host invites a friend by the link: each sees itself as "you" and the other by name, neither page
+    holds the other's cards, and a forged seat token is refused with a way to join afresh."""
+    from selenium.webdriver.support.ui import Select
+
+    app, base_url = served
+    host, guest = browser, second_browser
+    viewport(host, 1280, 800)
+    viewport(guest, 1280, 800)
+    host.get(base_url + "/")
+    wait(host, "return document.querySelector('#new-game-dialog').open || document.body.dataset.mode !== 'none'")
+    if not one(host, "#new-game-dialog").get_attribute("open"):
+        one(host, "#new-game").click()
+    wait(host, "return document.querySelector('#new-game-dialog').open")
+    one(host, "#ng-mode-table").click()
+    Select(one(host, "#ng-rules")).select_by_value("short")
+    Select(one(host, "#ng-players")).select_by_value("4")
+    Select(one(host, "#ng-seat-1")).select_by_value("open")
+    Select(one(host, "#ng-seat-2")).select_by_value("heuristic")
+    Select(one(host, "#ng-seat-3")).select_by_value("heuristic")
+    for field, value in (("#ng-seed", SEED), ("#ng-delay", 0), ("#ng-name", "Ann")):
+        one(host, field).clear()
+        one(host, field).send_keys(str(value))
+    one(host, "#ng-start").click()
+    wait(host, "return document.body.dataset.status === 'lobby'")
+    link = one(host, "#share-link").text
+    table = page(host)["table"]
+    assert link.endswith(f"?table={table}") and len(table) >= 22  # 128 random bits
+    # The whole link is shown (it wraps rather than scrolls).
+    assert host.execute_script("const e = document.querySelector('#share-link'); return e.scrollWidth <= e.clientWidth")
+
+    guest.get(base_url + "/")
+    guest.execute_script("localStorage.clear()")
+    guest.get(link)
+    wait(guest, "return document.body.dataset.you === '1' && document.body.dataset.status === 'lobby'")
+    one(guest, "#lobby-name").clear()
+    one(guest, "#lobby-name").send_keys("Bob")
+    one(guest, "#lobby-name-set").click()
+    wait(host, "return document.querySelector('#table .seat[data-seat=\"1\"] .seat-name').textContent === 'P1 Bob'")
+    one(host, "#start").click()
+    wait(guest, "return document.body.dataset.status === 'playing'")
+
+    names = {driver: {int(e.get_attribute("data-seat")): one(e, ".seat-name").text
+                      for e in css(driver, "#table .seat")} for driver in (host, guest)}
+    assert names[host][0] == "P0 Ann (you)" and names[host][1] == "P1 Bob"
+    assert names[guest][1] == "P1 Bob (you)" and names[guest][0] == "P0 Ann"
+
+    game = app.state.server.tables[table].table.game
+    drivers = {0: host, 1: guest}
+    checked = 0
+    while game.round_index < 2 and not game.is_over:  # two hands, every move checked in both pages
+        move = len(game.actions)
+        for seat, driver in drivers.items():
+            wait(driver, "return Number(document.body.dataset.move) >= arguments[0]", move)
+            drawn_at, shown = cards_in_page(driver)
+            leaked = shown - knowable_cards(game, drawn_at, seat)
+            assert not leaked, f"move {drawn_at}: seat {seat}'s page holds hidden cards {leaked}"
+            assert not css(driver, ".seat .seat-hand")
+            checked += 1
+        seat = game.current_player
+        if seat in drivers:
+            driver = drivers[seat]
+            wait(driver, "return document.body.dataset.yourTurn === 'true'")
+            if page(driver)["phase"] == "bid":
+                next(b for b in css(driver, "#bids button") if b.is_enabled()).click()
+            else:
+                next(c for c in css(driver, "#hand button.card") if "playable" in c.get_attribute("class")).click()
+        wait(host, "return Number(document.body.dataset.move) > arguments[0]", move)
+    assert checked >= 10
+    no_emoji_in_page(host)
+
+    # A forged seat token (edited storage, or a link with another's id): refused, the seat not taken.
+    guest.execute_script("localStorage.setItem('blackout.tokens', JSON.stringify({[arguments[0]]: 'forged'}));"
+                         "localStorage.setItem('blackout.game', JSON.stringify({table: arguments[0], token: 'forged'}))",
+                         table)
+    guest.get(f"{base_url}/?table={table}")
+    wait(guest, "return !document.querySelector('#join-failed').hidden")
+    assert "not taken" in one(guest, "#join-failed-text").text
+    assert one(guest, "#error-banner").get_attribute("data-code") == "bad_token"
+    assert app.state.server.tables[table].table.seat_of("forged") is None
+    one(guest, "#join-failed-rejoin").click()  # no open seat is left: the friend watches, hands hidden
+    wait(guest, "return document.body.dataset.table === arguments[0] && document.body.dataset.you === ''", table)
+    drawn_at, shown = cards_in_page(guest)
+    assert not shown - knowable_cards(game, drawn_at, None)

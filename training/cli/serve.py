@@ -6,6 +6,7 @@ Examples::
     blackout serve --open --port 8080                # and open the page in the system browser
     blackout serve --rules my-table.yaml             # offer a rules file beside the presets
     blackout serve --policy mine=ppo:runs/default/checkpoint.pt   # offer a checkpoint by name
+    blackout serve --host 0.0.0.0 --allow-origin https://cards.example.org   # behind a reverse proxy (docs/web.md)
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", action="append", default=[], metavar="NAME=SPEC",
                         help="a policy the page offers by NAME, e.g. mine=ppo:runs/x/checkpoint.pt or "
                         "league=rllib:runs/y (repeatable; a browser never names a file itself)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="URL",
+                        help="an origin (http(s)://host[:port]) besides the page's own whose pages may connect, "
+                        "e.g. the public address of a reverse proxy (repeatable)")
     parser.add_argument("--bot-delay-ms", type=int, default=600,
                         help="default pause before each bot move, in milliseconds (default 600; the page changes it)")
 
@@ -68,11 +72,15 @@ def run(args: argparse.Namespace) -> int:
     policies = parse_policies(args.policy)
     rules_files = parse_rules_files(args.rules)
     try:
-        from ..web.server import serve
+        from ..web.server import normalize_origin, serve
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] in ("starlette", "uvicorn"):
             raise ValueError(f"blackout serve needs {error.name}: {WEB_EXTRA_HINT}") from None
         raise
+    try:
+        origins = [normalize_origin(origin) for origin in args.allow_origin]
+    except ValueError as error:
+        raise ValueError(f"--allow-origin: {error}") from None
     serve(host=args.host, port=args.port, saves=args.saves, open_browser=args.open, rules_files=rules_files,
-          policies=policies, bot_delay_ms=args.bot_delay_ms)
+          policies=policies, bot_delay_ms=args.bot_delay_ms, allow_origins=origins)
     return 0

@@ -16,8 +16,8 @@ plus the seating and the scores the evaluation counted::
 once, and stored). ``hands`` is true for a single hand (``hands=True``): the game is
 round ``start_round`` only, ``scores`` equal its one row of ``round_scores``.
 
-:func:`read_game_log` reads a file (or its text: the browser sends file contents),
-replays every line and checks it, so a :class:`LoggedGame` it returns always replays.
+:func:`read_game_log` reads a file and :func:`parse_game_log` a file's text (the browser sends
+file contents; the text is never taken for a path); both replay every line and check it, so a :class:`LoggedGame` it returns always replays.
 Every problem raises :class:`GameLogError` (a ``blackout_env.SaveFileError``, so a
 ``ValueError``) whose message starts with the line number.
 """
@@ -37,7 +37,7 @@ from blackout_env.rules import Rules
 
 __all__ = [
     "GAME_LOG_FORMAT", "GAME_LOG_VERSION", "GameLogError", "GameLogWriter", "LoggedGame", "check_game_log_path",
-    "game_finished", "read_game_log",
+    "game_finished", "parse_game_log", "read_game_log",
 ]
 
 GAME_LOG_FORMAT = "blackout-game-log"
@@ -234,33 +234,41 @@ def _is_int(value: Any) -> bool:
 
 
 # ------------------------------------------------------------------ reading
-def read_game_log(source: str | bytes | os.PathLike[str]) -> list[LoggedGame]:
-    """Every game of a game log, in file order, each replayed and checked.
+def read_game_log(path: str | os.PathLike[str]) -> list[LoggedGame]:
+    """Every game of the game log file at ``path``, in file order, each replayed and checked.
 
-    ``source`` is a path (a ``PathLike``, or a string that is one line and does not
-    start with ``{``) or the file's text (a string or bytes). Raises GameLogError
-    naming the line: not JSON, another format or version, a missing or malformed
-    field, an illegal action, actions that stop early or go on after the end, scores
-    that differ from the replay's; or when the file holds no game.
+    ``path`` is always a file's path (the text of a log goes to :func:`parse_game_log`, which never opens a
+    file). Raises GameLogError when the file cannot be read, or as :func:`parse_game_log` does.
     """
-    if isinstance(source, bytes):
-        text = source.decode("utf-8", errors="replace")
-    elif isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{") or not source.strip()):
-        text = source
-    elif isinstance(source, (str, os.PathLike)):
-        try:
-            text = Path(source).read_text(encoding="utf-8", errors="replace")
-        except OSError as error:
-            raise GameLogError(f"cannot read the game log {os.fspath(source)!r}: {error.strerror or error}") from None
-    else:
-        raise GameLogError(f"expected a path or the text of a game log, got {type(source).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise GameLogError(f"read_game_log: expected a file's path, got {type(path).__name__} "
+                           "(the text of a game log goes to parse_game_log)")
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        raise GameLogError(f"cannot read the game log {os.fspath(path)!r}: {error.strerror or error}") from None
+    return parse_game_log(text)
+
+
+def parse_game_log(text: str | bytes) -> list[LoggedGame]:
+    """Every game of a game log's text (one JSON object a line), in order, each replayed and checked.
+
+    Only text: this function never opens a file, whatever the text says (the browser's replay viewer sends
+    a file's contents, and a client must never make the server open a path). Raises GameLogError naming the
+    line: not JSON, another format or version, a missing or malformed field, an illegal action, actions that
+    stop early or go on after the end, scores that differ from the replay's; or when the text holds no game.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    elif not isinstance(text, str):
+        raise GameLogError(f"parse_game_log: expected the text of a game log, got {type(text).__name__}")
     games = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise GameLogError(f"not JSON: {error}", number) from None
         games.append(LoggedGame.from_dict(data, number))
     if not games:

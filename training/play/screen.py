@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from blackout_env import BlackoutGame, PlayerView
-from blackout_env.cards import SUIT_NAMES, SUIT_SYMBOLS, card_to_str, sort_hand, suit_of
+from blackout_env.cards import SUIT_NAMES, SUIT_SYMBOLS, card_to_str, counted, sort_hand, suit_of
 from blackout_env.rules_logic import illegal_action_reason, is_trump
 from blackout_env.scoresheet import score_sheet
 
@@ -55,11 +55,6 @@ def strike(text: str, unicode: bool = True) -> str:
     return f"~~{text}~~"
 
 
-def _count(number: int, word: str) -> str:
-    """ "1 trick", "3 tricks"."""
-    return f"{number} {word}{'' if number == 1 else 's'}"
-
-
 def _suit_words(suit: int | None, unicode: bool) -> str:
     if suit is None:
         return "no trump"
@@ -82,14 +77,14 @@ def bid_total_line(view: PlayerView) -> str:
     total = sum(made)
     tricks = view.hand_size
     if len(made) < view.num_players:
-        return f"Bids so far: {total} ({len(made)} of {view.num_players} seats) for {_count(tricks, 'trick')}"
+        return f"Bids so far: {total} ({len(made)} of {view.num_players} seats) for {counted(tricks, 'trick')}"
     if total == tricks:
         balance = "even"
     elif total > tricks:
         balance = f"overbid by {total - tricks}: someone must miss"
     else:
         balance = f"underbid by {tricks - total}"
-    return f"Bids total {total} for {_count(tricks, 'trick')} ({balance})"
+    return f"Bids total {total} for {counted(tricks, 'trick')} ({balance})"
 
 
 def render_table(view: PlayerView, names: Sequence[str], unicode: bool = True) -> str:
@@ -101,7 +96,7 @@ def render_table(view: PlayerView, names: Sequence[str], unicode: bool = True) -
     """
     n = view.num_players
     lines = [
-        f"Hand {view.round_index + 1} of {view.rules.num_rounds}: {_count(view.hand_size, 'card')} each, "
+        f"Hand {view.round_index + 1} of {view.rules.num_rounds}: {counted(view.hand_size, 'card')} each, "
         f"dealer {names[view.dealer]}"
     ]
     trump = "Trump: " + _suit_words(view.trump, unicode)
@@ -166,7 +161,7 @@ def forbidden_bid_reason(view: PlayerView) -> str | None:
     if forbidden is None:
         return None
     others = sum(b for b in view.bids if b is not None)
-    return f"the dealer may not make the bids total the {_count(view.hand_size, 'trick')} (the others bid {others}; dealer's hook)"
+    return f"the dealer may not make the bids total the {counted(view.hand_size, 'trick')} (the others bid {others}; dealer's hook)"
 
 
 def render_bid_options(view: PlayerView, suggestion: int | None = None, unicode: bool = True) -> str:
@@ -254,7 +249,7 @@ def describe_event(event: tuple, names: Sequence[str], unicode: bool = True) -> 
     kind = event[0]
     if kind == "deal":
         _, round_index, dealer, hand_size, turned, trump, _hands = event
-        text = f"--- Hand {round_index + 1}: {names[dealer]} deals {_count(hand_size, 'card')} each"
+        text = f"--- Hand {round_index + 1}: {names[dealer]} deals {counted(hand_size, 'card')} each"
         if turned is not None:
             text += f"; turned card {card_to_str(turned)}"
         return text + f"; trump: {_suit_words(trump, unicode)} ---"

@@ -258,6 +258,7 @@ def state_message(table: Table, viewer: Viewer, away: set[int] | None = None,
         reveal=viewer.reveal and not table.has_people,
         can_reveal=not table.has_people or game.is_over,
         takeover_s=table.takeover_s,
+        lobby_open=table.lobby_open,
         replay=None,
         decision_ms=table.last_decision_ms,
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from blackout_env import BlackoutGame, SaveFileError
 
-from ..evaluation.game_log import read_game_log
+from ..evaluation.game_log import parse_game_log
 from ..play.session import PLAY_SAVE_FORMAT, parse_save
 from . import messages
 from .table import Table, TableError
@@ -67,14 +67,14 @@ class Replay:
             raise TableError("replay: 'content' is the text of a save or of a game log, got nothing", "bad_save")
         try:  # a save is one JSON object; a game log is one per line (a one-game log is one object too)
             whole = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             whole = None
         is_save = isinstance(whole, dict) and whole.get("format") == PLAY_SAVE_FORMAT
         try:
             if is_save:
                 saved = parse_save(text, "the file")
                 return cls([_Game("saved game", [seat.name for seat in saved.seats], saved.game, saved.game.is_over)])
-            logged = read_game_log(text)
+            logged = parse_game_log(text)  # text only: a client never makes the server open a path
         except (SaveFileError, ValueError) as error:
             raise TableError(f"this file cannot be replayed: {error}", "bad_save") from None
         games = []
@@ -115,6 +115,7 @@ class Replay:
             status="over" if self.move == len(chosen.final.actions) else "playing", you=None,
             host=False, rules=messages.rules_summary(game.rules, "replay"),
             why=None, waiting=None, paused=True, bot_delay_ms=0, reveal=True, can_reveal=True, takeover_s=None,
+            lobby_open=False,
             decision_ms=None,
             replay={"move": self.move, "moves": len(chosen.final.actions), "index": self.index,
                     "games": [g.label for g in self.games], "label": chosen.label},

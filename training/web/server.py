@@ -15,36 +15,129 @@ reload, a second tab or a restarted server finds the same game at the same move.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
-from blackout_env import Rules, SaveFileError
+from blackout_env import Rules
 from blackout_env.policies import LOADERS
 from blackout_env.rules import RulesError, preset_names
 
-from ..play.session import parse_save
 from . import messages
-from .table import MAX_BOT_DELAY_MS, Table, TableError, check_bot_delay, check_takeover
+from .table import (
+    BOT_BUDGET_LIMITS,
+    MAX_BOT_DELAY_MS,
+    MAX_NAME_CHARS,
+    Table,
+    TableError,
+    check_bot_delay,
+    check_takeover,
+)
 
-__all__ = ["LiveTable", "create_app", "serve"]
+__all__ = ["Limits", "LiveTable", "create_app", "origin_allowed", "serve"]
 
 log = logging.getLogger("blackout.serve")
 STATIC = Path(str(resources.files("blackout_training.web") / "static"))
-MAX_MESSAGE_CHARS = 2_000_000
-"""The largest message a client may send (a game log opened in the replay viewer)."""
-VERSION = 1
+VERSION = 2
+"""The protocol's version (``hello``); docs/web.md lists what changed from version 1."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one client may ask of the server. Each request beyond a limit is refused with an ``error``
+    (code ``limit``) that names it; the connection stays open and no game changes (docs/web.md, Limits)."""
+
+    max_message_chars: int = 2_000_000
+    """The longest text message (a game log's text sent to the replay viewer is the longest one)."""
+    max_frame_bytes: int = 4 * 2**20
+    """A frame above this closes the connection (code 1009, the WebSocket library's own check, before any
+    parsing); between ``max_message_chars`` and this, the message is refused with an error."""
+    max_json_depth: int = 6
+    """Nesting of arrays and objects in a message (the protocol's deepest message has 3)."""
+    messages_per_second: float = 20.0
+    message_burst: int = 60
+    """Messages a connection may send at once before the rate applies (a token bucket)."""
+    tables_per_connection: int = 20
+    max_tables: int = 200
+    """Tables in memory: tables nobody is connected to are dropped from memory first (they stay saved)."""
+    max_listed: int = 100
+    """Tables a ``list`` may ask about (the page keeps the tokens of its last 50 tables)."""
+
+    def __post_init__(self) -> None:
+        for name, value in self.__dict__.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"Limits.{name}: must be a number above 0, got {value!r}")
+
+
+def normalize_origin(origin: str) -> str:
+    """``"HTTPS://Example.com:8443/"`` -> ``"https://example.com:8443"``; ValueError for anything else than
+    ``http(s)://host[:port]``."""
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
+            or parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"an origin is http(s)://host[:port], e.g. https://cards.example.org, got {origin!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"an origin is http(s)://host[:port], got {origin!r} (bad port)") from None
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    return f"{parts.scheme}://{host}" + ("" if port is None else f":{port}")
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: frozenset[str]) -> bool:
+    """Whether a WebSocket handshake with this ``Origin`` and ``Host`` may open.
+
+    A browser always sends ``Origin``; a client without one is a program, not a page another site serves, so it
+    may connect (it could forge any header anyway). A browser may connect from an origin named with
+    ``--allow-origin``, or from the page's own origin (the Origin's host:port is the Host it asked for) when that
+    host is an IP address or ``localhost``: a page under another site's name that resolves to this server (DNS
+    rebinding) is refused unless the name was allowed.
+    """
+    if origin is None:
+        return True
+    try:
+        normalized = normalize_origin(origin)
+    except ValueError:
+        return False  # "null" (a sandboxed frame, a file://), or garbage
+    if normalized in allowed:
+        return True
+    if host is None or urlsplit(normalized).netloc != host.strip().lower():
+        return False
+    hostname = urlsplit(normalized).hostname or ""
+    if hostname == "localhost":
+        return True
+    try:
+        ipaddress.ip_address(hostname)
+    except ValueError:
+        return False
+    return True
+
+
+def json_depth(value: Any) -> int:
+    """How deeply arrays and objects nest in a decoded JSON value (a scalar is 0)."""
+    depth, level = 0, [(value, 1)]
+    while level:
+        item, at = level.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            depth = max(depth, at)
+            level.extend((child, at + 1) for child in item)
+    return depth
 
 
 @dataclass(eq=False)
@@ -56,6 +149,24 @@ class Connection:
     table_id: str | None = None
     token: str | None = None
     replay: Any = None
+    tables_created: int = 0
+    allowance: float = 0.0
+    """Messages it may still send now (a token bucket refilled at the rate limit)."""
+    checked_at: float = field(default_factory=time.monotonic)
+    dropped: int = 0
+    """Messages dropped by the rate limit since the last WARNING about it."""
+    drop_logged_at: float = float("-inf")
+
+    def take_message(self, limits: Limits) -> bool:
+        """Whether one more message is within the rate limit now (and count it)."""
+        now = time.monotonic()
+        self.allowance = min(limits.message_burst,
+                             self.allowance + (now - self.checked_at) * limits.messages_per_second)
+        self.checked_at = now
+        if self.allowance < 1.0:
+            return False
+        self.allowance -= 1.0
+        return True
 
 
 @dataclass(eq=False)
@@ -89,12 +200,13 @@ class Server:
     """The tables in memory and the handling of every message."""
 
     def __init__(self, saves: Path, rules_files: Mapping[str, Rules], aliases: Mapping[str, str],
-                 policy_loader: Any = None, default_delay_ms: int = 600) -> None:
+                 policy_loader: Any = None, default_delay_ms: int = 600, limits: Limits | None = None) -> None:
         self.saves = saves
         self.rules_files = dict(rules_files)
         self.aliases = dict(aliases)
         self.policy_loader = policy_loader
         self.default_delay_ms = default_delay_ms
+        self.limits = limits or Limits()
         self.tables: dict[str, LiveTable] = {}
         self._tasks: set[asyncio.Task] = set()
 
@@ -108,7 +220,10 @@ class Server:
         return {"type": "hello", "version": VERSION, "presets": presets,
                 "policies": [*(n for n in LOADERS if n != "rllib"), *self.aliases],
                 "defaults": {"rules": "standard", "players": 4, "bot_delay_ms": self.default_delay_ms,
-                             "max_bot_delay_ms": MAX_BOT_DELAY_MS}}
+                             "max_bot_delay_ms": MAX_BOT_DELAY_MS},
+                "limits": {"max_message_chars": self.limits.max_message_chars,
+                           "messages_per_second": self.limits.messages_per_second,
+                           "max_name_chars": MAX_NAME_CHARS, "bot_budget": dict(BOT_BUDGET_LIMITS)}}
 
     def rules(self, name: Any, players: Any = None, hook: Any = None) -> Rules:
         if not isinstance(name, str):
@@ -163,25 +278,65 @@ class Server:
         if isinstance(table_id, str) and table_id in self.tables:
             return self.tables[table_id]
         table = Table.load(table_id, self.saves, self.policy_loader, self.default_delay_ms)
+        self._make_room()
         live = self.tables[table.table_id] = LiveTable(table)
         return live
 
+    def _make_room(self) -> None:
+        """Room for one more table in memory: drop the tables nobody is connected to (saved, they load again
+        when someone comes back); refuse when every table is in use."""
+        for table_id, live in list(self.tables.items()):
+            if not live.connections and (live.runner is None or live.runner.done()):
+                del self.tables[table_id]
+        if len(self.tables) >= self.limits.max_tables:
+            raise TableError(f"this server is full: {len(self.tables)} tables are in use (at most "
+                             f"{self.limits.max_tables}); try again later", "limit")
+
     # ----------------------------------------------------------- messages
-    async def handle(self, connection: Connection, text: str) -> None:
+    def decode(self, text: str) -> dict[str, Any]:
+        """A client's text as a message, within the size and depth limits; TableError naming the problem."""
+        limit = self.limits.max_message_chars
+        if len(text) > limit:
+            raise TableError(f"message too long ({len(text)} characters; at most {limit})", "limit")
         try:
-            if len(text) > MAX_MESSAGE_CHARS:
-                raise TableError(f"message too long ({len(text)} characters; at most {MAX_MESSAGE_CHARS})")
-            try:
-                message = json.loads(text)
-            except ValueError:
-                raise TableError("a message is one JSON object, e.g. {\"type\": \"act\", \"action\": 53}") from None
-            if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-                raise TableError("a message is a JSON object with a \"type\"")
+            message = json.loads(text)
+        except RecursionError:
+            raise TableError(f"a message may nest arrays and objects at most {self.limits.max_json_depth} deep",
+                             "limit") from None
+        except ValueError:
+            raise TableError("a message is one JSON object, e.g. {\"type\": \"act\", \"action\": 53}") from None
+        if json_depth(message) > self.limits.max_json_depth:
+            raise TableError(f"a message may nest arrays and objects at most {self.limits.max_json_depth} deep",
+                             "limit")
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            raise TableError("a message is a JSON object with a \"type\"")
+        return message
+
+    async def handle(self, connection: Connection, text: str | None) -> None:
+        """One frame from a client (``text`` None: a binary frame): answered, or refused with an ``error``."""
+        if not connection.take_message(self.limits):
+            # A flood is logged once a second at most, with the count dropped meanwhile.
+            connection.dropped += 1
+            now = time.monotonic()
+            if now - connection.drop_logged_at >= 1.0:
+                log.warning("table %s: refused %d message(s) of one connection: over %g a second",
+                            connection.table_id or "-", connection.dropped, self.limits.messages_per_second)
+                connection.dropped, connection.drop_logged_at = 0, now
+            await self.error(connection, f"too many messages: at most {self.limits.messages_per_second:g} a "
+                             "second; this one was dropped", "limit")
+            return
+        kind = "a message"
+        try:
+            if text is None:
+                raise TableError("binary frames are not part of the protocol: send JSON text")
+            message = self.decode(text)
+            kind = repr(message["type"][:40])
             handler = getattr(self, f"on_{message['type']}", None)
             if handler is None or message["type"] not in TYPES:
-                raise TableError(f"unknown message type {message['type'][:40]!r}; known: {', '.join(TYPES)}")
+                raise TableError(f"unknown message type {kind}; known: {', '.join(TYPES)}")
             await handler(connection, message)
         except TableError as error:
+            log.warning("table %s: refused %s: %s", connection.table_id or "-", kind, error)
             await self.error(connection, str(error), error.code)
 
     def _leave(self, connection: Connection) -> None:
@@ -210,18 +365,24 @@ class Server:
         self.kick(live)
 
     async def on_new(self, connection: Connection, message: dict[str, Any]) -> None:
+        if connection.tables_created >= self.limits.tables_per_connection:
+            raise TableError(f"this connection has created {connection.tables_created} tables, the most one may "
+                             "(reload the page to start more)", "limit")
         rules = self.rules(message.get("rules", "standard"), message.get("players"), message.get("hook"))
         seats = message.get("seats")
         if seats is None:
             seats = ["you"] + ["heuristic"] * (rules.num_players - 1)
         seed = message.get("seed")
+        self._make_room()
         table, token = Table.create(
             rules, message.get("rules", "standard"), seats,
             fill=message.get("fill", "heuristic"),
             bot_delay_ms=check_bot_delay(message.get("bot_delay_ms", self.default_delay_ms)),
             takeover_s=check_takeover(message.get("takeover_s")),
             seed=seed, saves=self.saves, policy_loader=self.policy_loader, aliases=self.aliases,
+            name=message.get("name"),
         )
+        connection.tables_created += 1
         live = self.tables[table.table_id] = LiveTable(table)
         seat = next((i for i, s in enumerate(seats) if s == "you"), None)
         log.info("table %s: new, %s, %d players, seats %s", table.table_id, table.rules_name,
@@ -229,15 +390,27 @@ class Server:
         await self._enter(connection, live, seat, token)
 
     async def on_join(self, connection: Connection, message: dict[str, Any]) -> None:
-        live = self.live(message.get("table"))
         token = message.get("token")
         if token is not None and not isinstance(token, str):
             raise TableError(f"token: a string, got {type(token).__name__}")
-        seat = live.table.seat_of(token)
-        if seat is None and not live.table.is_host(token):
-            taken = live.table.take_open_seat()
+        live = self.live(message.get("table"))
+        table = live.table
+        if token is not None:
+            seat = table.seat_of(token)
+            if seat is None and not table.is_host(token):
+                raise TableError(
+                    f"this browser's seat at table {table.table_id} is not valid there (its token is unknown: "
+                    "from an older game of that id, or changed by hand), so no seat was taken. Open the table's "
+                    "link again to join as a new player, or to watch when no seat is free", "bad_token")
+        else:
+            taken = table.take_open_seat(message.get("name"))
             seat, token = taken if taken is not None else (None, None)  # no free seat: a spectator
         await self._enter(connection, live, seat, token)
+
+    async def on_name(self, connection: Connection, message: dict[str, Any]) -> None:
+        live = self._table(connection)
+        live.table.rename(connection.viewer.seat, message.get("name"))
+        await self.broadcast(live)
 
     def _table(self, connection: Connection) -> LiveTable:
         if connection.table_id is None or connection.table_id not in self.tables:
@@ -276,10 +449,16 @@ class Server:
             if reveal and table.has_people and not table.game.is_over:
                 raise TableError("hands stay hidden while people play at this table", "forbidden")
             connection.viewer.reveal = reveal
-        table_changes = {key: message[key] for key in ("paused", "step", "bot_delay_ms", "retry") if key in message}
+        table_changes = {key: message[key] for key in ("paused", "step", "bot_delay_ms", "retry", "lobby_open")
+                         if key in message}
         if table_changes:
             if not connection.viewer.host:
-                raise TableError("only the host sets the bots' speed, pauses or steps them", "forbidden")
+                raise TableError("only the host sets the bots' speed, pauses or steps them, or closes the lobby",
+                                 "forbidden")
+            if "lobby_open" in table_changes:
+                if table_changes["lobby_open"] is not False:
+                    raise TableError(f"lobby_open: false closes the lobby, got {table_changes['lobby_open']!r}")
+                table.close_lobby(connection.token)
             if "bot_delay_ms" in table_changes:
                 table.bot_delay_ms = check_bot_delay(table_changes["bot_delay_ms"])
             if "paused" in table_changes:
@@ -297,17 +476,30 @@ class Server:
             await self.broadcast(live)
 
     async def on_list(self, connection: Connection, message: dict[str, Any]) -> None:
+        """The games this browser holds a seat (or the host's) token for: ``tables`` is its
+        ``[{"table": id, "token": token}]``. Nobody else's table is ever listed."""
+        held = message.get("tables", [])
+        if not isinstance(held, list) or len(held) > self.limits.max_listed or not all(
+                isinstance(entry, dict) and isinstance(entry.get("table"), str) and isinstance(entry.get("token"), str)
+                for entry in held):
+            raise TableError(f"list: 'tables' is a list of at most {self.limits.max_listed} "
+                             "{\"table\": ID, \"token\": TOKEN} of this browser's tables")
         games = []
-        for path in sorted(self.saves.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)[:100]:
+        for entry in held:
+            table_id, token = entry["table"], entry["token"]
             try:
-                saved = parse_save(path.read_text(encoding="utf-8"), path.name)
-            except (SaveFileError, OSError):
+                table = self.tables[table_id].table if table_id in self.tables else Table.load(table_id, self.saves)
+            except TableError:
+                continue  # gone, or never there: nothing to list
+            if not table.holds(token) or table.save_path is None or not table.save_path.is_file():
                 continue
-            game = saved.game
-            games.append({"id": path.stem, "players": game.num_players,
-                          "rules": (saved.web or {}).get("rules_name", "saved"),
+            game = table.game
+            games.append({"id": table_id, "players": game.num_players, "rules": table.rules_name,
                           "round": game.round_index, "num_rounds": game.num_rounds, "over": game.is_over,
-                          "updated": path.stat().st_mtime})
+                          "seat": table.seat_of(token), "host": table.is_host(token),
+                          "names": [seat.name for seat in table.seats],
+                          "updated": table.save_path.stat().st_mtime})
+        games.sort(key=lambda game: game["updated"], reverse=True)
         await self.send(connection, {"type": "games", "games": games})
 
     async def on_replay(self, connection: Connection, message: dict[str, Any]) -> None:
@@ -371,7 +563,7 @@ class Server:
             try:
                 action, why, elapsed_ms = await asyncio.to_thread(table.decide, seat)
             except TableError as error:
-                log.error("table %s: %s", table.table_id, error)
+                log.warning("table %s: %s", table.table_id, error)
                 live.waiting = {"seat": seat, "reason": f"{error} The game waits; the host can retry."}
                 for connection in list(live.connections):
                     await self.error(connection, str(error), error.code)
@@ -384,7 +576,7 @@ class Server:
                 await self.broadcast(live)
 
 
-TYPES = ("new", "join", "start", "act", "why", "control", "replay", "seek", "list")
+TYPES = ("new", "join", "name", "start", "act", "why", "control", "replay", "seek", "list")
 
 
 def create_app(
@@ -393,6 +585,8 @@ def create_app(
     policies: Mapping[str, str] | None = None,
     policy_loader: Any = None,
     bot_delay_ms: int = 600,
+    allow_origins: Sequence[str] = (),
+    limits: Limits | None = None,
 ) -> Starlette:
     """The app: ``/`` the page, ``/static/...`` its assets, ``/ws`` the WebSocket, ``/health`` a JSON status.
 
@@ -402,10 +596,14 @@ def create_app(
         policies: extra policies the page offers, by name (``--policy NAME=ppo:PATH``): a browser may not name a file.
         policy_loader: ``(spec, rules, seed) -> policy`` (default: the policy registry).
         bot_delay_ms: the default pause before each bot move.
+        allow_origins: origins besides the page's own whose pages may open the WebSocket
+            (``--allow-origin https://cards.example.org``, e.g. behind a reverse proxy): see :func:`origin_allowed`.
+        limits: what a client may ask (default :class:`Limits`).
     """
     saves = Path(saves)
     saves.mkdir(parents=True, exist_ok=True)
-    server = Server(saves, rules_files or {}, policies or {}, policy_loader, check_bot_delay(bot_delay_ms))
+    allowed = frozenset(normalize_origin(origin) for origin in allow_origins)
+    server = Server(saves, rules_files or {}, policies or {}, policy_loader, check_bot_delay(bot_delay_ms), limits)
 
     async def index(request: Any) -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
@@ -414,17 +612,25 @@ def create_app(
         return JSONResponse({"ok": True, "tables": len(server.tables)})
 
     async def websocket_endpoint(websocket: WebSocket) -> None:
+        origin, host = websocket.headers.get("origin"), websocket.headers.get("host")
+        if not origin_allowed(origin, host, allowed):
+            # Refused before anything is read: the handshake gets HTTP 403.
+            log.warning("refused a WebSocket from the page of %r (host %r): not this server's page; "
+                        "name it with --allow-origin to allow it", origin, host)
+            await websocket.close(code=1008)
+            return
         await websocket.accept()
-        connection = Connection(websocket)
+        connection = Connection(websocket, allowance=float(server.limits.message_burst))
         await server.send(connection, server.hello())
         try:
             while True:
-                text = await websocket.receive_text()
-                await server.handle(connection, text)
-        except WebSocketDisconnect:
-            pass
+                frame = await websocket.receive()
+                if frame["type"] == "websocket.disconnect":
+                    log.info("table %s: a connection closed (code %s)", connection.table_id or "-", frame.get("code"))
+                    break
+                await server.handle(connection, frame.get("text"))
         except Exception:  # a bug must not leave the table's state half-changed without a trace
-            log.exception("connection failed")
+            log.exception("table %s: connection failed", connection.table_id or "-")
         finally:
             server._leave(connection)
 
@@ -446,24 +652,27 @@ def serve(
     rules_files: Mapping[str, Rules] | None = None,
     policies: Mapping[str, str] | None = None,
     bot_delay_ms: int = 600,
+    allow_origins: Sequence[str] = (),
 ) -> None:
     """Run the server on uvicorn until interrupted."""
     import uvicorn
 
     saves = Path(saves) if saves is not None else default_saves()
-    app = create_app(saves, rules_files, policies, bot_delay_ms=bot_delay_ms)
-    url = f"http://{'localhost' if host in ('127.0.0.1', '::1', 'localhost') else host}:{port}/"
+    limits = Limits()
+    app = create_app(saves, rules_files, policies, bot_delay_ms=bot_delay_ms, allow_origins=allow_origins,
+                     limits=limits)
+    url = f"http://{'localhost' if host in LOOPBACK_HOSTS else host}:{port}/"
     print(f"blackout serve: {url} (saves in {saves})", flush=True)
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"blackout serve: listening on {host}, not only this machine: anyone who reaches it can play here "
-              "(there are no accounts)", flush=True)
+    if host not in LOOPBACK_HOSTS:
+        print(f"blackout serve: listening on {host}, not only this machine: anyone who reaches it and has a "
+              "table's link can play there (there are no accounts); see docs/web.md, Play with friends", flush=True)
     if open_browser:
         import threading
         import webbrowser
 
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    uvicorn.run(app, host=host, port=port, log_level="info", ws_max_size=limits.max_frame_bytes)
 
 
 def default_saves() -> Path:

@@ -18,6 +18,7 @@ import hashlib
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,24 +27,44 @@ from typing import Any
 import numpy as np
 
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
-from blackout_env.policies import Explanation, explain, parse_spec
+from blackout_env.policies import Explanation, explain, parse_options, parse_spec
 
 from ..play.session import SavedSession, Seat, decision_seed, read_save, write_save
 
 __all__ = [
+    "BOT_BUDGET_LIMITS",
     "MAX_BOT_DELAY_MS",
+    "MAX_NAME_CHARS",
     "MAX_TAKEOVER_S",
     "TABLE_ID",
     "Table",
     "TableError",
     "WebSeat",
+    "check_display_name",
+    "check_policy_spec",
 ]
 
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{6,40}$")
 """What a table id looks like: it names a file in the saves folder, so it may hold nothing else."""
 MAX_BOT_DELAY_MS = 5000
 MAX_TAKEOVER_S = 3600
+MAX_NAME_CHARS = 24
+"""The longest display name a person may choose."""
+DEFAULT_PERSON_NAME = "player"
 WEB_SAVE_VERSION = 1
+
+BOT_BUDGET_LIMITS: dict[str, float] = {
+    "simulations": 2000,     # ismcts, ppo+search: tree simulations per decision
+    "time_ms": 1000,         # ismcts, ppo+search: milliseconds per decision
+    "time_limit_ms": 1000,   # search: milliseconds per decision
+    "samples": 256,          # search, ppo+rollout: sampled deals per decision
+    "bid_samples": 1024,     # search: sampled deals per bid
+    "card_samples": 256,     # ppo+rollout: sampled deals per card decision
+}
+"""The most work per decision a browser may ask of a bot, by the policy option that sets it.
+
+A spec named on the server's command line (``blackout serve --policy NAME=SPEC``) is the operator's choice
+and may go beyond these; every spec a browser writes itself is checked against them (docs/web.md, Limits)."""
 
 
 class TableError(ValueError):
@@ -62,8 +83,30 @@ def _hash(token: str) -> str:
 
 
 def new_table_id() -> str:
-    """A fresh, unguessable table id (also the save file's name)."""
-    return secrets.token_urlsafe(9)
+    """A fresh, unguessable table id (also the save file's name): 128 random bits.
+
+    The id is what a table's link carries, and knowing it is what lets a person join: it is never listed
+    to anybody who does not hold a seat there (docs/web.md, Private tables)."""
+    return secrets.token_urlsafe(16)
+
+
+def seat_label(index: int, name: str) -> str:
+    """What every connection calls seat ``index``: "P2 Ann", "P1 heuristic"."""
+    return f"P{index} {name}"
+
+
+def check_display_name(name: Any) -> str:
+    """A person's display name, checked: 1..MAX_NAME_CHARS printable characters (spaces collapsed)."""
+    if name is None:
+        return DEFAULT_PERSON_NAME
+    if not isinstance(name, str):
+        raise TableError(f"name: a short text, got {type(name).__name__}")
+    text = " ".join(name.split())
+    if not text or len(text) > MAX_NAME_CHARS:
+        raise TableError(f"name: 1 to {MAX_NAME_CHARS} characters, got {len(text)}")
+    if any(unicodedata.category(ch).startswith("C") for ch in text):
+        raise TableError("name: letters, digits, spaces and punctuation only (no control characters)")
+    return text
 
 
 @dataclass
@@ -104,6 +147,8 @@ class Table:
     saves: Path | None = None
     policy_loader: PolicyLoader | None = None
     paused: bool = False
+    lobby_open: bool = True
+    """Whether a person with the link may still take an open seat (the host may close the lobby)."""
     last_why: dict[int, tuple[int, Explanation]] = field(default_factory=dict)
     """Per seat, the move number and the reasons of its last bot decision (for the "why" overlay)."""
     last_decision_ms: float | None = None
@@ -126,12 +171,14 @@ class Table:
         policy_loader: PolicyLoader | None = None,
         table_id: str | None = None,
         aliases: Mapping[str, str] | None = None,
+        name: str | None = None,
     ) -> tuple[Table, str]:
         """A new table and the creator's token (the creator hosts it, and sits in the ``"you"`` seat if any).
 
         ``seats`` has one entry per seat: ``"you"`` (at most one), ``"open"`` (a seat for another person)
         or a policy spec (or a name in ``aliases``, the server's own policies). With no open seat the game
-        starts at once.
+        starts at once. ``name`` is the creator's display name (default "player"): a seat's name is the
+        same for every connection, and each page marks its own seat as "you" itself.
         """
         if not isinstance(seats, (list, tuple)) or len(seats) != rules.num_players:
             raise TableError(f"seats: give one entry per seat ({rules.num_players}), got {seats!r}")
@@ -141,6 +188,7 @@ class Table:
         if seats.count("you") > 1:
             raise TableError("seats: at most one seat is 'you'")
         fill = check_policy_spec(fill, "fill", aliases)
+        name = check_display_name(name)
         bot_delay_ms = check_bot_delay(bot_delay_ms)
         takeover_s = check_takeover(takeover_s)
         if seed is None:
@@ -151,13 +199,13 @@ class Table:
         web_seats = []
         for index, entry in enumerate(seats):
             if entry == "you":
-                web_seats.append(WebSeat("person", f"P{index} you", token_hash=_hash(token)))
+                web_seats.append(WebSeat("person", seat_label(index, name), token_hash=_hash(token)))
             elif entry == "open":
-                web_seats.append(WebSeat("open", f"P{index} open"))
+                web_seats.append(WebSeat("open", seat_label(index, "open")))
             else:
                 spec = check_policy_spec(entry, f"seat {index}", aliases)
                 label = entry if aliases and entry in aliases else parse_spec(entry)[0]
-                web_seats.append(WebSeat("bot", f"P{index} {label}", policy=spec))
+                web_seats.append(WebSeat("bot", seat_label(index, label), policy=spec))
         table = cls(
             table_id=table_id or new_table_id(),
             game=BlackoutGame(rules, seed=seed),
@@ -219,11 +267,19 @@ class Table:
                     raise ValueError(f"seat {index}'s token is {token_hash!r}")
             else:  # a save of `blackout play`: its people may claim their seats once, in order
                 kind, token_hash = ("open" if seat.human else "bot"), None
-            seats.append(WebSeat(kind, seat.name, seat.policy, token_hash))
+            # Saves written before names were per viewer (and terminal saves) call a person "P0 you": that
+            # word belongs to the page of the seat's own person, not to everybody's.
+            name = seat.name
+            if kind != "bot" and name.split(" ", 1)[-1] in ("you", "human", "person"):
+                name = seat_label(index, DEFAULT_PERSON_NAME if kind == "person" else "open")
+            seats.append(WebSeat(kind, name, seat.policy, token_hash))
         status = "over" if game.is_over else web.get("status", "playing")
         if status not in ("lobby", "playing", "over"):
             raise ValueError(f"status {status!r}")
         delay = check_bot_delay(web.get("bot_delay_ms", bot_delay_ms))
+        lobby_open = web.get("lobby_open", True)
+        if not isinstance(lobby_open, bool):
+            raise ValueError(f"lobby_open {lobby_open!r}")
         return cls(
             table_id=table_id,
             game=game,
@@ -237,6 +293,7 @@ class Table:
             takeover_s=check_takeover(web.get("takeover_s")),
             saves=saves,
             policy_loader=policy_loader,
+            lobby_open=lobby_open,
         )
 
     # ---------------------------------------------------------------- saves
@@ -257,6 +314,7 @@ class Table:
             "bot_delay_ms": self.bot_delay_ms,
             "takeover_s": self.takeover_s,
             "rules_name": self.rules_name,
+            "lobby_open": self.lobby_open,
         }
         return SavedSession(self.game, seats, self.bot_seed, False, web)
 
@@ -280,15 +338,40 @@ class Table:
                 return index
         return None
 
-    def take_open_seat(self) -> tuple[int, str] | None:
-        """Give the first open seat to a person, with a new token; None when no seat is open."""
+    def holds(self, token: str | None) -> bool:
+        """Whether ``token`` is this table's host token or one of its seat tokens."""
+        return self.is_host(token) or self.seat_of(token) is not None
+
+    def take_open_seat(self, name: str | None = None) -> tuple[int, str] | None:
+        """Give the first open seat to a person named ``name``, with a new token; None when no seat is open
+        or the host closed the lobby."""
+        if not self.lobby_open:
+            return None
+        name = check_display_name(name)
         for index, seat in enumerate(self.seats):
             if seat.kind == "open":
                 token = secrets.token_urlsafe(24)
-                self.seats[index] = WebSeat("person", f"P{index} person", token_hash=_hash(token))
+                self.seats[index] = WebSeat("person", seat_label(index, name), token_hash=_hash(token))
                 self.save()
                 return index, token
         return None
+
+    def rename(self, seat: int | None, name: Any) -> None:
+        """A person names their own seat (in the lobby); raises TableError and changes nothing otherwise."""
+        if seat is None or self.seats[seat].kind != "person":
+            raise TableError("name: only a person holding a seat names it", "forbidden")
+        if self.status != "lobby":
+            raise TableError("name: names are chosen in the lobby, before the game starts", "forbidden")
+        label = seat_label(seat, check_display_name(name))
+        self.seats[seat] = WebSeat("person", label, token_hash=self.seats[seat].token_hash)
+        self.save()
+
+    def close_lobby(self, token: str | None) -> None:
+        """The host closes the lobby: nobody else may take an open seat (they are filled at the start)."""
+        if not self.is_host(token):
+            raise TableError("only the host of the table can close the lobby", "forbidden")
+        self.lobby_open = False
+        self.save()
 
     def start(self, token: str | None) -> None:
         """The host starts a lobby's game: open seats get the ``fill`` policy."""
@@ -298,7 +381,7 @@ class Table:
             raise TableError("the game has already started", "bad_message")
         for index, seat in enumerate(self.seats):
             if seat.kind == "open":
-                self.seats[index] = WebSeat("bot", f"P{index} {parse_spec(self.fill)[0]}", policy=self.fill)
+                self.seats[index] = WebSeat("bot", seat_label(index, parse_spec(self.fill)[0]), policy=self.fill)
         self.status = "playing"
         self.save()
 
@@ -422,6 +505,18 @@ def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | N
     if argument is not None and (getattr(LOADERS[name], "path_argument", False) or "checkpoint" in argument):
         raise TableError(f"{field_name}: a browser may not name a file ({spec!r}); start the server with "
                          f"--policy NAME={spec} and choose NAME", "forbidden")
+    try:
+        options = parse_options(argument, spec)
+    except ValueError as error:
+        raise TableError(f"{field_name}: {error}") from None
+    for option, value in options.items():
+        ceiling = BOT_BUDGET_LIMITS.get(option)
+        if ceiling is not None and isinstance(value, str):
+            raise TableError(f"{field_name}: {option} must be a number, got {value!r}")
+        if ceiling is not None and value > ceiling:
+            raise TableError(f"{field_name}: {option}={value} asks more of a bot than a browser may "
+                             f"(at most {option}={ceiling:g} per decision); start the server with "
+                             f"--policy NAME={spec} to offer it", "limit")
     return spec
 
 

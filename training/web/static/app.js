@@ -12,22 +12,27 @@
  *                                  #ng-seed, #ng-takeover, #ng-start (submit), #ng-cancel
  *   #round-bar                     #round-label, #hand-size, #trump, #bid-total
  *   #status                        what happens now (whose turn, waiting, game over)
- *   #table .seat[data-seat=N]      classes you / to-act / dealer / away / impossible; .seat-bid, .seat-tricks
- *                                  (.count "×N"), .seat-score, .dealer-chip, .bo (b/o 😢), .seat-hand .card
+ *   #table .seat[data-seat=N]      classes you / to-act / dealer / away / impossible; .seat-name, .seat-bid,
+ *                                  .seat-tricks (.count "×N"), .seat-score, .dealer-chip, .bo (b/o and
+ *                                  svg.mark-impossible), .seat-hand .card; svg.mark-winner beside a winner's name
  *   #trick .play[data-seat=N] .card[data-card=ID]   class trumped-in (flashes on your turn); #led-suit
  *   #bids button[data-bid=K][data-action=A]          classes suggested / forbidden (forbidden: disabled);
  *                                  #bid-reason (the forbidden bid's reason, the suggestion)
  *   #hand button.card[data-card=ID]                  class illegal (title: the engine's reason), playable
  *   #scores-button -> #score-sheet (dialog) #score-table: tr.hand-row[data-round=R], tr.current, tr.totals;
- *                                  td.bo (missed or impossible), td.made
+ *                                  td.bo (missed or impossible; svg.mark-impossible), td.made, td.winner
+ *                                  (svg.mark-winner). The marks are inline SVG: no emoji font needed
  *   #last-trick-button -> #last-trick (dialog)
  *   #game-over, #winners, #game-over-new
- *   #lobby, #share-link, #start
+ *   #lobby, #share-link (the whole link, wrapped), #copy-link, #start, #close-lobby (host);
+ *                                  #lobby-name, #lobby-name-set (a person names their seat); #ng-name
  *   #controls: #pause, #step, #speed, #reveal, #retry (host controls; #reveal enabled when can_reveal)
  *   #why-toggle (aria-pressed) -> #why-panel: .why-action[data-action=A] (class chosen), .bar > span, #why-value
- *   #replay-button -> #replay-dialog: #replay-list button[data-game=ID], #replay-file;
+ *   #replay-button -> #replay-dialog: #replay-list (this browser's games only) button[data-game=ID] (replay)
+ *                                  or button[data-join=ID] (resume), #replay-file (its text is sent, never a path);
  *   #replay-bar: #replay-prev, #replay-next, #replay-start, #replay-end, #replay-seek, #replay-game, #replay-close
- *   #error-banner (#error-text, #error-dismiss), #join-failed (#join-failed-new, #join-failed-resume), #conn,
+ *   #error-banner (#error-text, #error-dismiss), #join-failed (#join-failed-new, #join-failed-resume,
+ *                                  #join-failed-rejoin: a stale seat token, join as a new player), #conn,
  *   #log li (class: the event's kind)
  * Keys: 0-9 bid; Tab / Enter choose and play a card; ← / → step a replay.
  */
@@ -54,6 +59,8 @@
   let reconnectTimer = null;
   let acting = false;          // an `act` is on its way: no second one before the next state
   let speedDragging = false;
+  let seekInFlight = false;    // a replay `seek` is on its way: the next waits for its state (the rate limit)
+  let seekWanted = null;       // the move the slider asked for meanwhile
   let logEntries = [];
   let logKey = null;
   let logMove = -1;
@@ -84,9 +91,32 @@
     try { localStorage.setItem(key, JSON.stringify(value)); } catch (error) { /* private mode: no resume */ }
   }
 
+  /** A seat's name as this page shows it: the server's name, and "(you)" for this page's own seat only. */
   function seatName(index) {
     if (!state || index === null || index === undefined || !state.seats[index]) return `P${index}`;
-    return state.seats[index].name;
+    return state.seats[index].name + (index === state.you ? " (you)" : "");
+  }
+
+  /** A mark drawn in inline SVG (index.html's templates; no emoji font needed): "winner" (a cup),
+   * "impossible" (a sad face: the bid can no longer be made) or "joker" (a star). */
+  function mark(kind, label) {
+    const svg = $(`#mark-${kind}`).content.firstElementChild.cloneNode(true);
+    svg.setAttribute("aria-label", label);
+    svg.querySelector("title").textContent = label;
+    return svg;
+  }
+
+  /** The bids a person may make, in words: "0–3", "0, 2 or 3" (the forbidden one left out). */
+  function legalBidsText(bidding) {
+    const bids = bidding.options.filter((option) => !option.forbidden).map((option) => option.bid);
+    const runs = [];
+    for (const bid of bids) {
+      const last = runs[runs.length - 1];
+      if (last && bid === last[1] + 1) last[1] = bid;
+      else runs.push([bid, bid]);
+    }
+    const words = runs.map(([low, high]) => (low === high ? `${low}` : high === low + 1 ? `${low}, ${high}` : `${low}–${high}`));
+    return words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words[0] || "";
   }
 
   function rankText(card) {
@@ -103,7 +133,8 @@
     const suit = card.suit === null ? "joker" : `suit-${card.suit}`;
     const node = h(tag, {class: `card ${suit} ${extraClass}`.trim(), dataset: {card: card.card}},
       h("span", {class: "rank", text: card.suit === null ? "JK" : rankText(card)}),
-      h("span", {class: "pip", text: card.symbol, "aria-hidden": "true"}));
+      card.suit === null ? h("span", {class: "pip joker-pip", "aria-hidden": "true"}, mark("joker", "joker"))
+        : h("span", {class: "pip", text: card.symbol, "aria-hidden": "true"}));
     if (tag !== "button") {
       node.setAttribute("role", "img");
       node.setAttribute("aria-label", cardLabel(card));
@@ -194,7 +225,27 @@
     pendingJoin = table;
     const message = {type: "join", table};
     if (token) message.token = token;
+    else if (myName()) message.name = myName();  // the name an open seat takes
     send(message);
+  }
+
+  /** The name this person chose (New game dialog, lobby), or "" for the server's default. */
+  function myName() {
+    return (readJSON(STORE_SETTINGS) || {}).name || "";
+  }
+
+  function rememberName(name) {
+    const settings = readJSON(STORE_SETTINGS) || {};
+    settings.name = name;
+    writeJSON(STORE_SETTINGS, settings);
+  }
+
+  function forgetToken(table) {
+    const tokens = readJSON(STORE_TOKENS) || {};
+    delete tokens[table];
+    writeJSON(STORE_TOKENS, tokens);
+    const stored = readJSON(STORE_GAME);
+    if (stored && stored.table === table) writeJSON(STORE_GAME, null);
   }
 
   /** After `hello`: back to the replay, the table of the URL, or the stored game; else offer a new game. */
@@ -238,6 +289,15 @@
       case "state":
         acting = false;
         state = message;
+        if (seekInFlight) {
+          seekInFlight = false;
+          if (seekWanted !== null && state.replay && seekWanted !== state.replay.move) {
+            const move = seekWanted;
+            seekWanted = null;
+            seek(move);
+          }
+          seekWanted = null;
+        }
         if (state.status === "lobby") {  // the server deals in the lobby; nobody acts before the host starts
           state.your_turn = false;
           state.bidding = null;
@@ -273,13 +333,24 @@
   }
 
   function onError(message) {
-    if (pendingJoin !== null && (message.code === "no_table" || message.code === "bad_save")) {
+    if (message.code === "limit" && seekInFlight) seekInFlight = false;
+    if (pendingJoin !== null && (message.code === "no_table" || message.code === "bad_save" || message.code === "bad_token")) {
       const failed = pendingJoin;
+      const rejoin = $("#join-failed-rejoin");
+      rejoin.hidden = message.code !== "bad_token";
+      if (message.code === "bad_token") {  // a stale or forged seat token: drop it; the person may join afresh
+        forgetToken(failed);
+        rejoin.onclick = () => {
+          $("#join-failed").hidden = true;
+          join(failed, null);
+        };
+      }
       pendingJoin = null;
       current = null;
       state = null;
       render();
-      $("#join-failed-text").textContent = `This game cannot be opened: ${message.message}`;
+      $("#join-failed-text").textContent = message.code === "bad_token"
+        ? `Your seat was not taken: ${message.message}.` : `This game cannot be opened: ${message.message}`;
       $("#join-failed").hidden = false;
       const stored = readJSON(STORE_GAME);
       const resume = $("#join-failed-resume");
@@ -372,7 +443,7 @@
       text = s.waiting.reason;
       status.className = "waiting";
     } else if (s.your_turn) {
-      text = s.phase === "bid" ? `Your turn: bid 0–${s.hand_size} (keys 0–9)` : "Your turn: play a card";
+      text = s.phase === "bid" && s.bidding ? `Your turn: bid ${legalBidsText(s.bidding)} (number keys)` : "Your turn: play a card";
       status.className = "turn";
     } else if (s.current_player !== null) {
       text = `${seatName(s.current_player)} to ${s.phase === "bid" ? "bid" : "play"}`;
@@ -386,8 +457,8 @@
 
   function winnersText(s) {
     if (!s.winners) return "";
-    const names = s.winners.map((w) => `${s.seats[w].name} (${s.seats[w].score})`);
-    return `${names.join(", ")} ${s.winners.length > 1 ? "win" : "wins"}`;
+    const names = s.winners.map((w) => `${seatName(w)} with ${s.seats[w].score} points`);
+    return `${names.join(" and ")} ${s.winners.length > 1 ? "win" : "wins"}`;
   }
 
   function renderControls(s) {
@@ -471,7 +542,8 @@
       presence = h("span", {class: "presence open", text: "open seat"});
     }
     const head = h("div", {class: "seat-head"},
-      h("span", {class: "seat-name", text: seat.name}),
+      h("span", {class: "seat-name", text: seatName(seat.seat)}),
+      s.winners && s.winners.includes(seat.seat) ? mark("winner", "winner") : null,
       seat.dealer ? h("span", {class: "dealer-chip", title: "the dealer", "aria-label": "dealer", text: "D"}) : null,
       presence);
     const stack = h("span", {class: "stack", "aria-hidden": "true"});
@@ -483,11 +555,12 @@
       h("span", {class: "seat-tricks", title: `${seat.tricks_won} trick${seat.tricks_won === 1 ? "" : "s"} won`},
         stack, h("span", {class: "count", text: `×${seat.tricks_won}`})),
       h("span", {class: "seat-score", title: "score", text: `${seat.score} pts`}),
-      seat.bid_impossible ? h("span", {class: "bo", title: "this bid can no longer be made", text: "b/o 😢"}) : null);
+      seat.bid_impossible ? h("span", {class: "bo", title: "this bid can no longer be made"}, "b/o ",
+        mark("impossible", "can no longer be made")) : null);
     const box = h("div", {class: classes.join(" "), dataset: {seat: seat.seat}, style: `order:${order}`,
       "aria-current": seat.to_act ? "true" : null}, head, stats);
     if (seat.hand && seat.hand.length) {
-      box.append(h("div", {class: "seat-hand", "aria-label": `${seat.name}'s cards`},
+      box.append(h("div", {class: "seat-hand", "aria-label": `${seatName(seat.seat)}: cards`},
         seat.hand.map((card) => cardFace(card, "span", "mini"))));
     } else if (seat.seat !== s.you && s.status !== "lobby" && seat.cards_left) {
       box.append(h("div", {class: "seat-cards", text: `${seat.cards_left} card${seat.cards_left === 1 ? "" : "s"}`}));
@@ -501,7 +574,7 @@
     if (s.status === "lobby") renderLobby(s);
     const over = $("#game-over");
     over.hidden = !s.winners;
-    if (s.winners) $("#winners").textContent = winnersText(s);
+    if (s.winners) $("#winners").replaceChildren(winnersText(s), " ", mark("winner", "winner"));
     $("#game-over-new").hidden = s.mode === "replay";
 
     $("#trick-area").hidden = s.status === "lobby";
@@ -530,15 +603,21 @@
 
   function renderLobby(s) {
     const open = s.seats.filter((seat) => seat.kind === "open").length;
-    $("#lobby-text").textContent = open
-      ? `${open} seat${open === 1 ? " is" : "s are"} open. ${s.host ? "Seats nobody takes get a bot when you start." : ""}`
-      : "Every seat is taken.";
-    $("#share").hidden = false;
-    $("#share-link").value = `${location.origin}${location.pathname}?table=${encodeURIComponent(s.table)}`;
+    const closed = s.lobby_open === false;
+    $("#lobby-text").textContent = !open ? "Every seat is taken."
+      : closed ? `The lobby is closed: the ${open === 1 ? "open seat gets" : `${open} open seats get`} a bot at the start.`
+        : `${open} seat${open === 1 ? " is" : "s are"} open. ${s.host ? "Seats nobody takes get a bot when you start." : ""}`;
+    $("#share").hidden = closed || !open;
+    $("#share-link").textContent = `${location.origin}${location.pathname}?table=${encodeURIComponent(s.table)}`;
     $("#lobby-seats").replaceChildren(...s.seats.map((seat) => h("li", {dataset: {seat: seat.seat}},
-      seat.name, " — ", seat.kind === "open" ? "waiting for a person"
+      seatName(seat.seat), " — ", seat.kind === "open" ? "waiting for a person"
         : seat.kind === "bot" ? `bot (${seat.policy})` : seat.connected ? "here" : "away")));
     $("#start").hidden = !s.host;
+    $("#close-lobby").hidden = !s.host || closed || !open;
+    const naming = $("#lobby-naming");
+    naming.hidden = s.you === null || s.seats[s.you].kind !== "person";
+    const input = $("#lobby-name");
+    if (!naming.hidden && document.activeElement !== input) input.value = myName();
   }
 
   function focusInside(selector) {
@@ -733,7 +812,7 @@
     }
     const sheet = s.score_sheet;
     const head = h("thead", {}, h("tr", {}, h("th", {scope: "col", text: "Hand"}), h("th", {scope: "col", text: "Cards"}),
-      s.seats.map((seat) => h("th", {scope: "col", class: seat.seat === s.you ? "you" : "", text: seat.name}))));
+      s.seats.map((seat) => h("th", {scope: "col", class: seat.seat === s.you ? "you" : "", text: seatName(seat.seat)}))));
     const rows = sheet.rows.map((row) => h("tr", {class: "hand-row", dataset: {round: row.round}},
       h("th", {scope: "row", text: row.round + 1}), h("td", {text: row.cards}),
       row.cells.map((cell, seat) => {
@@ -750,14 +829,15 @@
         row.cells.map((cell, seat) => {
           const main = cell.bid === null ? "–" : `bid ${cell.bid}`;
           return h("td", {class: cell.impossible ? "bo" : "", title: cell.impossible ? "this bid can no longer be made" : ""},
-            h("span", {class: "points", text: cell.impossible ? "b/o 😢" : main}),
+            cell.impossible ? h("span", {class: "points"}, "b/o ", mark("impossible", "can no longer be made"))
+              : h("span", {class: "points", text: main}),
             seat === row.dealer ? h("sup", {class: "dealer-mark", title: "dealer", text: "D"}) : null,
             h("small", {text: cell.bid === null ? "" : `${cell.impossible ? `bid ${cell.bid}, ` : ""}took ${cell.taken}`}));
         })));
     }
     const foot = h("tfoot", {}, h("tr", {class: "totals"}, h("th", {scope: "row", text: "Total"}), h("td"),
-      sheet.totals.map((total, seat) => h("td", {class: s.winners && s.winners.includes(seat) ? "winner" : "",
-        text: s.winners && s.winners.includes(seat) ? `${total} 🏆` : total}))));
+      sheet.totals.map((total, seat) => s.winners && s.winners.includes(seat)
+        ? h("td", {class: "winner"}, `${total} `, mark("winner", "winner")) : h("td", {text: total}))));
     table.replaceChildren(head, h("tbody", {}, rows), foot);
   }
 
@@ -774,28 +854,45 @@
         cardFace(play.card), h("span", {class: "who", text: seatName(play.seat)})))));
   }
 
+  /** This browser's games (the server lists only the tables it holds a token for): replay or resume each. */
   function renderGames(games) {
     const list = $("#replay-list");
     if (!games.length) {
-      list.replaceChildren(h("li", {text: "No saved game on this server yet."}));
+      list.replaceChildren(h("li", {text: "No game of yours on this server yet."}));
       return;
     }
     list.replaceChildren(...games.map((game) => {
       const when = new Date(game.updated * 1000).toLocaleString();
       const where = game.over ? "finished" : `hand ${game.round + 1} of ${game.num_rounds}`;
-      const text = `${game.rules}, ${game.players} players, ${where} — ${when}`;
+      const seat = game.seat === null ? "you watched or hosted" : `you: ${game.names[game.seat]}`;
+      const text = `${game.rules}, ${game.players} players, ${where} (${seat}) — ${when}`;
       const button = game.over
         ? h("button", {type: "button", dataset: {game: game.id}, onclick: () => openReplay({game: game.id})}, "Replay")
         : h("button", {type: "button", class: "secondary", dataset: {join: game.id},
-          title: "A game still being played cannot be replayed; join it instead", onclick: () => {
+          title: "A game still being played cannot be replayed: go back to it", onclick: () => {
             $("#replay-dialog").close();
             leaveReplayState();
             const tokens = readJSON(STORE_TOKENS) || {};
             current = null;
             join(game.id, tokens[game.id]);
-          }}, "Join");
+          }}, "Resume");
       return h("li", {}, button, " ", h("span", {class: "game-id", text: game.id}), " ", text);
     }));
+  }
+
+  function listMyGames() {
+    const tokens = readJSON(STORE_TOKENS) || {};
+    const tables = Object.entries(tokens).map(([table, token]) => ({table, token}));
+    send({type: "list", tables: tables.slice(-50)});
+  }
+
+  /** One `seek` at a time: a slider dragged fast asks for the latest move once the last one is drawn. */
+  function seek(move) {
+    if (seekInFlight) {
+      seekWanted = move;
+      return;
+    }
+    if (send({type: "seek", move})) seekInFlight = true;
   }
 
   function leaveReplayState() {
@@ -831,6 +928,10 @@
     seatMode = null;
     if (Array.isArray(settings.seats) && settings.mode) seatChoices[settings.mode] = settings.seats.slice();
     $("#ng-hook").checked = settings.hook !== undefined ? Boolean(settings.hook) : presetOf(rules.value).hook;
+    $("#ng-name").value = settings.name || "";
+    const maxName = (hello.limits && hello.limits.max_name_chars) || 24;
+    $("#ng-name").maxLength = maxName;
+    $("#lobby-name").maxLength = maxName;
     showPresetSummary();
     renderSeatSelectors();
   }
@@ -874,6 +975,7 @@
     seatMode = m;
     box.replaceChildren(...rows);
     $("#ng-takeover-row").hidden = m !== "table";
+    $("#ng-name-row").hidden = m === "watch";
   }
 
   function openNewGame() {
@@ -889,12 +991,14 @@
     for (let i = 0; i < n; i++) seats.push($(`#ng-seat-${i}`).value);
     const message = {type: "new", rules: $("#ng-rules").value, players: n, hook: $("#ng-hook").checked, seats,
       bot_delay_ms: Number($("#ng-delay").value || 0)};
+    const name = $("#ng-name").value.trim();
+    if (name && mode() !== "watch") message.name = name;
     const seed = $("#ng-seed").value.trim();
     if (seed !== "") message.seed = Number(seed);
     const takeover = $("#ng-takeover").value.trim();
     if (mode() === "table" && takeover !== "") message.takeover_s = Number(takeover);
     writeJSON(STORE_SETTINGS, {rules: message.rules, players: n, hook: message.hook, mode: mode(), seats,
-      bot_delay_ms: message.bot_delay_ms});
+      bot_delay_ms: message.bot_delay_ms, name});
     if (!send(message)) return;
     replaySource = null;
     current = null;
@@ -929,7 +1033,7 @@
     $("#replay-button").addEventListener("click", () => {
       $("#replay-list").replaceChildren(h("li", {text: "Loading…"}));
       openDialog($("#replay-dialog"));
-      send({type: "list"});
+      listMyGames();
     });
     for (const button of document.querySelectorAll("dialog .close")) {
       button.addEventListener("click", () => button.closest("dialog").close());
@@ -956,16 +1060,33 @@
     });
     $("#reveal").addEventListener("change", (event) => send({type: "control", reveal: event.target.checked}));
     $("#start").addEventListener("click", () => send({type: "start"}));
+    $("#close-lobby").addEventListener("click", () => send({type: "control", lobby_open: false}));
+    $("#lobby-naming").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const name = $("#lobby-name").value.trim();
+      if (!name) return;
+      rememberName(name);
+      send({type: "name", name});
+    });
     $("#copy-link").addEventListener("click", () => {
       const link = $("#share-link");
-      link.select();
-      if (navigator.clipboard) navigator.clipboard.writeText(link.value).catch(() => document.execCommand("copy"));
-      else document.execCommand("copy");
+      const selectIt = () => {
+        const range = document.createRange();
+        range.selectNodeContents(link);
+        const selection = window.getSelection();
+        selection.removeAllRanges();
+        selection.addRange(range);
+        document.execCommand("copy");
+      };
+      if (navigator.clipboard) navigator.clipboard.writeText(link.textContent).catch(selectIt);
+      else selectIt();
+      $("#copy-link").textContent = "Copied";
+      setTimeout(() => { $("#copy-link").textContent = "Copy"; }, 1500);
     });
 
     const seekTo = (move) => {
       if (!state || !state.replay) return;
-      send({type: "seek", move: Math.max(0, Math.min(state.replay.moves, move))});
+      seek(Math.max(0, Math.min(state.replay.moves, move)));
     };
     $("#replay-prev").addEventListener("click", () => seekTo(state.replay.move - 1));
     $("#replay-next").addEventListener("click", () => seekTo(state.replay.move + 1));
