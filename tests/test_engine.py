@@ -442,6 +442,17 @@ def test_equal_totals_share_the_win():
 
 
 # ----------------------------------------------------------- illegal actions
+def test_the_reasons_count_one_card_and_one_trick_in_the_singular():
+    game = BlackoutGame(Rules(num_players=3, hand_sizes=[2, 1], trump="none"), seed=1, start_round=1)
+    assert game.hand_size == 1 and game.rules.max_bid == 2
+    with pytest.raises(IllegalActionError, match="bids run 0..1 with 1 card;"):
+        game.step(game.num_cards + 2)
+    game.bid(0)
+    game.bid(0)
+    with pytest.raises(IllegalActionError, match="the dealer may not make the bids total the 1 trick "):
+        game.bid(1)
+
+
 def test_illegal_actions_name_the_player_action_reason_and_legal_actions():
     game = game_with_hands(["AS 2C", "KS 3C", "4D 5C"], turned="2H", dealer=2)
     cases = [

@@ -399,7 +399,7 @@ def test_a_terminal_save_is_played_on_in_the_browser(saves):
     assert final["winners"] == saved_game(saves, "fromterminal").winners()
 
 
-def test_a_failing_bot_is_reported_and_the_game_waits_until_the_host_retries(saves):
+def test_a_failing_bot_is_reported_and_the_game_waits_until_the_host_retries(saves, caplog):
     calls = {"count": 0}
 
     class Flaky:
@@ -420,13 +420,16 @@ def test_a_failing_bot_is_reported_and_the_game_waits_until_the_host_retries(sav
         return Flaky(load_policy(spec, rules, seed))
 
     with TestClient(create_app(saves, policy_loader=loader, bot_delay_ms=0, limits=MACHINE_SPEED)) as app, connect(app) as socket:
-        client, _ = new_game(socket, seats=["heuristic", "heuristic", "heuristic", "heuristic"])
+        client, joined = new_game(socket, seats=["heuristic", "heuristic", "heuristic", "heuristic"])
         error = client.error()
         assert error["code"] == "bot_failed" and "the bot tripped" in error["message"]
         waiting = client.until(lambda m: m["type"] == "state" and m["status"] == "waiting")
         assert "tripped" in waiting["waiting"]["reason"] and waiting["move"] == 2
         client.send(type="control", step=True)
         assert client.until(lambda m: m["type"] == "state" and m["move"] == 3)["status"] == "playing"
+    failures = [r for r in caplog.records if "the bot tripped" in r.getMessage()]
+    assert len(failures) == 1 and failures[0].levelname == "WARNING" and joined["table"] in failures[0].getMessage()
+    assert not failures[0].exc_info
 
 
 def test_a_bot_takes_over_an_away_seat_after_the_hosts_timeout(client_app, saves):

@@ -196,6 +196,18 @@ def test_an_older_save_that_calls_a_person_you_loads_with_a_neutral_name(saves):
     assert [s.name for s in table.seats][0] == "P0 open"
 
 
+def test_a_save_of_the_first_web_version_loads_with_neutral_names_and_an_open_lobby(saves):
+    table, _ = Table.create(Rules.preset("short"), "short", ["you", "open", "heuristic", "heuristic"], saves=saves)
+    path = saves / f"{table.table_id}.json"
+    data = json.loads(path.read_text())
+    del data["web"]["lobby_open"]  # what version 1 wrote: no lobby flag, the creator named "you"
+    data["seats"][0]["name"], data["seats"][1]["name"] = "P0 you", "P1 open"
+    path.write_text(json.dumps(data))
+    loaded = Table.load(table.table_id, saves)
+    assert [s.name for s in loaded.seats][:2] == ["P0 player", "P1 open"] and loaded.lobby_open
+    assert loaded.game == table.game
+
+
 # ------------------------------------------------------------------------------------------------- limits
 def test_frames_too_long_too_deep_binary_or_empty_are_refused_and_the_socket_lives(app, saves):
     with connect(app) as socket_:
