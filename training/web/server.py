@@ -484,15 +484,14 @@ class Server:
                 for entry in held):
             raise TableError(f"list: 'tables' is a list of at most {self.limits.max_listed} "
                              "{\"table\": ID, \"token\": TOKEN} of this browser's tables")
+        # Saves are read (and their games replayed) in a worker thread: the event loop serves the other tables.
+        on_disk = await asyncio.to_thread(self._load_saved, [e["table"] for e in held if e["table"] not in self.tables])
         games = []
         for entry in held:
             table_id, token = entry["table"], entry["token"]
-            try:
-                table = self.tables[table_id].table if table_id in self.tables else Table.load(table_id, self.saves)
-            except TableError:
-                continue  # gone, or never there: nothing to list
-            if not table.holds(token) or table.save_path is None or not table.save_path.is_file():
-                continue
+            table = self.tables[table_id].table if table_id in self.tables else on_disk.get(table_id)
+            if table is None or not table.holds(token) or table.save_path is None or not table.save_path.is_file():
+                continue  # gone, never there, or not this browser's
             game = table.game
             games.append({"id": table_id, "players": game.num_players, "rules": table.rules_name,
                           "round": game.round_index, "num_rounds": game.num_rounds, "over": game.is_over,
@@ -502,6 +501,15 @@ class Server:
         games.sort(key=lambda game: game["updated"], reverse=True)
         await self.send(connection, {"type": "games", "games": games})
 
+    def _load_saved(self, table_ids: list[str]) -> dict[str, Table]:
+        tables = {}
+        for table_id in table_ids:
+            try:
+                tables[table_id] = Table.load(table_id, self.saves)
+            except TableError:
+                continue
+        return tables
+
     async def on_replay(self, connection: Connection, message: dict[str, Any]) -> None:
         from .replay import Replay
 
@@ -509,7 +517,8 @@ class Server:
             live = self.live(message["game"])
             replay = Replay.from_table(live.table)
         elif "content" in message:
-            replay = Replay.from_text(message["content"])
+            # Up to a second of replaying for the longest log: in a worker thread, not in the event loop.
+            replay = await asyncio.to_thread(Replay.from_text, message["content"])
         else:
             raise TableError("replay: give 'game' (a saved game's id) or 'content' (a save or game log's text)")
         index = message.get("index", 0)
