@@ -32,3 +32,20 @@ def test_bench_train_runs_a_short_training_and_the_engine_and_reports_the_ratio(
         ratio = figures["training"]["decisions_per_second"] / figures["engine_decisions_per_second"][games]
         assert abs(figures["ratio"][games] - ratio) < 1e-12
     assert "training keeps" in capsys.readouterr().out
+
+
+def test_bench_train_trains_beside_busy_processes_and_gives_the_ratio_to_the_first(tmp_path, capsys):
+    out_file = tmp_path / "train.json"
+    code = main(["bench", "train", "--config", str(ROOT / "configs" / "train" / "tiny.yaml"), "--seconds", "2",
+                 "--engine-seconds", "0.02", "--repeats", "1", "--games", "8", "--set", "run.threads=auto",
+                 "--busy-cores", "0", "1", "--json", str(out_file)])
+    assert code == 0
+    runs = json.loads(out_file.read_text())["busy_cores"]
+    assert [run["busy_cores"] for run in runs] == [0, 1]
+    assert all(run["decisions"] > 0 and run["threads"] and min(run["threads"]) >= 1 for run in runs)
+    assert "ratio to the first" in capsys.readouterr().out
+
+
+def test_bench_train_refuses_a_negative_number_of_busy_cores(capsys):
+    assert main(["bench", "train", "--busy-cores", "-1"]) == 2
+    assert "--busy-cores" in capsys.readouterr().err

@@ -258,7 +258,7 @@ def test_the_readme_main_job_trains_the_default_config_within_the_laptop_budget(
     assert "torch==2.13.0" in command, "torch is pinned where the main job installs it (the CPU build)"
     assert "blackout train --config configs/train/default.yaml" in command
     config = load_config(ROOT / "configs" / "train" / "default.yaml")
-    assert config.run.threads <= 2 and 0 < config.run.time_limit_minutes <= 30
+    assert config.run.threads == "auto" and 0 < config.run.time_limit_minutes <= 30
     assert config.env.rules == "standard" and config.eval.opponent == "heuristic"
 
 

@@ -14,6 +14,11 @@ In one run, so that both figures share the machine's load:
 
 The ratio ``training / engine`` says how much of the engine's speed training
 keeps. ``--set SECTION.KEY=VALUE`` overrides the config as in ``blackout train``.
+
+``--busy-cores K [K ...]`` runs the training once per K, each beside K other
+processes that keep one core busy each (a busy loop: another experiment, a test
+run, a browser tab), and gives each run's decisions/s as a ratio to the first:
+how the trainer degrades on a shared machine (docs/training.md).
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +49,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--games", type=int, default=4096, help="the engine's second number of games (default 4096)")
     parser.add_argument("--engine-seconds", type=float, default=1.0, help="length of one engine timing (default 1)")
     parser.add_argument("--repeats", type=int, default=3, help="engine timings before and after training (default 3)")
+    parser.add_argument("--busy-cores", type=int, nargs="+", default=[0], metavar="K",
+                        help="train once per K beside K busy-loop processes (default 0: an idle machine); "
+                        "e.g. --busy-cores 0 1 2")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+
+
+@contextmanager
+def busy_cores(count: int) -> Iterator[None]:
+    """``count`` other processes, each keeping one core busy, while the block runs."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        time.sleep(0.5 if count else 0.0)  # they are running before the trainer measures the free cores
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
 
 
 def engine_decisions_per_second(rules: Rules, games: int, seconds: float, seed: int = 0) -> float:
@@ -82,19 +106,20 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seconds <= 0 or args.engine_seconds <= 0 or args.repeats < 1 or args.games < 1:
         raise ValueError("--seconds, --engine-seconds, --repeats and --games must be positive")
+    if any(count < 0 for count in args.busy_cores):
+        raise ValueError(f"--busy-cores: counts of busy processes >= 0, got {args.busy_cores}")
     check_output_file(args.json)
     with tempfile.TemporaryDirectory(prefix="blackout-bench-train-") as folder:
         overrides = [
             *args.set,
             f"run.out_dir={folder}",
-            "run.name=bench",
             f"run.time_limit_minutes={args.seconds / 60.0}",
             "run.progress_bar=false",
             "run.checkpoint_every_updates=1000000",
             "eval.every_updates=0",
             "eval.final_deals=0",
         ]
-        config = load_config(args.config, overrides)
+        config = load_config(args.config, [*overrides, "run.name=bench0"])
         rules = Rules.resolve(config.env.rules)
         sizes = sorted({config.env.num_envs, args.games})
         engine = dict.fromkeys(sizes, 0.0)
@@ -107,9 +132,17 @@ def run(args: argparse.Namespace) -> int:
         from blackout_training.ppo.trainer import train
 
         time_engine()
-        train(config, log=lambda *_: None)
+        runs = []
+        for index, count in enumerate(args.busy_cores):
+            threads: list[int] = []
+            run_config = load_config(args.config, [*overrides, f"run.name=bench{index}"])
+            with busy_cores(count):
+                train(run_config, log=lambda *_: None,
+                      on_update=lambda info, used=threads: used.append(info["threads"]))
+            runs.append({"busy_cores": count, "threads": sorted(set(threads)),
+                         **training_figures(Path(folder) / f"bench{index}" / "metrics.csv")})
         time_engine()
-        figures = training_figures(Path(folder) / "bench" / "metrics.csv")
+    figures = runs[0]
     load = os.getloadavg()
     result = {
         "config": args.config,
@@ -117,18 +150,27 @@ def run(args: argparse.Namespace) -> int:
         "num_envs": config.env.num_envs,
         "threads": config.run.threads,
         "training": figures,
+        "busy_cores": runs,
         "engine_decisions_per_second": {str(games): value for games, value in engine.items()},
         "ratio": {str(games): figures["decisions_per_second"] / value for games, value in engine.items()},
         "load_average": load,
     }
-    print(f"training ({args.config}, {config.env.num_envs} games, {config.run.threads} threads, "
-          f"{figures['updates']} updates, {figures['decisions']:,} decisions):")
+    print(f"training ({args.config}, {config.env.num_envs} games, threads {config.run.threads} "
+          f"(used: {', '.join(map(str, figures['threads']))}), {figures['updates']} updates, "
+          f"{figures['decisions']:,} decisions):")
     print(f"  whole updates (rollout + GAE + update): {figures['decisions_per_second']:,.0f} decisions/s")
     print(f"  rollout alone: {figures['rollout_decisions_per_second']:,.0f} decisions/s "
           f"({figures['rollout_share']:.0%} of the time)")
     for games, value in engine.items():
         print(f"engine with observations, {games} games: {value:,.0f} decisions/s; "
               f"training keeps {result['ratio'][str(games)]:.1%} of it")
+    if len(runs) > 1:
+        print("beside busy processes (each keeps one core busy):")
+        print("busy cores  threads used  decisions/s  rollout decisions/s  ratio to the first")
+        for entry in runs:
+            print(f"{entry['busy_cores']:>10}  {', '.join(map(str, entry['threads'])):>12}  "
+                  f"{entry['decisions_per_second']:>11,.0f}  {entry['rollout_decisions_per_second']:>19,.0f}  "
+                  f"{entry['decisions_per_second'] / figures['decisions_per_second']:>18.2f}x")
     print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     write_json(args.json, result)
     return 0

@@ -8,10 +8,11 @@ prints the table and writes ``results.json``, ``results.txt`` and ``results.png`
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from blackout_env.rules import Rules
+
+from ..cpu import free_cores
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hands", action="store_true", help="deal single hands instead of whole matches")
     parser.add_argument("--seating", nargs="+", default=None, metavar="SPEC", help="one policy per seat (default: see --policies)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the policies (default 0)")
-    parser.add_argument("--workers", type=int, default=1, help="processes (0 = every core; default 1)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes (0 = the cores other processes leave free, measured at the start; default 1)")
     parser.add_argument("--out", default=None, help="folder for results.json, results.txt and results.png")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
     parser.add_argument(
@@ -60,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     if args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
     if args.workers < 0:
-        raise ValueError(f"--workers must be 0 (every core) or more, got {args.workers}")
-    workers = args.workers if args.workers > 0 else (os.cpu_count() or 1)
+        raise ValueError(f"--workers must be 0 (the free cores) or more, got {args.workers}")
+    workers = args.workers if args.workers > 0 else free_cores()
     check_tournament(args.policies, rules, args.deals, args.seed, workers, args.seating)
     if args.out is not None:
         _check_out(args.out)

@@ -67,8 +67,10 @@ class RunConfig:
     """Seeds the deals, the network's initial weights and action sampling (0..2**32-1)."""
     device: str = "auto"
     """"auto" (CUDA when present, else CPU), "cpu", "cuda" or "cuda:N"."""
-    threads: int = 2
-    """Torch CPU threads (the default run is sized for 2 cores)."""
+    threads: int | str = "auto"
+    """Torch CPU threads: a number, or "auto": the cores other processes leave free, measured at the start and
+    every half second during the run (``blackout_training.cpu``), so that a busy core costs its share of speed
+    instead of stalling every parallel region of torch's thread pool."""
     time_limit_minutes: float = 30.0
     """Stop (with a final checkpoint and evaluation) after this much wall time; 0 = no limit."""
     checkpoint_every_updates: int = 20
@@ -301,7 +303,8 @@ class TrainConfig:
         device = run.device
         _require("run.device", device, device in ("auto", "cpu", "cuda") or _is_cuda_index(device),
                  "'auto', 'cpu', 'cuda' or 'cuda:N'")
-        _require("run.threads", run.threads, run.threads >= 1, "at least 1")
+        _require("run.threads", run.threads, run.threads == "auto" or (isinstance(run.threads, int) and run.threads >= 1),
+                 "a whole number of threads >= 1, or auto (the free cores)")
         _require("run.time_limit_minutes", run.time_limit_minutes, run.time_limit_minutes >= 0, ">= 0 (0 = no limit)")
         _require("run.checkpoint_every_updates", run.checkpoint_every_updates, run.checkpoint_every_updates >= 1,
                  "at least 1")

@@ -180,8 +180,11 @@ class Sampler:
         reset_seed: int,
         league: Sequence[dict[str, torch.Tensor]] = (),
         progress: float = 0.0,
+        on_step: Callable[[], None] | None = None,
     ) -> None:
         self.config, self.env, self.device = config, env, device
+        self.on_step = on_step
+        """Called before every step of a rollout (the trainer's thread count follows the free cores there)."""
         n_envs = env.num_envs
         n_players = TablesVecEnv.num_players if config.env.tables else rules.num_players  # per-seat columns
         # The seats at each game's table (fewer than n_players in a table distribution's smaller tables).
@@ -245,6 +248,8 @@ class Sampler:
         hand_score_buf[:] = 0.0
         decisions, hand_score_sum, hands_seen, bids_made = 0, 0.0, 0, 0
         for t in range(T):
+            if self.on_step is not None:
+                self.on_step()
             obs_t = torch.from_numpy(batch.observation).to(device, non_blocking=True)
             mask_t = torch.from_numpy(batch.action_mask).to(device, non_blocking=True).bool()
             # The current learner plays its own seat, and every seat of a self-play game; all of those are data.

@@ -49,6 +49,7 @@ from blackout_env.universal import observation_kind
 
 from ..agents.policies import load_policy
 from ..agents.policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint
+from ..cpu import TorchThreads
 from ..evaluation.tournament import evaluate_against
 from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
 from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
@@ -146,8 +147,13 @@ def train(
     if folder.restart_note:
         log(folder.restart_note)
 
+    # --- torch's threads: run.threads, or (auto) the cores other processes leave free, followed during the run
+    threads = TorchThreads(config.run.threads)
+    started_threads = threads.start()
+    log(f"torch threads: {started_threads}" + (" (auto: the free cores, followed during the run)"
+                                               if threads.fixed is None else ""))
+
     # --- seeding: one visible block; a resumed run reseeds from its saved generator states
-    torch.set_num_threads(config.run.threads)
     random.seed(config.run.seed)
     np.random.seed(config.run.seed)
     torch.manual_seed(config.run.seed)
@@ -201,7 +207,8 @@ def train(
     if cluster is not None:
         samplers: Any = cluster.start_samplers(config, deal_seed, league, progress_fraction(), update, device, log)
     else:
-        samplers = Sampler(config, rules, env, bots, new_model, rng, device, deal_seed, league, progress_fraction())
+        samplers = Sampler(config, rules, env, bots, new_model, rng, device, deal_seed, league, progress_fraction(),
+                           on_step=threads.tick)
     started = time.perf_counter()  # (the samplers' start-up, seconds on a cluster, is not training time)
 
     def save(final: bool = False) -> None:
@@ -243,6 +250,7 @@ def train(
         last_eval = " ".join(f"{r['difference']:+.2f}±{r['difference_ci']:.2f}" for r in results.values())
         plot_learning_curve(eval_log.rows, run_dir / "learning_curve.png", eval_opponent)
 
+    reported_changes = 0
     try:
         while global_step < ppo.total_steps and not (time_limit_s > 0 and elapsed() >= time_limit_s):
             lr_now = ppo.lr * (1.0 - progress_fraction()) if ppo.anneal_lr else ppo.lr
@@ -256,7 +264,7 @@ def train(
             rollout_time = time.perf_counter() - rollout_start
 
             # ------------------------------------------------------------ PPO update
-            stats = ppo_update(agent, optimizer, rollout, ppo, rng, device)
+            stats = ppo_update(agent, optimizer, rollout, ppo, rng, device, tick=threads.tick)
 
             # --------------------------------------------------------------- logging
             update_time = time.perf_counter() - rollout_start
@@ -288,7 +296,11 @@ def train(
                     writer.add_scalar(f"train/{key}", float(row[key]), global_step)
             if on_update is not None:
                 on_update({"update": update, "decisions": decisions, "rollout_s": rollout_time,
-                           "update_s": update_time, "samplers": samplers.timings()})
+                           "update_s": update_time, "samplers": samplers.timings(), "threads": torch.get_num_threads()})
+            while reported_changes < len(threads.changes):
+                at, count = threads.changes[reported_changes]
+                reported_changes += 1
+                log(f"torch threads: {count} at {at:.0f} s (the cores other processes leave free changed)")
 
             if opp_cfg.mode == "pool" and update % opp_cfg.snapshot_every_updates == 0:
                 league = [*league, {k: v.detach().cpu().clone() for k, v in agent.state_dict().items()}]
@@ -341,10 +353,11 @@ class UpdateStats(NamedTuple):
 
 def ppo_update(
     agent: ActorCritic, optimizer: torch.optim.Optimizer, rollout: Any, ppo: Any, rng: np.random.Generator,
-    device: torch.device,
+    device: torch.device, tick: Callable[[], None] | None = None,
 ) -> UpdateStats:
     """The clipped PPO update (CleanRL's) on one rollout's trainable decisions: ``update_epochs`` passes of
-    ``num_minibatches`` shuffled minibatches, stopping early past ``target_kl``."""
+    ``num_minibatches`` shuffled minibatches, stopping early past ``target_kl``. ``tick`` is called before each
+    minibatch (the thread count follows the free cores there)."""
     n_rows = len(rollout.actions)
     b_adv, b_returns, b_values = rollout.advantages, rollout.returns, rollout.values
     minibatch = max(1, math.ceil(n_rows / ppo.num_minibatches))
@@ -353,6 +366,8 @@ def ppo_update(
     for _epoch in range(ppo.update_epochs):
         order = torch.from_numpy(rng.permutation(n_rows)).to(device)
         for mb_start in range(0, n_rows, minibatch):
+            if tick is not None:
+                tick()
             idx = order[mb_start : mb_start + minibatch]
             # (index_select: the same rows as x[idx], gathered in half the time)
             mb_inputs = None if rollout.card_inputs is None else [x.index_select(0, idx) for x in rollout.card_inputs]

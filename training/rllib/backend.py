@@ -289,9 +289,9 @@ def train(
         folder.create(config)
         if folder.restart_note:
             log(folder.restart_note)
-        import torch
+        from ..cpu import TorchThreads
 
-        torch.set_num_threads(config.run.threads)
+        log(f"learner torch threads: {TorchThreads(config.run.threads).start()}")
         algo = algo_config.build_algo()
         if folder.resuming:
             # The learner's weights and optimizer and RLlib's counters (the lr schedule reads them);

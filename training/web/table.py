@@ -29,6 +29,7 @@ import numpy as np
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
 from blackout_env.policies import Explanation, explain, parse_options, parse_spec
 
+from ..evaluation.tournament import single_threaded_torch
 from ..play.session import SavedSession, Seat, decision_seed, read_save, write_save
 
 __all__ = [
@@ -448,7 +449,9 @@ class Table:
             if callable(reseed):
                 reseed(decision_seed(self.bot_seed, seat, len(self.game.actions)))
             view = self.game.view(seat)
-            why = explain(policy, view)
+            # One view at a time gains nothing from torch's threads, and they stall when a core is busy.
+            with single_threaded_torch():
+                why = explain(policy, view)
         except Exception as error:  # a bot that crashes must not take the server with it
             raise TableError(f"the bot in seat {seat} ({self.seats[seat].policy or self.fill}) failed: "
                              f"{type(error).__name__}: {error}", "bot_failed") from error
