@@ -94,3 +94,15 @@ def test_auto_threads_follow_the_free_cores_and_a_fixed_count_stays(monkeypatch)
 def test_a_bad_thread_setting_is_refused_naming_it(value):
     with pytest.raises(ValueError, match="run.threads: a whole number of threads >= 1, or auto"):
         cpu.parse_threads(value, "run.threads")
+
+
+def test_the_shared_machine_script_times_an_evaluation_and_a_web_bot(tmp_path):
+    import json
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "docs" / "data" / "shared_machine.py"
+    out = tmp_path / "shared.json"
+    subprocess.run([sys.executable, str(script), "--busy-cores", "0", "--deals", "1", "--moves", "3", "--json",
+                    str(out)], check=True, capture_output=True, timeout=240)
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["busy_cores"] == 0 and row["eval_s"] > 0 and row["web_ppo_move_ms"] > 0
