@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 TRAINING = REPO / "training"
 
 ALLOWED = {
+    "cpu": {"cpu"},
     "agents": {"agents"},
     "evaluation": {"agents", "evaluation"},
     "ppo": {"agents", "evaluation", "ppo"},
@@ -25,6 +26,8 @@ ALLOWED = {
     "cli": {"agents", "evaluation", "ppo", "expert", "rllib", "play", "web", "bench", "cli"},
 }
 """Each part of ``blackout_training`` and the parts it may import (its own included)."""
+for _part_name in ALLOWED:
+    ALLOWED[_part_name].add("cpu")  # the free cores (blackout_training.cpu) are below every part
 
 
 def _part(path: Path) -> str:
