@@ -69,7 +69,7 @@ from .game_log import GameLogWriter, LoggedGame, game_finished
 
 __all__ = [
     "EvalResult", "PolicyStats", "evaluate", "evaluate_against", "check_tournament", "seating_for", "rotations",
-    "confidence_half_width", "single_threaded_torch",
+    "confidence_half_width", "single_threaded_torch", "Deal", "draw_deal", "play_game", "reseed",
 ]
 
 
@@ -141,18 +141,55 @@ def _setup(
     _WORKER.update(policies=policies, rules=rules, seating=list(seating), seed=seed, hands=hands, log=log)
 
 
+@dataclass(frozen=True)
+class Deal:
+    """The cards of deal ``index``: one deck order per round, the first dealer, and the round the game starts at."""
+
+    index: int
+    decks: list[list[int]]
+    first_dealer: int
+    start_round: int
+
+
+def draw_deal(rules: Rules, seed: int, index: int, hands: bool) -> Deal:
+    """Deal ``index`` of a tournament seeded ``seed`` (every rotation, every table and every run plays the same one).
+
+    The decks come from ``default_rng([seed, index])``; with ``hands`` the deal is a
+    single hand of round ``index % num_rounds``, whose dealer is the rules' first dealer.
+    """
+    n = rules.num_players
+    rng = np.random.default_rng([seed, index])
+    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (rules.num_rounds, 1)), axis=1).tolist()
+    first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else int(rules.first_dealer)
+    start = index % rules.num_rounds if hands else 0
+    if hands:
+        first_dealer = dealer_of_round(first_dealer, -start, n)  # the hand's dealer is then the rules' first dealer
+    return Deal(index, decks, first_dealer, start)
+
+
+def play_game(rules: Rules, deal: Deal, seated: Sequence[Policy], hands: bool) -> BlackoutGame:
+    """Play ``deal`` with ``seated[s]`` at seat ``s``: the finished game (its match, or with ``hands`` its hand)."""
+    game = BlackoutGame(rules, decks=deal.decks, first_dealer=deal.first_dealer, start_round=deal.start_round)
+    while not game_finished(game, hands):
+        seat = game.current_player
+        game.step(seated[seat].act(game.view(seat)))
+    return game
+
+
+def reseed(policy: Policy, *key: int) -> None:
+    """Reseed a policy (one with ``seed(int)``) from ``key``: its choices then depend on the key only."""
+    seed = getattr(policy, "seed", None)
+    if callable(seed):
+        seed(int(np.random.SeedSequence(list(key)).generate_state(1)[0]))
+
+
 def _play_deal(deal: int) -> tuple[dict[str, Any], list[str]]:
     """Play every rotation of deal ``deal``: per policy, totals over its seats; the game log lines (when logging)."""
     rules: Rules = _WORKER["rules"]
     policies: dict[str, Policy] = _WORKER["policies"]
     seed: int = _WORKER["seed"]
     n = rules.num_players
-    rng = np.random.default_rng([seed, deal])
-    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (rules.num_rounds, 1)), axis=1).tolist()
-    first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else int(rules.first_dealer)
-    start = deal % rules.num_rounds if _WORKER["hands"] else 0
-    if _WORKER["hands"]:
-        first_dealer = dealer_of_round(first_dealer, -start, n)  # the hand's dealer is then the rules' first dealer
+    cards = draw_deal(rules, seed, deal, _WORKER["hands"])
     record: dict[str, Any] = {
         name: {"score": 0.0, "hands": 0, "made": {}, "match_score": 0.0, "wins": 0.0, "matches": 0}
         for name in policies
@@ -160,13 +197,8 @@ def _play_deal(deal: int) -> tuple[dict[str, Any], list[str]]:
     lines: list[str] = []
     for j, assignment in enumerate(rotations(_WORKER["seating"])):
         for k, name in enumerate(policies):
-            reseed = getattr(policies[name], "seed", None)
-            if callable(reseed):
-                reseed(int(np.random.SeedSequence([seed, deal, j, k]).generate_state(1)[0]))
-        game = BlackoutGame(rules, decks=decks, first_dealer=first_dealer, start_round=start)
-        while not game_finished(game, _WORKER["hands"]):
-            seat = game.current_player
-            game.step(policies[assignment[seat]].act(game.view(seat)))
+            reseed(policies[name], seed, deal, j, k)
+        game = play_game(rules, cards, [policies[name] for name in assignment], _WORKER["hands"])
         if _WORKER["log"]:
             lines.append(LoggedGame.from_game(game, deal, j, assignment, _WORKER["hands"]).to_json())
         totals = [sum(s[seat] for s in game.round_scores) for seat in range(n)]
