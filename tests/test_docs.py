@@ -40,7 +40,7 @@ README = REPO / "README.md"
 # The reference pages this branch writes: each must exist and be linked from docs/index.md.
 PAGES = [
     "index.md", "engine.md", "environments.md", "batched.md", "baselines.md",
-    "evaluation.md", "training.md", "play.md", "web.md", "benchmarks.md", "development.md", "generalist.md",
+    "evaluation.md", "ladder.md", "training.md", "play.md", "web.md", "benchmarks.md", "development.md", "generalist.md",
 ]
 # Pages that other parts of the project add (speed, library recipes, ISMCTS, RLlib). The index
 # and the README link them already; a link to one of these names is accepted while the page is
