@@ -178,6 +178,19 @@ def test_pairwise_matches_are_stored_and_kept(tmp_path):
         assert "one agent against 2 copies of another" in ladder.table()
 
 
+def test_pairwise_matches_stop_when_the_sprt_decides(tmp_path):
+    from blackout_training.evaluation.sequential import SPRT
+
+    with _ladder(tmp_path / "l.db", deals=2, hands=True) as ladder:
+        play(ladder)
+        assert play_pairwise(ladder, top=3, deals=60, sprt=SPRT(0, 1)) == 6
+        decided = [p for p in ladder.pairwise() if p["sprt"]["decision"] is not None]
+        assert decided and all(p["deals"] == p["sprt"]["deals"] < 60 for p in decided)
+        assert "(SPRT: " in ladder.table()
+        undecided = 6 - len(decided)
+        assert play_pairwise(ladder, top=3, deals=60, sprt=SPRT(0, 1)) == undecided
+
+
 # ------------------------------------------------------------------ bad files and bad input
 def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
     path = tmp_path / "notes.db"

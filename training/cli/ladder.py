@@ -38,7 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--pairwise", type=int, default=0, metavar="K",
                      help="then play each of the K best agents against copies of each other one (default 0: none)")
     run.add_argument("--pairwise-deals", type=int, default=100, metavar="N",
-                     help="duplicate deals per pair for --pairwise (default 100)")
+                     help="duplicate deals per pair for --pairwise (default 100; with --sprt the most it plays)")
+    run.add_argument("--sprt", default=None, metavar="LOW,HIGH",
+                     help="--pairwise stops each pair as soon as a sequential test decides between a difference of LOW "
+                     "and of HIGH points per hand")
     _common(run)
 
     add = commands.add_parser("add", help="add an agent to a ladder and play only its tables")
@@ -145,17 +148,19 @@ def _create_or_open(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from ..evaluation.ladder import open_ladder, play, play_pairwise
+    from ..evaluation.sequential import SPRT
 
     command = "blackout ladder " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["ladder"] else args.ladder_command
     if args.ladder_command == "run":
         workers = _workers(args.workers)
         if args.pairwise < 0 or args.pairwise_deals < 1:
             raise ValueError(f"--pairwise must be 0 or more and --pairwise-deals at least 1, got {args.pairwise}, {args.pairwise_deals}")
+        sprt = SPRT.parse(args.sprt) if args.sprt is not None else None
         with _create_or_open(args) as ladder:
             played = play(ladder, command, workers=workers, on_unit=_progress(not args.no_progress))
             print(f"played {played} games")
             if args.pairwise:
-                pairs = play_pairwise(ladder, args.pairwise, args.pairwise_deals, workers, progress=not args.no_progress)
+                pairs = play_pairwise(ladder, args.pairwise, args.pairwise_deals, workers, not args.no_progress, sprt)
                 print(f"played {pairs} pairwise matches")
             print()
             print(ladder.table())

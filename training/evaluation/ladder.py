@@ -66,6 +66,7 @@ from blackout_env.rules import Rules
 from blackout_env.rules_logic import match_places
 
 from ..agents.policies import Policy, load_policy
+from .sequential import SPRT
 from .tournament import confidence_half_width, draw_deal, play_game, reseed, single_threaded_torch
 
 __all__ = [
@@ -100,7 +101,7 @@ CREATE TABLE hands (
 CREATE INDEX hands_by_agent ON hands(agent);
 CREATE TABLE pairwise (
     a INTEGER NOT NULL REFERENCES agents(id), b INTEGER NOT NULL REFERENCES agents(id), deals INTEGER NOT NULL,
-    a_score REAL NOT NULL, b_score REAL NOT NULL, difference REAL NOT NULL, ci95 REAL, PRIMARY KEY (a, b)
+    a_score REAL NOT NULL, b_score REAL NOT NULL, difference REAL NOT NULL, ci95 REAL, sprt TEXT, PRIMARY KEY (a, b)
 );
 CREATE TABLE ratings (
     run INTEGER NOT NULL REFERENCES runs(id), agent INTEGER NOT NULL REFERENCES agents(id),
@@ -397,11 +398,11 @@ class Ladder:
     def pairwise(self) -> list[dict[str, Any]]:
         """The stored pairwise matches: agent ``a`` against copies of ``b``, the difference per hand with its interval."""
         names = {row.id: row.name for row in self.agents()}
-        rows = self.db.execute("SELECT a, b, deals, a_score, b_score, difference, ci95 FROM pairwise ORDER BY a, b")
+        rows = self.db.execute("SELECT a, b, deals, a_score, b_score, difference, ci95, sprt FROM pairwise ORDER BY a, b")
         return [
             {"a": names[a], "b": names[b], "deals": deals, "a_score": a_score, "b_score": b_score,
-             "difference": difference, "ci95": ci95}
-            for a, b, deals, a_score, b_score, difference, ci95 in rows
+             "difference": difference, "ci95": ci95, "sprt": None if sprt is None else json.loads(sprt)}
+            for a, b, deals, a_score, b_score, difference, ci95, sprt in rows
         ]
 
     def _pairwise_lines(self, markdown: bool) -> list[str]:
@@ -418,7 +419,11 @@ class Ladder:
             lines = ["", title]
             row = "  {a} vs {b}: {deals} deals, {a_score:.2f} against {b_score:.2f}, difference {diff}"
         for pair in pairs:
-            lines.append(row.format(**pair, diff=_with_ci(pair["difference"], pair["ci95"], "+")))
+            diff = _with_ci(pair["difference"], pair["ci95"], "+")
+            if pair["sprt"] is not None:
+                decided = {"H1": f">= {pair['sprt']['high']:+g}", "H0": f"<= {pair['sprt']['low']:+g}", None: "undecided"}
+                diff += f" (SPRT: {decided[pair['sprt']['decision']]})"
+            lines.append(row.format(**pair, diff=diff))
         return lines
 
     def table(self) -> str:
@@ -689,11 +694,14 @@ def play(
     return stored
 
 
-def play_pairwise(ladder: Ladder, top: int, deals: int, workers: int = 1, progress: bool = False) -> int:
+def play_pairwise(
+    ladder: Ladder, top: int, deals: int, workers: int = 1, progress: bool = False, sprt: SPRT | None = None
+) -> int:
     """Each of the ``top`` best agents against copies of each other one (``blackout eval``'s duplicate deals).
 
-    A pair already stored with at least ``deals`` deals is kept; the others are played
-    (with the ladder's rules, seed and hands) and stored. Returns the number of pairs played.
+    A pair already stored with at least ``deals`` deals (or, with ``sprt``, stored with a
+    decision) is kept; the others are played (with the ladder's rules, seed and hands; with
+    ``sprt``, until the test decides or ``deals`` are played) and stored. Returns the number of pairs played.
     """
     from .tournament import evaluate
 
@@ -703,22 +711,24 @@ def play_pairwise(ladder: Ladder, top: int, deals: int, workers: int = 1, progre
     specs = {row.id: row for row in ladder.agents()}
     by_name = {row.name: row.id for row in specs.values()}
     best = [by_name[s.name] for s in ladder.standings()[:top]]
-    stored = {(a, b): n for a, b, n in ladder.db.execute("SELECT a, b, deals FROM pairwise")}
+    stored = {(a, b): (n, test) for a, b, n, test in ladder.db.execute("SELECT a, b, deals, sprt FROM pairwise")}
     played = 0
     for a, b in itertools.permutations(best, 2):
-        if stored.get((a, b), 0) >= deals:
+        count, test = stored.get((a, b), (0, None))
+        if count >= deals or (sprt is not None and test is not None and json.loads(test)["decision"] is not None):
             continue
         agent, field = specs[a], specs[b]
         result = evaluate(
             {agent.name: agent.spec, field.name: field.spec}, ladder.rules, deals=deals, seed=ladder.seed,
-            workers=workers, hands=ladder.hands_only, progress=progress,
+            workers=workers, hands=ladder.hands_only, progress=progress, sprt=sprt,
         )
         gap = result.difference(agent.name, field.name)
         with ladder.db:
             ladder.db.execute(
-                "INSERT OR REPLACE INTO pairwise VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (a, b, deals, result.stats(agent.name).mean_score_per_hand, result.stats(field.name).mean_score_per_hand,
-                 gap["mean"], gap["ci95"]),
+                "INSERT OR REPLACE INTO pairwise VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (a, b, result.deals, result.stats(agent.name).mean_score_per_hand,
+                 result.stats(field.name).mean_score_per_hand, gap["mean"], gap["ci95"],
+                 None if result.sprt is None else json.dumps(result.sprt)),
             )
         played += 1
     return played
