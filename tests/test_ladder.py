@@ -191,6 +191,23 @@ def test_pairwise_matches_stop_when_the_sprt_decides(tmp_path):
         assert play_pairwise(ladder, top=3, deals=60, sprt=SPRT(0, 1)) == undecided
 
 
+def test_every_agent_gets_its_obvious_moves_score_once_per_suite(tmp_path):
+    from blackout_training.evaluation.ladder import score_positions
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "positions:\n- {id: ace, players: 3, dealer: 2, hands: [2C, 3C, AS], turned: 5S, actions: b1 b1, acceptable: b1,"
+        " reason: the ace of trump takes the only trick}\n"
+    )
+    with _ladder(tmp_path / "l.db", deals=1) as ladder:
+        assert score_positions(ladder, suite) == 3
+        scores = {s.name: s.obvious for s in ladder.standings()}
+        assert scores["heuristic"] == (1, 1) and scores["search:samples=4"] == (1, 1)
+        assert scores["random"][1] == 1
+        assert score_positions(ladder, suite) == 0
+        assert "obvious" in ladder.table() and "1/1" in ladder.markdown()
+
+
 # ------------------------------------------------------------------ bad files and bad input
 def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
     path = tmp_path / "notes.db"

@@ -39,6 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="then play each of the K best agents against copies of each other one (default 0: none)")
     run.add_argument("--pairwise-deals", type=int, default=100, metavar="N",
                      help="duplicate deals per pair for --pairwise (default 100; with --sprt the most it plays)")
+    run.add_argument("--positions", action="store_true",
+                     help="also score every agent on the suite of obvious positions (blackout positions)")
     run.add_argument("--sprt", default=None, metavar="LOW,HIGH",
                      help="--pairwise stops each pair as soon as a sequential test decides between a difference of LOW "
                      "and of HIGH points per hand")
@@ -147,7 +149,7 @@ def _create_or_open(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation.ladder import open_ladder, play, play_pairwise
+    from ..evaluation.ladder import open_ladder, play, play_pairwise, score_positions
     from ..evaluation.sequential import SPRT
 
     command = "blackout ladder " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["ladder"] else args.ladder_command
@@ -162,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
             if args.pairwise:
                 pairs = play_pairwise(ladder, args.pairwise, args.pairwise_deals, workers, not args.no_progress, sprt)
                 print(f"played {pairs} pairwise matches")
+            if args.positions:
+                print(f"scored {score_positions(ladder)} agents on the obvious positions")
             print()
             print(ladder.table())
         return 0

@@ -37,7 +37,8 @@ deals), ``agents`` (name, spec, package version, the checkpoint's SHA-256),
 ``deals`` (deck orders), ``games`` (table, deal, rotation, seats, totals, actions;
 unique per table, deal and rotation), ``hands`` (per game, round and seat: the bid,
 tricks and score), ``pairwise`` (agent A against copies of agent B:
-:func:`play_pairwise`), ``runs`` and ``ratings`` (the ratings after each run: their
+:func:`play_pairwise`), ``positions`` (each agent's score on the suite of obvious positions:
+:func:`score_positions`), ``runs`` and ``ratings`` (the ratings after each run: their
 history). A unit already stored is never played again, and a unit that another
 process stored first is dropped, not written twice. A file that is not a ladder (not
 SQLite, corrupt, another program's database, another schema version) is refused
@@ -71,7 +72,7 @@ from .tournament import confidence_half_width, draw_deal, play_game, reseed, sin
 
 __all__ = [
     "LADDER_FORMAT", "LADDER_SCHEMA", "AgentRow", "Ladder", "LadderError", "Standing", "checkpoint_sha256",
-    "create_ladder", "open_ladder", "play", "play_pairwise",
+    "create_ladder", "open_ladder", "play", "play_pairwise", "score_positions",
 ]
 
 LADDER_FORMAT = "blackout-ladder"
@@ -103,12 +104,16 @@ CREATE TABLE pairwise (
     a INTEGER NOT NULL REFERENCES agents(id), b INTEGER NOT NULL REFERENCES agents(id), deals INTEGER NOT NULL,
     a_score REAL NOT NULL, b_score REAL NOT NULL, difference REAL NOT NULL, ci95 REAL, sprt TEXT, PRIMARY KEY (a, b)
 );
+CREATE TABLE positions (
+    agent INTEGER NOT NULL REFERENCES agents(id), suite TEXT NOT NULL, passed INTEGER NOT NULL, total INTEGER NOT NULL,
+    PRIMARY KEY (agent, suite)
+);
 CREATE TABLE ratings (
     run INTEGER NOT NULL REFERENCES runs(id), agent INTEGER NOT NULL REFERENCES agents(id),
     mu REAL NOT NULL, sigma REAL NOT NULL, games INTEGER NOT NULL, PRIMARY KEY (run, agent)
 );
 """
-_TABLES = ("meta", "agents", "deals", "runs", "games", "hands", "pairwise", "ratings")
+_TABLES = ("meta", "agents", "deals", "runs", "games", "hands", "pairwise", "positions", "ratings")
 
 
 class LadderError(ValueError):
@@ -169,6 +174,8 @@ class Standing:
     """Score per hand minus the mean of the other seats of the same hand."""
     margin_ci95: float | None
     bid_made_rate: float
+    obvious: tuple[int, int] | None = None
+    """(right, asked) on the shipped suite of obvious positions (:func:`score_positions`), when scored."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -390,10 +397,17 @@ class Ladder:
                 margin_ci = confidence_half_width(np.asarray(entry["margin"]) / counts)
             rows.append((mu - 3 * sigma, mu, sigma, games, hands, score, score_ci, margin, margin_ci, made, agent))
         rows.sort(key=lambda row: (-row[0], row[-1].id))
+        obvious = self.obvious_scores()
         return [
-            Standing(rank, agent.name, agent.spec, cons, mu, sigma, games, hands, score, score_ci, margin, margin_ci, made)
+            Standing(rank, agent.name, agent.spec, cons, mu, sigma, games, hands, score, score_ci, margin, margin_ci, made,
+                     obvious.get(agent.id))
             for rank, (cons, mu, sigma, games, hands, score, score_ci, margin, margin_ci, made, agent) in enumerate(rows, 1)
         ]
+
+    def obvious_scores(self) -> dict[int, tuple[int, int]]:
+        """Per agent id, (right, asked) on the newest suite of obvious positions it was scored on."""
+        rows = self.db.execute("SELECT agent, passed, total FROM positions ORDER BY rowid")
+        return {agent: (passed, total) for agent, passed, total in rows}
 
     def pairwise(self) -> list[dict[str, Any]]:
         """The stored pairwise matches: agent ``a`` against copies of ``b``, the difference per hand with its interval."""
@@ -437,13 +451,13 @@ class Ladder:
             f"{self.games_played()} games played",
             "",
             f"{'rank':>4} {'agent':<{width}} {'mu-3sigma':>9} {'mu':>6} {'sigma':>6} {'games':>6} "
-            f"{'score/hand (95% CI)':>20} {'vs table (95% CI)':>19} {'bid made':>8}",
+            f"{'score/hand (95% CI)':>20} {'vs table (95% CI)':>19} {'bid made':>8} {'obvious':>8}",
         ]
         for s in standings:
             lines.append(
                 f"{s.rank:>4} {s.name:<{width}} {s.conservative:>9.2f} {s.mu:>6.2f} {s.sigma:>6.2f} {s.games:>6} "
                 f"{_with_ci(s.score_per_hand, s.score_ci95):>20} {_with_ci(s.margin_per_hand, s.margin_ci95, '+'):>19} "
-                f"{_percent(s.bid_made_rate):>8}"
+                f"{_percent(s.bid_made_rate):>8} {_obvious(s.obvious):>8}"
             )
         return "\n".join(lines + self._pairwise_lines(markdown=False))
 
@@ -465,14 +479,14 @@ class Ladder:
             f"{len(self.agents())} agents, tables of {n}: {len(self.tables())} tables x {self.deals} deals x {n} rotations "
             f"({'single hands' if self.hands_only else 'whole matches'}, seed {self.seed}), {self.games_played()} games.",
             "",
-            "| rank | agent | mu - 3 sigma | mu | sigma | games | score/hand (95% CI) | vs table (95% CI) | bid made |",
-            "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| rank | agent | mu - 3 sigma | mu | sigma | games | score/hand (95% CI) | vs table (95% CI) | bid made | obvious moves |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for s in self.standings():
             lines.append(
                 f"| {s.rank} | `{s.name}` | {s.conservative:.2f} | {s.mu:.2f} | {s.sigma:.2f} | {s.games} | "
                 f"{_with_ci(s.score_per_hand, s.score_ci95)} | {_with_ci(s.margin_per_hand, s.margin_ci95, '+')} | "
-                f"{_percent(s.bid_made_rate)} |"
+                f"{_percent(s.bid_made_rate)} | {_obvious(s.obvious)} |"
             )
         return "\n".join(lines + self._pairwise_lines(markdown=True))
 
@@ -504,6 +518,10 @@ def _with_ci(value: float, half: float | None, sign: str = "") -> str:
         return "-"
     text = f"{value:{sign}.2f}"
     return f"{text} ± {half:.2f}" if half is not None else f"{text} ± n/a"
+
+
+def _obvious(score: tuple[int, int] | None) -> str:
+    return "-" if score is None else f"{score[0]}/{score[1]}"
 
 
 def _percent(value: float) -> str:
@@ -732,3 +750,25 @@ def play_pairwise(
             )
         played += 1
     return played
+
+
+def score_positions(ladder: Ladder, path: str | os.PathLike[str] | None = None) -> int:
+    """Score every agent not yet scored on the suite of obvious positions (default: the shipped one); how many were.
+
+    An agent is asked the positions under rules it plays (a specialist checkpoint skips the others).
+    """
+    from .positions import load_positions, run_suite, suite_digest
+
+    positions = load_positions(path)
+    digest = suite_digest(positions)
+    done = {agent for (agent,) in ladder.db.execute("SELECT agent FROM positions WHERE suite = ?", (digest,))}
+    scored = 0
+    for row in ladder.agents():
+        if row.id in done:
+            continue
+        result = run_suite(row.spec, positions, seed=ladder.seed, name=row.name)
+        with ladder.db:
+            ladder.db.execute("DELETE FROM positions WHERE agent = ?", (row.id,))
+            ladder.db.execute("INSERT INTO positions VALUES (?, ?, ?, ?)", (row.id, digest, result.passed, result.total))
+        scored += 1
+    return scored
