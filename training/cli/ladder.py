@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"played {played} games of {agent.name}'s tables\n")
             print(ladder.table())
         return 0
-    with open_ladder(args.file) as ladder:
+    with open_ladder(args.file, read_only=True) as ladder:
         if args.ladder_command == "show":
             print(ladder.table())
         else:

@@ -581,12 +581,17 @@ def _check_file(path: Path) -> None:
         raise LadderError(f"{path}: a corrupt database ({error}); it was left untouched") from None
 
 
-def open_ladder(path: str | os.PathLike[str]) -> Ladder:
-    """Open an existing ladder file, after checking that it is one (LadderError otherwise, the file untouched)."""
+def open_ladder(path: str | os.PathLike[str], read_only: bool = False) -> Ladder:
+    """Open an existing ladder file, after checking that it is one (LadderError otherwise, the file untouched).
+
+    ``read_only``: a connection that cannot write (a viewer's: ``show``, ``export``, the web page).
+    """
     path = Path(path)
     if not path.exists():
         raise LadderError(f"{path}: no such ladder file (create one with `blackout ladder run FILE --agents ...`)")
     _check_file(path)
+    if read_only:
+        return Ladder(path, _connect(path, read_only=True))
     connection = _connect(path)
     connection.execute("PRAGMA journal_mode = WAL")
     return Ladder(path, connection)
