@@ -72,7 +72,7 @@ from .tournament import confidence_half_width, draw_deal, play_game, reseed, sin
 
 __all__ = [
     "LADDER_FORMAT", "LADDER_SCHEMA", "AgentRow", "Ladder", "LadderError", "Standing", "checkpoint_sha256",
-    "create_ladder", "open_ladder", "play", "play_pairwise", "score_positions",
+    "create_ladder", "obvious_text", "open_ladder", "play", "play_pairwise", "score_positions",
 ]
 
 LADDER_FORMAT = "blackout-ladder"
@@ -457,7 +457,7 @@ class Ladder:
             lines.append(
                 f"{s.rank:>4} {s.name:<{width}} {s.conservative:>9.2f} {s.mu:>6.2f} {s.sigma:>6.2f} {s.games:>6} "
                 f"{_with_ci(s.score_per_hand, s.score_ci95):>20} {_with_ci(s.margin_per_hand, s.margin_ci95, '+'):>19} "
-                f"{_percent(s.bid_made_rate):>8} {_obvious(s.obvious):>8}"
+                f"{_percent(s.bid_made_rate):>8} {obvious_text(s.obvious):>8}"
             )
         return "\n".join(lines + self._pairwise_lines(markdown=False))
 
@@ -486,7 +486,7 @@ class Ladder:
             lines.append(
                 f"| {s.rank} | `{s.name}` | {s.conservative:.2f} | {s.mu:.2f} | {s.sigma:.2f} | {s.games} | "
                 f"{_with_ci(s.score_per_hand, s.score_ci95)} | {_with_ci(s.margin_per_hand, s.margin_ci95, '+')} | "
-                f"{_percent(s.bid_made_rate)} | {_obvious(s.obvious)} |"
+                f"{_percent(s.bid_made_rate)} | {obvious_text(s.obvious)} |"
             )
         return "\n".join(lines + self._pairwise_lines(markdown=True))
 
@@ -520,8 +520,11 @@ def _with_ci(value: float, half: float | None, sign: str = "") -> str:
     return f"{text} ± {half:.2f}" if half is not None else f"{text} ± n/a"
 
 
-def _obvious(score: tuple[int, int] | None) -> str:
-    return "-" if score is None else f"{score[0]}/{score[1]}"
+def obvious_text(score: tuple[int, int] | None) -> str:
+    """Right/asked; "n/a" for an agent asked none (a specialist for rules no position has)."""
+    if score is None:
+        return "-"
+    return "n/a" if score[1] == 0 else f"{score[0]}/{score[1]}"
 
 
 def _percent(value: float) -> str:

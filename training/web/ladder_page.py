@@ -18,7 +18,7 @@ from typing import Any
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from ..evaluation.ladder import LadderError, open_ladder
+from ..evaluation.ladder import LadderError, obvious_text, open_ladder
 
 __all__ = ["ladder_routes", "render_ladder"]
 
@@ -36,7 +36,7 @@ def render_ladder(path: str | os.PathLike[str]) -> str:
         score = "-" if s.hands == 0 else f"{s.score_per_hand:.2f} ± {_half(s.score_ci95)}"
         margin = "-" if s.hands == 0 else f"{s.margin_per_hand:+.2f} ± {_half(s.margin_ci95)}"
         made = "-" if s.hands == 0 else f"{s.bid_made_rate:.1%}"
-        obvious = "-" if s.obvious is None else f"{s.obvious[0]}/{s.obvious[1]}"
+        obvious = obvious_text(s.obvious)
         rows.append(
             f"<tr><td>{s.rank}</td><td><code>{e(s.name)}</code></td><td>{s.conservative:.2f}</td><td>{s.mu:.2f}</td>"
             f"<td>{s.sigma:.2f}</td><td>{s.games}</td><td>{score}</td><td>{margin}</td><td>{made}</td><td>{obvious}</td></tr>"
