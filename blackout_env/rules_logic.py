@@ -58,6 +58,7 @@ reward modes               :func:`seat_rewards`, :data:`REWARDS`; the AEC env, t
 who wins the match         :func:`match_winners` (``BlackoutGame.winners``) and, from it for
                            one game, :func:`win_shares`: the "win" reward, the evaluation's
                            match win rate
+places at a match's end    :func:`match_places`; the ladder's ratings (ties share a place)
 hand score                 ``Rules.hand_score`` (with the options it reads)
 =========================  ===============================================================
 
@@ -103,6 +104,7 @@ __all__ = [
     "illegal_action_reason",
     "is_trump",
     "led_suit_of",
+    "match_places",
     "match_winners",
     "playable_bits",
     "playable_cards",
@@ -475,6 +477,15 @@ def match_winners(totals: Sequence[int]) -> list[int]:
     """
     best = max(totals)
     return [seat for seat, total in enumerate(totals) if total == best]
+
+
+def match_places(totals: Sequence[int]) -> list[int]:
+    """Each seat's place in a match with these totals: 1 for the winners, ties sharing the better place.
+
+    A seat's place is one more than the number of seats with a higher total, so
+    totals 30, 41, 30, 12 finish 2, 1, 2, 4 (the winners are :func:`match_winners`).
+    """
+    return [1 + sum(other > total for other in totals) for total in totals]
 
 
 def win_shares(totals: Any) -> np.ndarray:

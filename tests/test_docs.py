@@ -40,7 +40,7 @@ README = REPO / "README.md"
 # The reference pages this branch writes: each must exist and be linked from docs/index.md.
 PAGES = [
     "index.md", "engine.md", "environments.md", "batched.md", "baselines.md",
-    "evaluation.md", "training.md", "play.md", "web.md", "benchmarks.md", "development.md", "generalist.md",
+    "evaluation.md", "ladder.md", "positions.md", "training.md", "play.md", "web.md", "benchmarks.md", "development.md", "generalist.md",
 ]
 # Pages that other parts of the project add (speed, library recipes, ISMCTS, RLlib). The index
 # and the README link them already; a link to one of these names is accepted while the page is
@@ -144,7 +144,7 @@ def test_ci_finds_the_readme_test_command():
     block = next(b for b in code_blocks(README) if b.line > marker_line)
     command = block.text.strip()
     assert "\n" not in command
-    assert command == 'pip install torch==2.13.0 -e ".[dev,train,rllib,web]" && python -m pytest -q'
+    assert command == 'pip install torch==2.13.0 -e ".[dev,train,rllib,web,bench]" && python -m pytest -q'
 
 
 def test_readme_installs_the_cpu_torch_from_pytorchs_index_outside_the_ci_command():

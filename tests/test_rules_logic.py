@@ -26,6 +26,7 @@ from blackout_env.rules_logic import (
     illegal_action_reason,
     is_trump,
     led_suit_of,
+    match_places,
     match_winners,
     playable_bits,
     playable_cards,
@@ -203,6 +204,14 @@ def test_every_seat_with_the_highest_total_wins_the_match():
     assert match_winners([0, 0, 0]) == [0, 1, 2]
     for totals in ([3, 10, 10, -2], [-5, -9, -5, -5, 1, 1, -5], [4]):
         assert match_winners(totals) == np.flatnonzero(win_shares(totals)).tolist()
+
+
+def test_equal_totals_share_the_better_place_and_the_next_place_is_skipped():
+    assert match_places([30, 41, 30, 12]) == [2, 1, 2, 4]
+    assert match_places([0, 0, 0]) == [1, 1, 1]
+    for totals in ([3, 10, 10, -2], [-5, -9, -5, -5, 1, 1, -5]):
+        places = match_places(totals)
+        assert [seat for seat, place in enumerate(places) if place == 1] == match_winners(totals)
 
 
 def test_one_games_match_win_shares_equal_the_array_form():

@@ -35,6 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--game-log", default=None, metavar="FILE",
         help="write every game played (each deal in each rotation) to FILE, one JSON line each, for replays",
     )
+    parser.add_argument(
+        "--sprt", default=None, metavar="LOW,HIGH",
+        help="stop as soon as a sequential test decides between a difference (first policy minus last, points per hand) "
+        "of LOW and of HIGH; --deals is then the most it plays",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -52,6 +57,7 @@ def _check_out(out: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..evaluation.game_log import check_game_log_path
+    from ..evaluation.sequential import SPRT
     from ..evaluation.tournament import check_tournament, evaluate
 
     rules = Rules.resolve(args.rules)
@@ -64,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 0:
         raise ValueError(f"--workers must be 0 (the free cores) or more, got {args.workers}")
     workers = args.workers if args.workers > 0 else free_cores()
+    sprt = SPRT.parse(args.sprt) if args.sprt is not None else None
+    if sprt is not None and len(args.policies) < 2:
+        raise ValueError("--sprt: needs two policies (the agent first, its opponent last)")
     check_tournament(args.policies, rules, args.deals, args.seed, workers, args.seating)
     if args.out is not None:
         _check_out(args.out)
@@ -71,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         check_game_log_path(args.game_log, "--game-log")
     result = evaluate(
         args.policies, rules, deals=args.deals, seed=args.seed, workers=workers, hands=args.hands,
-        seating=args.seating, progress=not args.no_progress, game_log=args.game_log,
+        seating=args.seating, progress=not args.no_progress, game_log=args.game_log, sprt=sprt,
     )
     print(result.table())
     written = []

@@ -66,10 +66,11 @@ from blackout_env.rules_logic import dealer_of_round, win_shares
 
 from ..agents.policies import Policy, load_policy
 from .game_log import GameLogWriter, LoggedGame, game_finished
+from .sequential import SPRT
 
 __all__ = [
     "EvalResult", "PolicyStats", "evaluate", "evaluate_against", "check_tournament", "seating_for", "rotations",
-    "confidence_half_width", "single_threaded_torch",
+    "confidence_half_width", "single_threaded_torch", "Deal", "draw_deal", "play_game", "reseed",
 ]
 
 
@@ -141,18 +142,55 @@ def _setup(
     _WORKER.update(policies=policies, rules=rules, seating=list(seating), seed=seed, hands=hands, log=log)
 
 
+@dataclass(frozen=True)
+class Deal:
+    """The cards of deal ``index``: one deck order per round, the first dealer, and the round the game starts at."""
+
+    index: int
+    decks: list[list[int]]
+    first_dealer: int
+    start_round: int
+
+
+def draw_deal(rules: Rules, seed: int, index: int, hands: bool) -> Deal:
+    """Deal ``index`` of a tournament seeded ``seed`` (every rotation, every table and every run plays the same one).
+
+    The decks come from ``default_rng([seed, index])``; with ``hands`` the deal is a
+    single hand of round ``index % num_rounds``, whose dealer is the rules' first dealer.
+    """
+    n = rules.num_players
+    rng = np.random.default_rng([seed, index])
+    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (rules.num_rounds, 1)), axis=1).tolist()
+    first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else int(rules.first_dealer)
+    start = index % rules.num_rounds if hands else 0
+    if hands:
+        first_dealer = dealer_of_round(first_dealer, -start, n)  # the hand's dealer is then the rules' first dealer
+    return Deal(index, decks, first_dealer, start)
+
+
+def play_game(rules: Rules, deal: Deal, seated: Sequence[Policy], hands: bool) -> BlackoutGame:
+    """Play ``deal`` with ``seated[s]`` at seat ``s``: the finished game (its match, or with ``hands`` its hand)."""
+    game = BlackoutGame(rules, decks=deal.decks, first_dealer=deal.first_dealer, start_round=deal.start_round)
+    while not game_finished(game, hands):
+        seat = game.current_player
+        game.step(seated[seat].act(game.view(seat)))
+    return game
+
+
+def reseed(policy: Policy, *key: int) -> None:
+    """Reseed a policy (one with ``seed(int)``) from ``key``: its choices then depend on the key only."""
+    seed = getattr(policy, "seed", None)
+    if callable(seed):
+        seed(int(np.random.SeedSequence(list(key)).generate_state(1)[0]))
+
+
 def _play_deal(deal: int) -> tuple[dict[str, Any], list[str]]:
     """Play every rotation of deal ``deal``: per policy, totals over its seats; the game log lines (when logging)."""
     rules: Rules = _WORKER["rules"]
     policies: dict[str, Policy] = _WORKER["policies"]
     seed: int = _WORKER["seed"]
     n = rules.num_players
-    rng = np.random.default_rng([seed, deal])
-    decks = rng.permuted(np.tile(np.arange(rules.deck_size), (rules.num_rounds, 1)), axis=1).tolist()
-    first_dealer = int(rng.integers(n)) if rules.first_dealer == "random" else int(rules.first_dealer)
-    start = deal % rules.num_rounds if _WORKER["hands"] else 0
-    if _WORKER["hands"]:
-        first_dealer = dealer_of_round(first_dealer, -start, n)  # the hand's dealer is then the rules' first dealer
+    cards = draw_deal(rules, seed, deal, _WORKER["hands"])
     record: dict[str, Any] = {
         name: {"score": 0.0, "hands": 0, "made": {}, "match_score": 0.0, "wins": 0.0, "matches": 0}
         for name in policies
@@ -160,13 +198,8 @@ def _play_deal(deal: int) -> tuple[dict[str, Any], list[str]]:
     lines: list[str] = []
     for j, assignment in enumerate(rotations(_WORKER["seating"])):
         for k, name in enumerate(policies):
-            reseed = getattr(policies[name], "seed", None)
-            if callable(reseed):
-                reseed(int(np.random.SeedSequence([seed, deal, j, k]).generate_state(1)[0]))
-        game = BlackoutGame(rules, decks=decks, first_dealer=first_dealer, start_round=start)
-        while not game_finished(game, _WORKER["hands"]):
-            seat = game.current_player
-            game.step(policies[assignment[seat]].act(game.view(seat)))
+            reseed(policies[name], seed, deal, j, k)
+        game = play_game(rules, cards, [policies[name] for name in assignment], _WORKER["hands"])
         if _WORKER["log"]:
             lines.append(LoggedGame.from_game(game, deal, j, assignment, _WORKER["hands"]).to_json())
         totals = [sum(s[seat] for s in game.round_scores) for seat in range(n)]
@@ -217,6 +250,8 @@ class EvalResult:
     pairwise: list[dict[str, Any]]
     per_deal: dict[str, list[float]] = field(repr=False)
     """Per policy, its mean score per hand in each deal (the samples of the intervals)."""
+    sprt: dict[str, Any] | None = None
+    """With ``sprt=``: the test's outcome (:meth:`.sequential.SPRT.report`); ``deals`` is then the deals it used."""
 
     def stats(self, name: str) -> PolicyStats:
         """The figures of the policy called ``name``."""
@@ -254,6 +289,7 @@ class EvalResult:
             ],
             "pairwise": self.pairwise,
             "per_deal_mean_score_per_hand": self.per_deal,
+            "sprt": self.sprt,
         }
 
     def table(self) -> str:
@@ -284,6 +320,9 @@ class EvalResult:
                 lines.append(
                     f"  {pair['a']} - {pair['b']}: {pair['mean']:+.2f} [{pair['low']:+.2f}, {pair['high']:+.2f}] {verdict}"
                 )
+        if self.sprt is not None:
+            test = SPRT(self.sprt["low"], self.sprt["high"], self.sprt["alpha"], self.sprt["beta"])
+            lines += ["", test.describe(self.sprt)]
         sizes = sorted({size for s in self.policies for size in s.bid_made_by_hand_size})
         lines += ["", "bid made by hand size:", f"{'policy':<{width}} " + " ".join(f"{size:>5}" for size in sizes)]
         for s in self.policies:
@@ -338,7 +377,7 @@ class EvalResult:
 
 def _summarise(
     records: Iterable[dict[str, Any]], entries: Sequence[tuple[str, Any]], rules: Rules, deals: int, seed: int,
-    hands: bool, seating: list[str],
+    hands: bool, seating: list[str], sprt: SPRT | None = None,
 ) -> EvalResult:
     names = [name for name, _ in entries]
     totals = {name: {"score": 0.0, "hands": 0, "made": {}, "match_score": 0.0, "wins": 0.0, "matches": 0} for name in names}
@@ -380,7 +419,11 @@ def _summarise(
             # One deal gives no interval: None (null in JSON), not an infinite one.
             low, high = (mean - half, mean + half) if half is not None else (None, None)
             pairwise.append({"a": a, "b": b, "mean": mean, "ci95": half, "low": low, "high": high})
-    return EvalResult(rules, deals, seed, hands, seating, stats, pairwise, per_deal)
+    report = None
+    if sprt is not None:
+        agent, opponent = names[0], names[-1]
+        report = sprt.report(np.subtract(per_deal[agent], per_deal[opponent]), agent, opponent)
+    return EvalResult(rules, deals, seed, hands, seating, stats, pairwise, per_deal, report)
 
 
 def _policy_name(spec: Any) -> str | None:
@@ -463,6 +506,7 @@ def evaluate(
     seating: Sequence[str] | None = None,
     progress: bool = False,
     game_log: str | os.PathLike[str] | None = None,
+    sprt: SPRT | str | tuple[float, float] | None = None,
 ) -> EvalResult:
     """Play a duplicate-deal tournament and return its figures.
 
@@ -479,6 +523,9 @@ def evaluate(
         progress: show a progress bar (tqdm, when installed).
         game_log: a file to write every game to, one JSON line per game (see
             :mod:`blackout_training.evaluation.game_log`; read it with ``read_game_log``).
+        sprt: stop as soon as a sequential test decides (:class:`.sequential.SPRT`, ``"LOW,HIGH"`` or
+            ``(low, high)`` in points per hand) on the difference first policy minus last policy;
+            ``deals`` is then the most it plays, and the result holds the deals used.
 
     Every problem with the arguments (unknown policy, missing checkpoint, bad
     rules, more policies than seats, deals < 1, a game log that cannot be
@@ -486,37 +533,58 @@ def evaluate(
     """
     rules, entries, seating = check_tournament(policies, rules, deals, seed, workers, seating)
     deals = int(deals)
+    if sprt is not None:
+        if not isinstance(sprt, SPRT):
+            sprt = SPRT.parse(sprt) if isinstance(sprt, str) else SPRT(*sprt)
+        if len(entries) < 2:
+            raise ValueError("sprt: needs two policies (the agent first, its opponent last)")
+    stop = None if sprt is None else _sprt_stop(sprt, entries[0][0], entries[-1][0])
     log = GameLogWriter(game_log, "game_log") if game_log is not None else None
     args = (entries, rules, seating, int(seed), bool(hands), log is not None)
     try:
         if workers == 1:
             _setup(*args)  # loads the policies (and torch, for a network)
             with single_threaded_torch():
-                records = _collect(map(_play_deal, range(deals)), deals, progress, log)
+                records = _collect(map(_play_deal, range(deals)), deals, progress, log, stop)
         else:
             import multiprocessing
 
             with multiprocessing.get_context().Pool(int(workers), initializer=_setup, initargs=args) as pool:
                 chunk = max(1, min(16, deals // (4 * int(workers))))
-                records = _collect(pool.imap(_play_deal, range(deals), chunksize=chunk), deals, progress, log)
+                records = _collect(pool.imap(_play_deal, range(deals), chunksize=chunk), deals, progress, log, stop)
     except BaseException:
         if log is not None:
             log.discard()
         raise
     if log is not None:
         log.close()
-    return _summarise(records, entries, rules, deals, int(seed), bool(hands), seating)
+    return _summarise(records, entries, rules, len(records), int(seed), bool(hands), seating, sprt)
+
+
+def _sprt_stop(sprt: SPRT, agent: str, opponent: str) -> Any:
+    """A predicate on the records so far: whether the test has decided (deals are taken in order)."""
+    differences: list[float] = []
+
+    def decided(record: dict[str, Any]) -> bool:
+        mine, theirs = record[agent], record[opponent]
+        differences.append(mine["score"] / mine["hands"] - theirs["score"] / theirs["hands"])
+        return sprt.decision(differences) is not None
+
+    return decided
 
 
 def _collect(
-    results: Iterable[tuple[dict[str, Any], list[str]]], deals: int, progress: bool, log: GameLogWriter | None
+    results: Iterable[tuple[dict[str, Any], list[str]]], deals: int, progress: bool, log: GameLogWriter | None,
+    stop: Any = None,
 ) -> list[dict[str, Any]]:
-    """The deals' records in deal order; their game log lines written as they come."""
+    """The deals' records in deal order, up to the deal where ``stop(record)`` holds; their game log lines as they come."""
     records = []
     for record, lines in _progress(results, deals, progress):
         if log is not None:
             log.write(lines)
         records.append(record)
+        if stop is not None and stop(record):
+            break
     return records
 
 

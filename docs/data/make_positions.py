@@ -1,0 +1,112 @@
+"""Find obvious positions in played games and write them as a suite (how training/evaluation/positions.yaml was made).
+
+Deals whose cards are all dealt (so few cards stay unseen near the end of a hand) at 3 to 7
+players, and one-card hands at 3 players, are played by a mix of the heuristic and random
+bots; at every decision the verifier can search (a bid in a one-card hand, a play with at most
+two cards in hand), the acting seat's best actions in every layout are tried as the acceptable
+set, and the position is kept when the verifier proves it and it leaves some legal action out.
+Usage: python docs/data/make_positions.py OUT.yaml [PER_TABLE] [SEED] [GAMES_PER_TABLE]
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import yaml
+from blackout_training.agents.policies import load_policy
+from blackout_training.evaluation.positions import Position, PositionError, action_text, search, verify
+
+from blackout_env.engine import BlackoutGame
+from blackout_env.rules import Rules
+
+# (players, hand size, rules overrides): full decks at every table size, and one-card hands at 3 players
+DEALER = {"no_card_trump": "dealer_last"}  # a full deck turns no card: the dealer's last card names trump
+TABLES = [
+    (3, 1, {}), (3, 17, DEALER), (4, 13, DEALER), (5, 10, {}), (6, 8, {}), (7, 7, {}),
+    (4, 13, {}), (6, 9, {"jokers": 2, **DEALER}), (4, 13, {"points_per_trick": 1, **DEALER}),
+]
+
+
+def _need_words(game: BlackoutGame, seat: int) -> str:
+    bid, won = game.bids[seat], game.tricks_won[seat]
+    if bid is None:
+        return "bids in a one-card hand"
+    if won > bid:
+        return f"its bid of {bid} is already lost ({won} taken)"
+    if won == bid:
+        return f"has made its bid of {bid}"
+    return f"needs {bid - won} more trick{'s' if bid - won > 1 else ''}"
+
+
+def candidates(players: int, hand_size: int, overrides: dict, games: int, rng: np.random.Generator) -> list[Position]:
+    rules = Rules.preset("standard").replace(num_players=players, hand_sizes=[hand_size], **overrides)
+    bots = [load_policy("heuristic", rules, 0), load_policy("random", rules, 0)]
+    found: list[Position] = []
+    for number in range(games):
+        order = rng.permutation(rules.deck_size).tolist()
+        dealer = int(rng.integers(players))
+        start = BlackoutGame(rules, decks=[order], first_dealer=dealer)
+        hands = [list(hand) for hand in start.hands]
+        game = start.clone()
+        seated = [bots[int(rng.random() < 0.3)] for _ in range(players)]
+        while not game.is_over:
+            seat = game.current_player
+            searchable = (game.phase == "bid" and hand_size == 1) or (game.phase == "play" and len(game.hands[seat]) <= 2)
+            if searchable and len(game.legal_actions()) > 1:
+                # With "dealer_last" the trump card is the dealer's own last card, not one turned from the deck.
+                turned = start.turned_card if all(start.turned_card not in hand for hand in hands) else None
+                position = Position(f"t{players}-{hand_size}-{number}-{len(game.actions)}", rules, dealer, hands,
+                                    turned, list(game.actions), [], "")
+                kept = _prove(position, game, seat)
+                if kept is not None:
+                    found.append(kept)
+            game.step(seated[seat].act(game.view(seat)))
+    return found
+
+
+def _prove(position: Position, game: BlackoutGame, seat: int) -> Position | None:
+    try:
+        outcomes = search(position)
+    except PositionError:
+        return None
+    legal = list(outcomes)
+    layouts = len(outcomes[legal[0]])
+    best = [max(outcomes[a][i][0] for a in legal) for i in range(layouts)]
+    acceptable = [a for a in legal if all(outcomes[a][i][0] == best[i] for i in range(layouts))]
+    if not acceptable or len(acceptable) == len(legal):
+        return None
+    rules = position.rules
+    words = " or ".join(action_text(a, rules) for a in acceptable)
+    position.acceptable = acceptable
+    position.reason = (
+        f"{_need_words(game, seat)}: in all {layouts} layouts of the unseen cards {words} scores at least what any "
+        "other action could, whatever the others play, and more in some"
+    )
+    try:
+        verify(position)
+    except PositionError:
+        return None
+    return position
+
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    per_table = int(sys.argv[2]) if len(sys.argv) > 2 else 12
+    rng = np.random.default_rng(int(sys.argv[3]) if len(sys.argv) > 3 else 0)
+    games = int(sys.argv[4]) if len(sys.argv) > 4 else 40
+    suite = []
+    for players, hand_size, overrides in TABLES:
+        found = candidates(players, hand_size, overrides, games=games, rng=rng)
+        picks = rng.permutation(len(found))[:per_table]
+        chosen = [found[i] for i in sorted(picks)]
+        print(f"{players} players, hand {hand_size}, {overrides or 'standard'}: {len(found)} found, {len(chosen)} kept")
+        suite += chosen
+    for index, position in enumerate(suite):
+        position.id = f"p{index + 1:03d}-{position.rules.num_players}p-{len(position.hands[0])}c"
+    header = "# Obvious positions, each proved by exhaustive search when loaded (docs/positions.md).\n"
+    header += "# Made by: python docs/data/make_positions.py " + " ".join(sys.argv[1:]) + "\n"
+    text = yaml.safe_dump({"positions": [p.to_dict() for p in suite]}, sort_keys=False, width=120, allow_unicode=True)
+    with open(out, "w", encoding="utf-8") as file:
+        file.write(header + text)
+    print(f"wrote {len(suite)} positions to {out}")

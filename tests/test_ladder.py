@@ -1,0 +1,351 @@
+"""The rating ladder: mixed tables, ratings in the expected order, resumable with nothing played twice, safe files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from blackout_training.cli import main
+from blackout_training.evaluation.ladder import (
+    LADDER_SCHEMA,
+    LadderError,
+    create_ladder,
+    open_ladder,
+    play,
+    play_pairwise,
+    seating_of,
+)
+
+from blackout_env.rules import Rules
+
+THREE = Rules.preset("short").replace(num_players=3)
+AGENTS = ["random", "heuristic", "search:samples=4"]
+
+
+def _ladder(path: Path, deals: int = 4, agents: list[str] = AGENTS, hands: bool = False):
+    ladder = create_ladder(path, THREE, deals=deals, seed=0, hands=hands)
+    for spec in agents:
+        ladder.add_agent(spec)
+    return ladder
+
+
+def _games(path: Path) -> list[tuple]:
+    with sqlite3.connect(path) as db:
+        return db.execute(
+            "SELECT table_key, deal, rotation, seats, totals, actions FROM games ORDER BY table_key, deal, rotation"
+        ).fetchall()
+
+
+def _files(path: Path) -> dict[str, bytes]:
+    """The folder's files and their bytes, but a WAL database's -shm: the index its readers keep, not data."""
+    return {p.name: p.read_bytes() for p in sorted(path.parent.iterdir()) if not p.name.endswith("-shm")}
+
+
+def test_every_table_plays_each_deal_in_every_rotation_of_one_cyclic_order():
+    table = (1, 2, 3, 4)
+    orders = {tuple(seating_of(table, deal)) for deal in range(6)}
+    assert len(orders) == 6  # (4 - 1)! cyclic orders over six deals: each neighbour on either side
+    assert all(sorted(order) == list(table) for order in orders)
+
+
+def test_a_tiny_ladder_rates_search_above_heuristic_above_random(tmp_path):
+    with _ladder(tmp_path / "l.db", deals=12) as ladder:
+        assert play(ladder) == 12 * 3
+        standings = ladder.standings()
+        assert [s.name for s in standings] == ["search:samples=4", "heuristic", "random"]
+        assert standings[0].mu > standings[1].mu > standings[2].mu
+        assert all(s.games == 36 and s.hands == 36 * 5 for s in standings)  # short: 5 hands a match
+        # The margins over the table are zero-sum: each hand's margins add up to zero.
+        assert sum(s.margin_per_hand for s in standings) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_each_agent_holds_each_seat_once_per_deal(tmp_path):
+    with _ladder(tmp_path / "l.db", deals=2) as ladder:
+        play(ladder)
+    for deal in range(2):
+        seats = [json.loads(row[3]) for row in _games(tmp_path / "l.db") if row[1] == deal]
+        assert len(seats) == 3
+        for seat in range(3):
+            assert sorted(s[seat] for s in seats) == [1, 2, 3]
+
+
+def test_an_interrupted_run_resumes_plays_nothing_twice_and_ends_as_an_uninterrupted_one(tmp_path):
+    with _ladder(tmp_path / "whole.db") as ladder:
+        play(ladder)
+
+    def stop_after_two(done: int, total: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with _ladder(tmp_path / "resumed.db") as ladder:
+        with pytest.raises(KeyboardInterrupt):
+            play(ladder, on_unit=stop_after_two)
+        assert ladder.games_played() == 2 * 3
+        assert len(ladder.pending()) == 2
+        assert play(ladder) == 2 * 3  # only the two units left
+        runs = ladder.db.execute("SELECT games FROM runs ORDER BY id").fetchall()
+        assert runs == [(6,), (6,)]
+        assert play(ladder) == 0
+    assert _games(tmp_path / "resumed.db") == _games(tmp_path / "whole.db")
+    with open_ladder(tmp_path / "resumed.db") as resumed, open_ladder(tmp_path / "whole.db") as whole:
+        assert resumed.ratings() == whole.ratings()
+
+
+def test_a_killed_run_leaves_a_readable_ladder_that_resumes_without_replaying(tmp_path):
+    path = tmp_path / "killed.db"
+    command = [sys.executable, "-m", "blackout_training.cli", "ladder", "run", str(path), "--agents", *AGENTS,
+               "--rules", "short", "--players", "3", "--deals", "40", "--no-progress"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        stored = 0
+        while stored < 3 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+            if path.exists():
+                with open_ladder(path) as ladder:
+                    stored = ladder.games_played()
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+    assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()
+    with open_ladder(path) as ladder:
+        before = ladder.games_played()
+        assert 3 <= before < 40 * 3 and before % 3 == 0  # whole units only
+        kept = _games(path)
+        assert play(ladder) == 40 * 3 - before
+    after = _games(path)
+    assert len(after) == 40 * 3
+    assert set(kept) <= set(after)
+
+
+def test_add_plays_only_the_new_agents_tables_and_rates_everyone_again(tmp_path):
+    path = tmp_path / "l.db"
+    with _ladder(path, deals=3) as ladder:
+        play(ladder)
+        before_games = _games(path)
+        before = ladder.ratings()
+        newcomer = ladder.add_agent("search:samples=2")
+        assert play(ladder, with_agent=newcomer.id) == 3 * 3 * 3  # three new tables of three, three deals each
+        after = _games(path)
+        assert set(before_games) <= set(after)
+        added = set(after) - set(before_games)
+        assert len(added) == 27
+        assert all(str(newcomer.id) in key.split(",") for key, *_ in added)
+        assert ladder.pending() == []
+        ratings = ladder.ratings()
+        assert ratings[newcomer.id][2] == 27
+        assert all(ratings[agent][:2] != before[agent][:2] for agent in before)
+
+
+def test_ratings_do_not_depend_on_the_number_of_workers(tmp_path):
+    with _ladder(tmp_path / "one.db", deals=3) as ladder:
+        play(ladder, workers=1)
+    with _ladder(tmp_path / "two.db", deals=3) as ladder:
+        play(ladder, workers=2)
+    assert _games(tmp_path / "one.db") == _games(tmp_path / "two.db")
+
+
+def test_a_unit_stored_by_another_process_is_not_written_twice(tmp_path):
+    path = tmp_path / "l.db"
+    with _ladder(path, deals=1) as ladder:
+        play(ladder)
+        games = _games(path)
+        with open_ladder(path) as other:
+            run = other.start_run("other")
+            table, deal = (1, 2, 3), 0
+            rows = [{"rotation": r, "seats": [1, 2, 3], "totals": [0, 0, 0], "actions": [], "bids": [], "tricks": [],
+                     "scores": []} for r in range(3)]
+            assert other.store_unit(run, table, deal, rows) is False
+    assert _games(path) == games
+
+
+def test_pairwise_matches_are_stored_and_kept(tmp_path):
+    with _ladder(tmp_path / "l.db", deals=2) as ladder:
+        play(ladder)
+        assert play_pairwise(ladder, top=2, deals=2) == 2
+        pairs = ladder.pairwise()
+        first, second = (s.name for s in ladder.standings()[:2])
+        assert {(p["a"], p["b"]) for p in pairs} == {(first, second), (second, first)}
+        assert all(p["difference"] == pytest.approx(p["a_score"] - p["b_score"]) for p in pairs)
+        assert play_pairwise(ladder, top=2, deals=2) == 0
+        assert "one agent against 2 copies of another" in ladder.table()
+
+
+def test_pairwise_matches_stop_when_the_sprt_decides(tmp_path):
+    from blackout_training.evaluation.sequential import SPRT
+
+    with _ladder(tmp_path / "l.db", deals=2, hands=True) as ladder:
+        play(ladder)
+        assert play_pairwise(ladder, top=3, deals=60, sprt=SPRT(0, 1)) == 6
+        decided = [p for p in ladder.pairwise() if p["sprt"]["decision"] is not None]
+        assert decided and all(p["deals"] == p["sprt"]["deals"] < 60 for p in decided)
+        assert "(SPRT: " in ladder.table()
+        undecided = 6 - len(decided)
+        assert play_pairwise(ladder, top=3, deals=60, sprt=SPRT(0, 1)) == undecided
+
+
+def test_every_agent_gets_its_obvious_moves_score_once_per_suite(tmp_path):
+    from blackout_training.evaluation.ladder import score_positions
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "positions:\n- {id: ace, players: 3, dealer: 2, hands: [2C, 3C, AS], turned: 5S, actions: b1 b1, acceptable: b1,"
+        " reason: the ace of trump takes the only trick}\n"
+    )
+    with _ladder(tmp_path / "l.db", deals=1) as ladder:
+        assert score_positions(ladder, suite) == 3
+        scores = {s.name: s.obvious for s in ladder.standings()}
+        assert scores["heuristic"] == (1, 1) and scores["search:samples=4"] == (1, 1)
+        assert scores["random"][1] == 1
+        assert score_positions(ladder, suite) == 0
+        assert "obvious" in ladder.table() and "1/1" in ladder.markdown()
+
+
+# ------------------------------------------------------------------ bad files and bad input
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("my notes\n")
+    before = _files(path)
+    with pytest.raises(LadderError, match="not a ladder file .* left untouched"):
+        open_ladder(path)
+    assert _files(path) == before
+
+
+def test_another_programs_database_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE customers (name TEXT)")
+    before = _files(path)
+    with pytest.raises(LadderError, match="another program"):
+        open_ladder(path)
+    assert main(["ladder", "run", str(path), "--no-progress"]) == 2
+    assert _files(path) == before
+    assert os.listdir(tmp_path) == ["other.db"]  # not even a -wal or -shm beside it
+
+
+def test_a_corrupt_ladder_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "l.db"
+    with _ladder(path, deals=1) as ladder:
+        play(ladder)
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    page = 4096
+    data[page * 2 : page * 2 + 64] = b"\xff" * 64  # a torn page in the middle of the file
+    path.write_bytes(bytes(data))
+    before = _files(path)
+    with pytest.raises(LadderError, match="corrupt|damaged"):
+        open_ladder(path)
+    assert _files(path) == before
+
+
+def test_a_ladder_of_another_schema_version_is_refused(tmp_path):
+    path = tmp_path / "l.db"
+    _ladder(path, deals=1).close()
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(LADDER_SCHEMA + 1),))
+    db.close()
+    before = _files(path)
+    with pytest.raises(LadderError, match=f"schema version {LADDER_SCHEMA + 1}"):
+        open_ladder(path)
+    assert _files(path) == before
+
+
+def test_an_unknown_agent_creates_no_file(tmp_path, capsys):
+    path = tmp_path / "l.db"
+    assert main(["ladder", "run", str(path), "--agents", "random", "heuristic", "no-such-bot", "--players", "3"]) == 2
+    assert "no-such-bot" in capsys.readouterr().err
+    assert not path.exists()
+
+
+def test_an_unknown_agent_is_not_added(tmp_path):
+    path = tmp_path / "l.db"
+    with _ladder(path, deals=1) as ladder:
+        with pytest.raises(LadderError, match="no-such-bot"):
+            ladder.add_agent("no-such-bot")
+        assert [a.name for a in ladder.agents()] == AGENTS
+
+
+def test_a_checkpoint_for_other_rules_is_refused(tmp_path):
+    with _ladder(tmp_path / "l.db", deals=1) as ladder:
+        with pytest.raises(LadderError, match="ppo-standard"):
+            ladder.add_agent("ppo-standard")  # the 4-player specialist at a 3-player ladder
+        assert len(ladder.agents()) == 3
+
+
+def test_a_checkpoint_that_changed_since_it_joined_is_refused(tmp_path):
+    from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
+
+    checkpoint = tmp_path / "agent.pt"
+    checkpoint.write_bytes(SHIPPED_CHECKPOINT.read_bytes())
+    with _ladder(tmp_path / "l.db", deals=1) as ladder:
+        ladder.add_agent(f"ppo:{checkpoint}", name="mine")
+        checkpoint.write_bytes((SHIPPED_CHECKPOINT.parent / "ppo_generalist_bots.pt").read_bytes())
+        with pytest.raises(LadderError, match="'mine': its checkpoint changed"):
+            play(ladder)
+        assert ladder.games_played() == 0
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path, capsys):
+    path = tmp_path / "l.db"
+    _ladder(path, deals=1).close()
+    before = _files(path)
+    assert main(["ladder", "run", str(path), "--seed", "5"]) == 2
+    assert "--seed 5 differs" in capsys.readouterr().err
+    assert main(["ladder", "run", str(path), "--agents", "random", "heuristic", "search"]) == 2
+    assert "ladder add" in capsys.readouterr().err
+    assert main(["ladder", "run", str(path), "--players", "4"]) == 2
+    assert "differs from the ladder's rules" in capsys.readouterr().err
+    assert _files(path) == before
+
+
+def test_too_few_agents_for_a_table_is_refused(tmp_path, capsys):
+    assert main(["ladder", "run", str(tmp_path / "l.db"), "--agents", "random", "heuristic", "search"]) == 2
+    assert "needs at least 4 distinct agents" in capsys.readouterr().err
+    assert not (tmp_path / "l.db").exists()
+
+
+# ------------------------------------------------------------------ the command
+def test_the_command_runs_adds_shows_and_exports(tmp_path, capsys):
+    path = tmp_path / "l.db"
+    assert main(["ladder", "run", str(path), "--agents", "random", "heuristic", "search:samples=2",
+                 "--rules", "short", "--players", "3", "--deals", "2", "--hands", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "played 6 games" in out and "single hands" in out
+    assert main(["ladder", "add", str(path), "search:samples=4", "--no-progress"]) == 0
+    assert "played 18 games of search:samples=4's tables" in capsys.readouterr().out
+    assert main(["ladder", "show", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.count("\n") >= 6 and "search:samples=4" in shown
+    assert main(["ladder", "export", str(path), "--out", str(tmp_path / "out")]) == 0
+    exported = json.loads((tmp_path / "out" / "ladder.json").read_text())
+    assert exported["games"] == 24 and len(exported["standings"]) == 4
+    assert [s["rank"] for s in exported["standings"]] == [1, 2, 3, 4]
+    markdown = (tmp_path / "out" / "ladder.md").read_text()
+    assert markdown.count("| `") == 4
+    # More deals resume: only the new deals are played.
+    assert main(["ladder", "run", str(path), "--deals", "3", "--no-progress"]) == 0
+    assert "played 12 games" in capsys.readouterr().out
+
+
+def test_the_ladder_file_is_in_wal_mode(tmp_path):
+    _ladder(tmp_path / "l.db", deals=1).close()
+    with sqlite3.connect(tmp_path / "l.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_new_ladder_refuses_a_path_that_exists(tmp_path):
+    path = tmp_path / "l.db"
+    path.write_text("")
+    with pytest.raises(LadderError, match="exists already"):
+        create_ladder(path, THREE)
+    assert path.read_text() == ""
+    assert os.listdir(tmp_path) == ["l.db"]

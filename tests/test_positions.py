@@ -1,0 +1,136 @@
+"""Obvious positions: each proved by exhaustive search when loaded, a wrong one refused, agents scored in words."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import yaml
+from blackout_training.cli import main
+from blackout_training.evaluation.positions import (
+    SUITE_PATH,
+    Position,
+    PositionError,
+    judge,
+    load_positions,
+    run_suite,
+    verify,
+)
+
+# The dealer (seat 2) holds the ace of trump (spades, the turned card is the 5) in a one-card hand at 3 players;
+# the others bid 1 each, so the hook forbids nothing: bid 1 takes the trick whatever the others hold.
+DEALER_ACE = {
+    "id": "dealer-holds-the-ace-of-trump", "players": 3, "dealer": 2, "hands": ["2C", "3C", "AS"], "turned": "5S",
+    "actions": "b1 b1", "acceptable": "b1", "reason": "the ace of trump takes the only trick",
+}
+
+
+@pytest.fixture(scope="module")
+def suite() -> list[Position]:
+    return load_positions()
+
+
+def _suite_data() -> list[dict]:
+    return yaml.safe_load(SUITE_PATH.read_text(encoding="utf-8"))["positions"]
+
+
+def test_the_shipped_suite_loads_and_every_position_is_proved(suite):
+    assert len(suite) >= 60
+    assert len({p.id for p in suite}) == len(suite)
+    assert {p.rules.num_players for p in suite} >= {3, 4, 5, 6}
+    assert any(p.game().phase == "bid" for p in suite) and any(p.game().phase == "play" for p in suite)
+    for position in suite:
+        assert position.lows_highs, position.id  # searched
+        assert all(position.reason.strip() for position in suite)
+
+
+def test_a_hand_written_obvious_bid_is_proved():
+    position = verify(Position.from_dict(DEALER_ACE))
+    assert position.seat == 2
+    assert len(position.lows_highs[position.acceptable[0]]) == 50 * 49  # every card for each of the two others
+
+
+def test_a_planted_wrong_answer_is_rejected():
+    wrong = {**DEALER_ACE, "acceptable": "b0"}
+    with pytest.raises(PositionError, match="bid 1 can score 11 where bid 0 may score only 0"):
+        verify(Position.from_dict(wrong))
+
+
+def test_shipped_positions_with_their_answer_swapped_are_rejected(suite):
+    for position in suite[::7]:
+        others = [a for a in position.game().legal_actions() if a not in position.acceptable]
+        with pytest.raises(PositionError, match="not sure|as much as the acceptable"):
+            verify(dataclasses.replace(position, acceptable=others[:1], lows_highs={}))
+
+
+def test_the_judgement_on_hand_computed_scores():
+    # Two layouts; per action (worst, best) hand score in each.
+    sure = {1: [(11, 11), (11, 11)], 2: [(0, 11), (0, 0)], 3: [(0, 0), (0, 0)]}
+    assert judge(sure, [1]) is None
+    assert "2 can score 11 where 1 may score only 0" in judge({**sure, 1: [(0, 11), (11, 11)]}, [1])
+    assert "3 scores as much as the acceptable actions in every layout" in judge(
+        {1: [(11, 11), (0, 0)], 3: [(11, 11), (0, 0)]}, [1]
+    )
+    assert judge({1: [(11, 11), (0, 0)], 3: [(11, 11), (0, 0)], 2: [(0, 0), (0, 0)]}, [1, 3]) is None
+
+
+def test_positions_that_the_search_cannot_settle_are_refused():
+    big_bid = {**DEALER_ACE, "id": "two-cards", "hands": ["2C 4C", "3C 5C", "AS KS"], "actions": "b1 b1",
+               "acceptable": "b2"}
+    with pytest.raises(PositionError, match="only in a hand of one card"):
+        verify(Position.from_dict(big_bid))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"actions": "b1 b1 b1"}, "hand is over|not the|must|bid"),
+        ({"hands": ["2C", "2C", "AS"]}, "dealt twice"),
+        ({"hands": ["2C", "3C"]}, "2 hands for 3 players"),
+        ({"acceptable": "AS"}, "not legal here"),
+        ({"acceptable": "b0 b1"}, "not none or all"),
+        ({"colour": "red"}, "unknown field 'colour'"),
+    ],
+)
+def test_an_inconsistent_position_is_refused_with_its_name(change, message):
+    with pytest.raises(PositionError, match=message):
+        verify(Position.from_dict({**DEALER_ACE, **change}))
+
+
+def test_a_suite_file_with_a_wrong_position_does_not_load(tmp_path):
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"positions": [DEALER_ACE, {**DEALER_ACE, "id": "planted", "acceptable": "b0"}]}))
+    with pytest.raises(PositionError, match="position 'planted'"):
+        load_positions(path)
+    path.write_text(yaml.safe_dump({"positions": [DEALER_ACE, DEALER_ACE]}))
+    with pytest.raises(PositionError, match="appears twice"):
+        load_positions(path)
+    path.write_text("positions: [")
+    with pytest.raises(PositionError, match="not YAML"):
+        load_positions(path)
+
+
+def test_agents_are_scored_and_their_failures_told_in_words(suite):
+    random = run_suite("random", suite)
+    heuristic = run_suite("heuristic", suite)
+    assert random.total == heuristic.total == len(suite)
+    assert heuristic.passed > random.passed
+    assert len(random.failures) == random.total - random.passed
+    assert "It played" in random.failures[0] and "right:" in random.failures[0]
+
+
+def test_a_specialist_is_not_counted_on_rules_it_refuses(suite):
+    result = run_suite("ppo-standard", suite[:3])
+    assert result.skipped + result.total == 3
+
+
+def test_the_command_prints_scores_and_failures(tmp_path, capsys):
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"positions": [DEALER_ACE]}))
+    assert main(["positions", "--file", str(path), "--agents", "random", "heuristic"]) == 0
+    out = capsys.readouterr().out
+    assert "1 positions, each proved by exhaustive search" in out
+    assert "heuristic" in out and "1/1" in out
+    path.write_text(yaml.safe_dump({"positions": [{**DEALER_ACE, "acceptable": "b0"}]}))
+    assert main(["positions", "--file", str(path)]) == 2
+    assert "not sure" in capsys.readouterr().err
