@@ -54,3 +54,20 @@ def test_a_ladder_damaged_after_the_start_answers_503(ladder_file):
     with TestClient(Starlette(routes=routes)) as client:
         assert client.get("/ladder").status_code == 503
         assert "not a ladder file" in client.get("/ladder.json").json()["error"]
+
+
+def test_blackout_serve_mounts_the_ladder_beside_the_table_and_refuses_a_bad_file(ladder_file, tmp_path, monkeypatch,
+                                                                                 capsys):
+    import uvicorn
+    from blackout_training.cli import main
+    from blackout_training.web.server import create_app
+
+    with TestClient(create_app(tmp_path / "saves", ladder=ladder_file)) as client:
+        assert client.get("/ladder").status_code == 200 and client.get("/").status_code == 200
+    started = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: started.append(app))
+    assert main(["serve", "--saves", str(tmp_path / "saves"), "--ladder", str(ladder_file)]) == 0 and started
+    notes = tmp_path / "notes.db"
+    notes.write_text("notes")
+    assert main(["serve", "--saves", str(tmp_path / "saves"), "--ladder", str(notes)]) == 2
+    assert "not a ladder file" in capsys.readouterr().err and len(started) == 1

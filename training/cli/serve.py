@@ -7,6 +7,7 @@ Examples::
     blackout serve --rules my-table.yaml             # offer a rules file beside the presets
     blackout serve --policy mine=ppo:runs/default/checkpoint.pt   # offer a checkpoint by name
     blackout serve --host 0.0.0.0 --allow-origin https://cards.example.org   # behind a reverse proxy (docs/web.md)
+    blackout serve --ladder ladder.sqlite            # and the leaderboard of a ladder at /ladder (docs/ladder.md)
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-origin", action="append", default=[], metavar="URL",
                         help="an origin (http(s)://host[:port]) besides the page's own whose pages may connect, "
                         "e.g. the public address of a reverse proxy (repeatable)")
+    parser.add_argument("--ladder", default=None, metavar="FILE",
+                        help="a ladder file (blackout ladder) whose leaderboard /ladder shows, read-only")
     parser.add_argument("--bot-delay-ms", type=int, default=600,
                         help="default pause before each bot move, in milliseconds (default 600; the page changes it)")
 
@@ -82,5 +85,5 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise ValueError(f"--allow-origin: {error}") from None
     serve(host=args.host, port=args.port, saves=args.saves, open_browser=args.open, rules_files=rules_files,
-          policies=policies, bot_delay_ms=args.bot_delay_ms, allow_origins=origins)
+          policies=policies, bot_delay_ms=args.bot_delay_ms, allow_origins=origins, ladder=args.ladder)
     return 0

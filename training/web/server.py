@@ -596,6 +596,7 @@ def create_app(
     bot_delay_ms: int = 600,
     allow_origins: Sequence[str] = (),
     limits: Limits | None = None,
+    ladder: str | Path | None = None,
 ) -> Starlette:
     """The app: ``/`` the page, ``/static/...`` its assets, ``/ws`` the WebSocket, ``/health`` a JSON status.
 
@@ -608,6 +609,8 @@ def create_app(
         allow_origins: origins besides the page's own whose pages may open the WebSocket
             (``--allow-origin https://cards.example.org``, e.g. behind a reverse proxy): see :func:`origin_allowed`.
         limits: what a client may ask (default :class:`Limits`).
+        ladder: a ladder file (``blackout ladder``) whose leaderboard ``/ladder`` and ``/ladder.json`` show,
+            read-only; a file that is not a ladder is refused here, before the server listens.
     """
     saves = Path(saves)
     saves.mkdir(parents=True, exist_ok=True)
@@ -643,12 +646,17 @@ def create_app(
         finally:
             server._leave(connection)
 
-    app = Starlette(routes=[
+    routes = [
         Route("/", index),
         Route("/health", health),
         WebSocketRoute("/ws", websocket_endpoint),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
-    ])
+    ]
+    if ladder is not None:
+        from .ladder_page import ladder_routes
+
+        routes[:0] = ladder_routes(ladder)
+    app = Starlette(routes=routes)
     app.state.server = server
     return app
 
@@ -662,6 +670,7 @@ def serve(
     policies: Mapping[str, str] | None = None,
     bot_delay_ms: int = 600,
     allow_origins: Sequence[str] = (),
+    ladder: str | Path | None = None,
 ) -> None:
     """Run the server on uvicorn until interrupted."""
     import uvicorn
@@ -669,9 +678,11 @@ def serve(
     saves = Path(saves) if saves is not None else default_saves()
     limits = Limits()
     app = create_app(saves, rules_files, policies, bot_delay_ms=bot_delay_ms, allow_origins=allow_origins,
-                     limits=limits)
+                     limits=limits, ladder=ladder)
     url = f"http://{'localhost' if host in LOOPBACK_HOSTS else host}:{port}/"
     print(f"blackout serve: {url} (saves in {saves})", flush=True)
+    if ladder is not None:
+        print(f"blackout serve: the leaderboard of {ladder} at {url}ladder", flush=True)
     if host not in LOOPBACK_HOSTS:
         print(f"blackout serve: listening on {host}, not only this machine: anyone who reaches it and has a "
               "table's link can play there (there are no accounts); see docs/web.md, Play with friends", flush=True)
