@@ -139,3 +139,6 @@ def playout(state, tables, draws, greedy):
 def seed(value):
     """Seed numba's random numbers (the random playouts' card draws)."""
     np.random.seed(value)
+
+
+core.key_caches_on(globals(), core.CORE_SOURCES)  # the playouts inline the core's step

@@ -31,7 +31,11 @@ the same deals and actions through the engine and these kernels and compare
 states, observations and masks exactly.
 
 Each kernel is compiled on first use and cached on disk (``cache=True``), so a
-machine pays the compile time once (docs/batched.md has the figures).
+machine pays the compile time once (docs/batched.md has the figures). numba keys a
+cached kernel on its own file only, not on the functions it inlines from other
+files, so :func:`key_caches_on` widens the key of every kernel here and in the
+IS-MCTS playouts to the content of :data:`CORE_SOURCES` too: an edit of the core
+recompiles every kernel that inlines it.
 
 The encoder walks each seat's ``played_order`` (the cards in trick order, kept
 alongside the ``played`` bitsets) because a loop whose length is the same for
@@ -40,10 +44,46 @@ every seat costs less than a walk over a bitset.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
 import numba
 import numpy as np
+from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.dispatcher import Dispatcher
 
-from . import rules_logic
+from . import cards, rules_logic
+
+CORE_SOURCES = (Path(cards.__file__), Path(rules_logic.__file__), Path(__file__))
+"""The files whose code or constants the compiled core inlines (the kernels here, the IS-MCTS playouts)."""
+
+
+class _SourcesKeyedCache(FunctionCache):
+    """numba's disk cache of one kernel, whose entries are fresh only for the same content of some source files.
+
+    numba's own key is the content of the kernel's file; a kernel that inlines a
+    function of another file (``advance_game`` in the IS-MCTS playouts,
+    ``rules_logic.playable_bits`` here) would otherwise load the machine code of
+    that function's old text.
+    """
+
+    def __init__(self, py_func: Any, digest: str):
+        super().__init__(py_func)
+        stamp = (self._impl.locator.get_source_stamp(), digest)
+        self._cache_file = IndexDataCacheFile(self._cache_path, self._impl.filename_base, stamp)
+
+
+def key_caches_on(namespace: dict[str, Any], sources: Iterable[Path]) -> None:
+    """Key the disk cache of every kernel in ``namespace`` (a module's globals) on the content of ``sources`` too.
+
+    Called at the end of each kernel module, before any kernel is compiled (they compile on first call).
+    """
+    digest = hashlib.sha256(b"".join(hashlib.sha256(path.read_bytes()).digest() for path in sources)).hexdigest()
+    for kernel in list(namespace.values()):
+        if isinstance(kernel, Dispatcher) and kernel._cache.cache_path:
+            kernel._cache = _SourcesKeyedCache(kernel.py_func, digest)  # as Dispatcher.enable_caching, widened
 
 NONE = -1
 BID, PLAY, GAME_OVER = 0, 1, 2  # the phases (the observation has a column for each)
@@ -696,3 +736,6 @@ def env_observe(state, tables, encoding, floats, row, mask, observer):
     a = game_arrays(state, tables)
     legal_one(a)
     _env_observe(state, a, encoding, floats, row, mask, np.int64(observer))
+
+
+key_caches_on(globals(), CORE_SOURCES)
