@@ -366,13 +366,16 @@ class BlackoutVectorEnv(VectorEnv):
     def _save(self) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]:
         """What a step changes: the engine's arrays and random stream, this env's stream and learner seats."""
         engine = self.engine
-        arrays = {name: value.copy() for name, value in vars(engine).items() if isinstance(value, np.ndarray)}
+        # (the fields of the games' state are views of its one array, ``_state``: copied with it)
+        arrays = {
+            name: value.copy() for name, value in vars(engine).items() if isinstance(value, np.ndarray) and value.base is None
+        }
         return arrays, engine._rng.bit_generator.state, self._rng.bit_generator.state, self._learner.copy()
 
     def _restore(self, saved: tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]) -> None:
         arrays, engine_rng, rng, learner = saved
         for name, value in arrays.items():
-            setattr(self.engine, name, value)
+            getattr(self.engine, name)[...] = value  # in place: the fields' views read the same memory
         self.engine._rng.bit_generator.state = engine_rng
         self._rng.bit_generator.state = rng
         self._learner = learner
