@@ -76,6 +76,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -109,9 +110,18 @@ class _Tables:
         self.step = core.step_game
         self.legal = core.legal_of_game
         self.playout = kernels.playout
-        self.one_game, self.field_starts = core.one_game, core.field_starts
+        self._one_game, self._field_starts = core.one_game, core.field_starts
+        self._fresh: dict[int, tuple[np.ndarray, Any]] = {}
         self.bid_phase, self.play_phase = core.BID, core.PLAY
         self._scores: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
+
+    def fresh(self, hand_size: int) -> tuple[np.ndarray, Any]:
+        """A fresh one-game state for hands of ``hand_size`` (a copy) and where its fields start (built once a size)."""
+        cached = self._fresh.get(hand_size)
+        if cached is None:
+            state = self._one_game(self.rules.num_players, hand_size)
+            cached = self._fresh[hand_size] = (state, self._field_starts(state))
+        return cached[0].copy(), cached[1]
 
     def scores(self, hand_size: int) -> tuple[list[list[float]], list[list[int]]]:
         """(scaled, raw): the hand score of (bid, tricks) for this hand size, scaled to 0..1 and as points."""
@@ -193,8 +203,7 @@ class SimState:
         """The state of ``view``'s hand with seat ``s`` holding ``hands[s]`` now."""
         t = _tables(view.rules)
         n = view.num_players
-        v = t.one_game(n, view.hand_size)
-        at = t.field_starts(v)
+        v, at = t.fresh(view.hand_size)
         bids = [-1 if b is None else b for b in view.bids]
         made = sum(b is not None for b in view.bids)
         trick = [-1] * n

@@ -58,9 +58,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numba
+import numba.extending
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.dispatcher import Dispatcher
+from numba.np.arrayobj import make_array, populate_array
 
 from . import cards, rules_logic
 
@@ -211,33 +215,50 @@ def field_starts(state: np.ndarray) -> GameState:
     return GameState(*state[len(STATE_DIMS) : _HEAD].tolist())
 
 
+@numba.extending.intrinsic
+def _field_view(typingctx, state, start, shape, dtype):  # (unannotated: numba's typing signature)
+    """The field at item ``start`` of ``state``: an array of ``dtype`` and ``shape`` (a tuple), C order, made
+    without the run-time checks of a slice, a view and a reshape (about 130 ns a state of 31 fields)."""
+    result = types.Array(dtype.instance_type, len(shape), "C")
+
+    def codegen(context, builder, signature, arguments):
+        source_value, start_value, shape_value, _ = arguments
+        source = make_array(signature.args[0])(context, builder, source_value)
+        source_item = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
+        offset = builder.mul(start_value, context.get_constant(types.intp, source_item))
+        data = builder.gep(builder.bitcast(source.data, ir.IntType(8).as_pointer()), [offset])
+        item = context.get_abi_sizeof(context.get_data_type(result.dtype))
+        shapes = cgutils.unpack_tuple(builder, shape_value, len(shape))
+        strides, stride = [], context.get_constant(types.intp, item)
+        for extent in reversed(shapes):
+            strides.insert(0, stride)
+            stride = builder.mul(stride, extent)
+        view = make_array(result)(context, builder)
+        populate_array(view, data=builder.bitcast(data, view.data.type), shape=shapes, strides=strides,
+                       itemsize=context.get_constant(types.intp, item), meminfo=None)
+        return view._getvalue()
+
+    return result(state, start, shape, dtype), codegen
+
+
 def _unpack_source(words: bool) -> str:
     """The text of unpack for one kind of state: numba cannot build a named tuple from a field list, so the
     list writes the function."""
-    head = "state[:_HEAD]" if words else "state[: _HEAD * 8].view(np.int64)"
-    state_type = np.dtype(np.int64 if words else np.uint8)
     lines = [
         "def unpack(state):",
-        f"    head = {head}",
+        "    head = _field_view(state, 0, (_HEAD,), np.int64)",
         "    " + ", ".join(STATE_DIMS) + " = " + ", ".join(f"head[{i}]" for i in range(len(STATE_DIMS))),
     ]
     for i, field in enumerate(GAME_FIELDS):
-        start = f"head[{len(STATE_DIMS) + i}]"
-        count = " * ".join(("games", *field.dims))
-        if words:
-            dtype, end = np.dtype(_word_type(field.dtype)), f"{start} + {count}"
-        else:
-            dtype, end = np.dtype(field.dtype), f"{start} + {count} * {np.dtype(field.dtype).itemsize}"
-        # (each view and reshape checks sizes at run time: only where the type or the shape changes)
-        view = "" if dtype == state_type else f".view(np.{dtype.name})"
-        shape = f".reshape(({', '.join(('games', *field.dims))},))" if field.dims else ""
-        lines.append(f"    {field.name} = state[{start} : {end}]{view}{shape}")
+        dtype = np.dtype(_word_type(field.dtype) if words else field.dtype)
+        shape = ", ".join(("games", *field.dims))
+        lines.append(f"    {field.name} = _field_view(state, head[{len(STATE_DIMS) + i}], ({shape},), np.{dtype.name})")
     lines.append("    return GameState(" + ", ".join(field.name for field in GAME_FIELDS) + ")")
     return "\n".join(lines) + "\n"
 
 
 def _compiled_unpack(words: bool) -> Any:
-    namespace = {"np": np, "GameState": GameState, "_HEAD": _HEAD}
+    namespace = {"np": np, "GameState": GameState, "_HEAD": _HEAD, "_field_view": _field_view}
     exec(_unpack_source(words), namespace)
     return numba.njit(inline="always")(namespace["unpack"])
 

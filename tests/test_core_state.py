@@ -84,8 +84,8 @@ def test_the_instruction_counting_script_runs_each_of_its_targets():
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     for target in script.TARGETS:  # what each counted process runs, without valgrind
-        step, decisions = script._loop(target)
+        step, decisions, warm_up = script._loop(target)
         step()
-        assert decisions == (1 if target == "IS-MCTS" else script.GAMES)
+        assert decisions == script._DECISIONS[target] and warm_up >= 1
     refused = subprocess.run([sys.executable, str(path), "--steps", "0"], capture_output=True, text=True)
     assert refused.returncode == 2 and "--steps: must be at least 1, got 0" in refused.stderr

@@ -3,14 +3,14 @@
 Timings move by 10-30% between runs on a shared machine; instruction counts do
 not depend on the load. Each target runs in its own process under ``valgrind
 --tool=callgrind`` with counting off; after a warm-up (every kernel compiled or
-loaded) and ``gc.freeze()``, counting is switched on for exactly ``--steps``
+loaded: a whole match in every game) and ``gc.freeze()``, counting is switched on for exactly ``--steps``
 steps of its loop, and the process exits without shutting the interpreter
 down, so nothing else is counted (as ``aec_instructions.py``).
 
     python docs/data/core_instructions.py [--steps 40] [--json FILE]
 
-Targets: ``batched`` (256 ``standard`` games with observations, random legal
-actions: a step is 256 decisions), ``batched, no observations``, ``vector env``
+Targets: ``batched`` (256 ``standard`` games with observations into the
+encoder's buffer, ``copy=False``, random legal actions: a step is 256 decisions), ``batched, no observations``, ``vector env``
 (256 games, random opponents: a step is 256 learner decisions), ``batched
 heuristic`` (``HeuristicBot().batched(rules)`` acting in 256 games, then the
 unobserved step) and ``IS-MCTS`` (``ISMCTSBot(simulations=100)`` deciding for
@@ -38,20 +38,25 @@ TARGETS = ("batched", "batched, no observations", "vector env", "batched heurist
 GAMES = 256
 
 
-def _loop(target: str) -> tuple[Callable[[], None], int]:
-    """One step of ``target``'s loop (seeded: the same work in every process) and the decisions it makes."""
+def _loop(target: str) -> tuple[Callable[[], None], int, int]:
+    """One step of ``target``'s loop (seeded: the same work in every process), the decisions it makes and the
+    steps of its warm-up: a whole match in every game, so that every kernel is compiled or loaded before the
+    count (loading one from numba's cache inside it would cost more than the steps counted)."""
     if target in ("batched", "batched, no observations", "batched heuristic"):
         from blackout_env.batched import BatchedBlackout
 
-        engine = BatchedBlackout("standard", GAMES, observations=target == "batched", seed=0)
+        # copy=False: the encoder's own buffer, so that the count does not depend on how the allocator
+        # serves a fresh 0.9 MB array at each step
+        engine = BatchedBlackout("standard", GAMES, observations=target == "batched", copy=False, seed=0)
         engine.reset()
         rng = np.random.default_rng(0)
+        match = engine.rules.decisions_per_match + 1
         if target == "batched heuristic":
             from blackout_baselines import HeuristicBot
 
             bot = HeuristicBot().batched(engine.rules)
-            return (lambda: engine.step(bot.act(engine), observe=False)), GAMES
-        return (lambda: engine.step(engine.random_actions(rng))), GAMES
+            return (lambda: engine.step(bot.act(engine), observe=False)), GAMES, match
+        return (lambda: engine.step(engine.random_actions(rng))), GAMES, match
     if target == "vector env":
         from blackout_env.vector_env import BlackoutVectorEnv
 
@@ -63,7 +68,7 @@ def _loop(target: str) -> tuple[Callable[[], None], int]:
             masks = envs.action_masks()
             envs.step((rng.random(masks.shape) * masks).argmax(axis=1))
 
-        return vector_step, GAMES
+        return vector_step, GAMES, envs.engine.rules.decisions_per_match + 1
     from blackout_baselines import ISMCTSBot
 
     from blackout_env import BlackoutGame
@@ -77,12 +82,12 @@ def _loop(target: str) -> tuple[Callable[[], None], int]:
             game = BlackoutGame("standard", seed=0)
         game.step(bot.act(game.view(game.current_player)))
 
-    return decide, 1
+    return decide, 1, 5  # (the bot compiles or loads its kernels when made)
 
 
 def _child(target: str, steps: int, ready: str) -> None:
-    step, _ = _loop(target)
-    for _ in range(5):  # warm-up
+    step, _, warm_up = _loop(target)
+    for _ in range(warm_up):
         step()
     gc.collect()
     gc.freeze()  # the count's collections then traverse what the loop allocates, not every object imported
@@ -118,7 +123,7 @@ def _count(target: str, steps: int, folder: str) -> float:
     return int(collected.group(1)) / (steps * _DECISIONS[target])
 
 
-_DECISIONS = {target: 1 if target == "IS-MCTS" else GAMES for target in TARGETS}
+_DECISIONS = {target: 1 if target == "IS-MCTS" else GAMES for target in TARGETS}  # (as _loop returns)
 
 
 def main() -> int:
