@@ -88,13 +88,13 @@ def playout(state, tables, draws, greedy):
     Greedy: :func:`greedy_bid` (the legal bid nearest to it, the lower on a tie) and :func:`greedy_card`.
     """
     s = core.unpack_words(state)
-    t = core.one_game_tables(tables)
-    n, num_cards = t[0], t[1]
+    t = core.unpack_tables(tables)
+    n, num_cards = t.num_players[0], t.num_cards[0]
     current, phase, bids, won = s.current_player, s.phase, s.bids, s.tricks_won
     hand_size, done, forbidden_out = s.hand_size, s.tricks_done, s.forbidden_bid
     trump, led_suit, trick_cards, trick_size = s.trump, s.led_suit, s.trick_cards, s.trick_size
     legal_cards, hands = s.legal_cards, s.hands
-    power_flat = t[3][3]  # advance_game's tables: voids_shown, led_after, is_trump, power_flat, trick_key_low
+    power_flat = t.power_flat
     drawn = 0
     while done[0] < hand_size[0]:
         seat = current[0]

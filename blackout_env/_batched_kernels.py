@@ -8,15 +8,16 @@ shape after the game axis): :func:`new_state` lays any number of games out in on
 array (a byte array with each field of its own type for the batched engine, or
 64-bit words for one game), and every kernel takes that array and reads its
 fields by name (:func:`unpack_bytes` / :func:`unpack_words` give the named tuple
-:data:`GameState` of views; :func:`state_views` the same from Python).
+:data:`GameState` of views; :func:`state_views` the same from Python). The
+rules' tables are one array too, laid out from :data:`TABLE_FIELDS`
+(``blackout_env.batched.game_tables``, built from :mod:`blackout_env.rules_logic`
+by running its functions over every input; :func:`unpack_tables`). So a kernel
+takes ``(state, tables, ...)``, as pgx's ``step(state, action)``.
 
 One function per step of :mod:`blackout_env.engine` (deal, legal cards, bid,
 play, trick winner, finish trick, finish hand; named after the engine method
-that calls it), each a loop over the games of that state, with the lookup tables of
-:class:`~blackout_env.batched.BatchedBlackout`'s
-``_Tables`` (built from :mod:`blackout_env.rules_logic` by running its functions
-over every input; the encoder's block offsets read from
-:func:`blackout_env.encoding.observation_layout`). A move is
+that calls it), each a loop over the games of that state (the encoder's block
+offsets read from :func:`blackout_env.encoding.observation_layout`). A move is
 :func:`advance_game` and :func:`legal_game`, written for game ``g`` of a :data:`GameState`:
 :func:`advance` and :func:`compute_legal` run them over a batch, :func:`step_game`
 over one game (the IS-MCTS simulator's state, :func:`one_game`)
@@ -158,63 +159,6 @@ GAME_FIELDS = (
 read and write. Adding a field is one line here (and the code that uses it): the batched engine, the AEC
 env and the IS-MCTS simulator all hold their games in :func:`new_state`'s layout."""
 
-GameState = collections.namedtuple("GameState", [field.name for field in GAME_FIELDS])
-GameState.__doc__ = "Every field of GAME_FIELDS by name: arrays with a leading game axis (a batch, or one game)."
-STATE_DIMS = ("games", "seats", "tricks", "moves")
-_HEAD = len(STATE_DIMS) + len(GAME_FIELDS)  # the head of a state: its dims, then where each field starts
-
-
-def _word_type(dtype: type) -> type:
-    return np.uint64 if dtype is np.uint64 else np.int64
-
-
-def new_state(games: int, seats: int, tricks: int, moves: int, words: bool = False) -> np.ndarray:
-    """A fresh state of ``games`` games in one array: its head (the dims, where each field starts), then the fields.
-
-    ``words=False``: a byte array, each field of its GAME_FIELDS type (the batched engine's: small
-    types, many games); ``words=True``: an int64 array, every field 64 bits wide (one game read item
-    by item from Python, as fast as the items of a list). :func:`unpack` gives the kernels its fields by
-    name, :func:`state_views` gives them to Python.
-    """
-    sizes = dict(zip(STATE_DIMS, (games, seats, tricks, moves)))
-    starts, end = [], _HEAD
-    for field in GAME_FIELDS:
-        count = games * int(np.prod([sizes[dim] for dim in field.dims], dtype=np.int64))
-        if words:
-            starts.append(end)
-            end += count
-        else:  # in bytes, each field 8-byte aligned
-            starts.append(end * 8 if not starts else end)
-            end = starts[-1] + -(-count * np.dtype(field.dtype).itemsize // 8) * 8
-    state = np.zeros(end, dtype=np.int64) if words else np.zeros(end, dtype=np.uint8)
-    head = state[:_HEAD] if words else state[: _HEAD * 8].view(np.int64)
-    head[:] = [games, seats, tricks, moves, *starts]
-    for field, values in zip(GAME_FIELDS, state_views(state)):
-        values[...] = field.fill
-    return state
-
-
-def state_views(state: np.ndarray) -> GameState:
-    """Every field of ``state`` (:func:`new_state`) as a numpy view, by name (shapes: games, then the field's dims)."""
-    words = state.dtype == np.int64
-    head = state[:_HEAD] if words else state[: _HEAD * 8].view(np.int64)
-    sizes = dict(zip(STATE_DIMS, head[: len(STATE_DIMS)].tolist()))
-    views = []
-    for i, field in enumerate(GAME_FIELDS):
-        shape = (sizes["games"], *(sizes[dim] for dim in field.dims))
-        dtype = np.dtype(_word_type(field.dtype) if words else field.dtype)
-        start = int(head[len(STATE_DIMS) + i])
-        count = int(np.prod(shape, dtype=np.int64)) * (1 if words else dtype.itemsize)
-        views.append(state[start : start + count].view(dtype).reshape(shape))
-    return GameState(*views)
-
-
-def field_starts(state: np.ndarray) -> GameState:
-    """Where each field of a state of 64-bit words starts (its item index), by name: Python reads one game's
-    fields item by item (an ``array.array`` of the same memory is as fast as a list)."""
-    return GameState(*state[len(STATE_DIMS) : _HEAD].tolist())
-
-
 @numba.extending.intrinsic
 def _field_view(typingctx, state, start, shape, dtype):  # (unannotated: numba's typing signature)
     """The field at item ``start`` of ``state``: an array of ``dtype`` and ``shape`` (a tuple), C order, made
@@ -241,32 +185,142 @@ def _field_view(typingctx, state, start, shape, dtype):  # (unannotated: numba's
     return result(state, start, shape, dtype), codegen
 
 
-def _unpack_source(words: bool) -> str:
-    """The text of unpack for one kind of state: numba cannot build a named tuple from a field list, so the
-    list writes the function."""
-    lines = [
-        "def unpack(state):",
-        "    head = _field_view(state, 0, (_HEAD,), np.int64)",
-        "    " + ", ".join(STATE_DIMS) + " = " + ", ".join(f"head[{i}]" for i in range(len(STATE_DIMS))),
-    ]
-    for i, field in enumerate(GAME_FIELDS):
-        dtype = np.dtype(_word_type(field.dtype) if words else field.dtype)
-        shape = ", ".join(("games", *field.dims))
-        lines.append(f"    {field.name} = _field_view(state, head[{len(STATE_DIMS) + i}], ({shape},), np.{dtype.name})")
-    lines.append("    return GameState(" + ", ".join(field.name for field in GAME_FIELDS) + ")")
-    return "\n".join(lines) + "\n"
+def _word_type(dtype: type) -> type:
+    return np.uint64 if dtype is np.uint64 else np.int64
 
 
-def _compiled_unpack(words: bool) -> Any:
-    namespace = {"np": np, "GameState": GameState, "_HEAD": _HEAD, "_field_view": _field_view}
-    exec(_unpack_source(words), namespace)
-    return numba.njit(inline="always")(namespace["unpack"])
+class Layout:
+    """A struct laid out in one array from a field list: its head (the sizes of its dims, then where each field
+    starts), then the fields.
+
+    ``new(...)`` makes one (a byte array, each field of its own type, or with ``words=True`` an int64 array,
+    every field 64 bits wide: one game read item by item from Python), ``views`` gives its fields to Python by
+    name, ``unpack_bytes`` / ``unpack_words`` (compiled, inlined) give them to a kernel by name.
+    """
+
+    def __init__(self, name: str, fields: tuple[Field, ...], dims: tuple[str, ...], lead: str | None = None):
+        self.fields, self.dims, self.lead = fields, dims, lead
+        self.type = collections.namedtuple(name, [field.name for field in fields])
+        self.type.__module__ = __name__  # (pickled by reference, as this module's GameState and RuleTables)
+        self.head = len(dims) + len(fields)
+        self.unpack_bytes = self._compiled_unpack(words=False)
+        self.unpack_words = self._compiled_unpack(words=True)
+
+    def _shape(self, field: Field) -> tuple[str | int, ...]:
+        return ((self.lead,) if self.lead else ()) + field.dims
+
+    def new(self, words: bool = False, **sizes: int) -> np.ndarray:
+        """A fresh struct of these ``sizes`` (one per dim), every field at its fresh value."""
+        starts, end = [], self.head
+        for field in self.fields:
+            count = int(np.prod([sizes[dim] if isinstance(dim, str) else dim for dim in self._shape(field)], dtype=np.int64))
+            if words:
+                starts.append(end)
+                end += count
+            else:  # in bytes, each field 8-byte aligned
+                starts.append(end * 8 if not starts else end)
+                end = starts[-1] + -(-count * np.dtype(field.dtype).itemsize // 8) * 8
+        array = np.zeros(end, dtype=np.int64 if words else np.uint8)
+        head = array[: self.head] if words else array[: self.head * 8].view(np.int64)
+        head[:] = [*(sizes[dim] for dim in self.dims), *starts]
+        for field, values in zip(self.fields, self.views(array)):
+            values[...] = field.fill
+        return array
+
+    def views(self, array: np.ndarray) -> Any:
+        """Every field of ``array`` (made by :meth:`new`) as a numpy view, by name."""
+        words = array.dtype == np.int64
+        head = array[: self.head] if words else array[: self.head * 8].view(np.int64)
+        sizes = dict(zip(self.dims, head[: len(self.dims)].tolist()))
+        views = []
+        for i, field in enumerate(self.fields):
+            shape = tuple(sizes[dim] if isinstance(dim, str) else dim for dim in self._shape(field))
+            dtype = np.dtype(_word_type(field.dtype) if words else field.dtype)
+            start = int(head[len(self.dims) + i])
+            count = int(np.prod(shape, dtype=np.int64)) * (1 if words else dtype.itemsize)
+            views.append(array[start : start + count].view(dtype).reshape(shape))
+        return self.type(*views)
+
+    def starts(self, array: np.ndarray) -> Any:
+        """Where each field of a struct of 64-bit words starts (its item index), by name: Python reads one
+        game's fields item by item (an ``array.array`` of the same memory is as fast as a list)."""
+        return self.type(*array[len(self.dims) : self.head].tolist())
+
+    def _compiled_unpack(self, words: bool) -> Any:
+        # numba cannot build a named tuple from a field list, so the list writes the function
+        lines = [
+            "def unpack(array):",
+            f"    head = _field_view(array, 0, ({self.head},), np.int64)",
+            "    " + ", ".join(self.dims) + " = " + ", ".join(f"head[{i}]" for i in range(len(self.dims))),
+        ]
+        for i, field in enumerate(self.fields):
+            dtype = np.dtype(_word_type(field.dtype) if words else field.dtype)
+            shape = ", ".join(str(dim) for dim in self._shape(field))
+            lines.append(f"    {field.name} = _field_view(array, head[{len(self.dims) + i}], ({shape},), np.{dtype.name})")
+        lines.append(f"    return {self.type.__name__}(" + ", ".join(field.name for field in self.fields) + ")")
+        namespace = {"np": np, self.type.__name__: self.type, "_field_view": _field_view}
+        exec("\n".join(lines) + "\n", namespace)
+        return numba.njit(inline="always")(namespace["unpack"])
 
 
-unpack_bytes = _compiled_unpack(words=False)
+STATE = Layout("GameState", GAME_FIELDS, ("games", "seats", "tricks", "moves"), lead="games")
+GameState = STATE.type
+GameState.__doc__ = "Every field of GAME_FIELDS by name: arrays with a leading game axis (a batch, or one game)."
+unpack_bytes = STATE.unpack_bytes
 """The fields of a byte state (:func:`new_state`; the batched engine's) by name, as views: a kernel's first read."""
-unpack_words = _compiled_unpack(words=True)
+unpack_words = STATE.unpack_words
 """The fields of a state of 64-bit words (one game: the AEC env's, a search's) by name, as views."""
+
+
+def new_state(games: int, seats: int, tricks: int, moves: int, words: bool = False) -> np.ndarray:
+    """A fresh state of ``games`` games in one array (:class:`Layout`): bytes, each field of its GAME_FIELDS
+    type (the batched engine's: small types, many games), or with ``words=True`` 64-bit words (one game)."""
+    return STATE.new(words, games=games, seats=seats, tricks=tricks, moves=moves)
+
+
+def state_views(state: np.ndarray) -> GameState:
+    """Every field of ``state`` (:func:`new_state`) as a numpy view, by name (shapes: games, then the field's dims)."""
+    return STATE.views(state)
+
+
+def field_starts(state: np.ndarray) -> GameState:
+    """Where each field of a one-game state of words starts (its item index), by name."""
+    return STATE.starts(state)
+
+
+TABLE_FIELDS = (
+    Field("num_players", np.int64, (1,)),
+    Field("num_cards", np.int64, (1,)),
+    Field("max_bid", np.int64, (1,)),
+    Field("must_break", np.bool_, (1,)),  # trump may not be led before it is broken
+    Field("standard_bits", np.uint64, (1,)),  # the 52 standard cards (bitset)
+    Field("joker_bits", np.uint64, (1,)),
+    Field("suit_bits", np.uint64, (5,)),  # [suit + 1]: the cards of a suit; [0] (no suit): none
+    Field("power_flat", np.int16, ("powers",)),  # [((trump + 1) * 5 + led + 1) * num_cards + card]: card_power
+    Field("trick_key_low", np.int32, ("seats", "seats")),  # [leader, seat]: the tie-break of trick_winner
+    Field("led_after", np.int8, (5, "cards")),  # [led + 1, card]: suit_led_after
+    Field("is_trump", np.bool_, (5, "cards")),  # [trump + 1, card]
+    Field("voids_shown", np.uint8, (2, 2, 5, 5, "cards")),  # [leads, trump_broken, trump + 1, led + 1, card]
+    Field("suit_or_none", np.int8, ("cards_or_none",)),  # [card + 1]: suit_of (NONE for a joker or no card)
+    Field("forbidden_bid", np.int8, ("counts", "totals")),  # [hand_size, bid_total]: the hook (NONE: none)
+    Field("hand_score", np.int32, ("counts", "counts")),  # [bid, tricks won]: Rules.hand_score
+    Field("hand_sizes", np.int8, ("rounds",)),
+    Field("rule_trump", np.int8, ("rounds",)),  # the trump suit the rules name for each round (NONE: none)
+    Field("turned_position", np.int64, ("rounds",)),  # the deck position of the turned card (NONE: none)
+    Field("turned_held", np.bool_, ("rounds",)),  # the dealer holds the turned card (dealer_last)
+    Field("deal_seat", np.int64, ("seats", "deck")),  # [dealer, k]: dealt_to
+    Field("first_to_act", np.int8, ("seats",)),  # [dealer]
+)
+"""The rules' tables, built from :mod:`blackout_env.rules_logic` (``blackout_env.batched._Tables``), one field a line."""
+
+TABLES = Layout(
+    "RuleTables", TABLE_FIELDS, ("seats", "cards", "cards_or_none", "powers", "counts", "totals", "rounds", "deck")
+)
+RuleTables = TABLES.type
+RuleTables.__doc__ = "Every table of TABLE_FIELDS by name."
+unpack_tables = TABLES.unpack_bytes
+"""The rules' tables (``blackout_env.batched.game_tables``) by name, as views: a kernel's first read of them."""
+
 
 # The encoder's blocks, in the order of the ``offsets`` argument of encode (see BatchedEncoder).
 ENCODER_BLOCKS = (
@@ -433,9 +487,11 @@ def action_legal(action, num_cards, num_actions, legal_cards, phase, hand_size, 
 
 
 @numba.njit(cache=True)
-def check_actions(actions, games, num_cards, num_actions, state):
+def check_actions(state, tables, actions, games):
     """How many of games ``games`` got an action that is illegal (0: all legal)."""
-    s = unpack_bytes(state)
+    s, t = unpack_bytes(state), unpack_tables(tables)
+    num_cards = t.num_cards[0]
+    num_actions = num_cards + t.max_bid[0] + 1
     bad = 0
     for g in games:
         if not action_legal(
@@ -446,15 +502,17 @@ def check_actions(actions, games, num_cards, num_actions, state):
 
 
 @numba.njit(cache=True, inline="always")
-def advance_game(s, g, action, n, num_cards, tables):
-    """Record ``action`` and apply it in game ``g`` of ``s`` (:data:`GameState`): the engine's bid, play and finish
-    trick. True when its hand is over.
+def advance_game(s, t, g, action):
+    """Record ``action`` and apply it in game ``g`` of ``s`` (:data:`GameState`) under the rules' tables ``t``
+    (:data:`RuleTables`): the engine's bid, play and finish trick. True when its hand is over.
 
     The one step of the compiled core: :func:`advance` runs it over a batch, the IS-MCTS simulator
-    (:func:`step_game`, and its playouts) and the AEC env on one game. ``tables``: voids_shown, led_after,
-    is_trump, power_flat and trick_key_low.
+    (:func:`step_game`, and its playouts) and the AEC env on one game.
     """
-    voids_shown, led_after, is_trump, power_flat, trick_key_low = tables
+    n, num_cards = t.num_players[0], t.num_cards[0]
+    voids_shown, led_after, is_trump, power_flat, trick_key_low = (
+        t.voids_shown, t.led_after, t.is_trump, t.power_flat, t.trick_key_low
+    )
     current_player, phase, leader, bids, bids_made, bid_total, hands, played, played_order, voids = (
         s.current_player, s.phase, s.leader, s.bids, s.bids_made, s.bid_total, s.hands, s.played, s.played_order,
         s.voids,
@@ -522,15 +580,14 @@ def advance_game(s, g, action, n, num_cards, tables):
 
 
 @numba.njit(cache=True, _nrt=False)
-def advance(state, actions, games, over, n, num_cards, voids_shown, led_after, is_trump, power_flat, trick_key_low):
+def advance(state, tables, actions, games, over):
     """:func:`advance_game` in games ``games`` (ascending) of ``state`` with their ``actions``: the games whose hand is
     over go to ``over``, and their count is returned.
     """
-    s = unpack_bytes(state)
-    tables = (voids_shown, led_after, is_trump, power_flat, trick_key_low)
+    s, t = unpack_bytes(state), unpack_tables(tables)
     count = 0
     for g in games:
-        if advance_game(s, g, actions[g], n, num_cards, tables):
+        if advance_game(s, t, g, actions[g]):
             over[count] = g
             count += 1
     return count
@@ -541,28 +598,29 @@ _playable = numba.njit(cache=True, inline="always")(rules_logic.playable_bits)
 
 
 @numba.njit(cache=True, inline="always")
-def legal_game(s, g, n, must_break, suit_bits, joker_bits, standard_bits, forbidden_bid):
+def legal_game(s, t, g):
     """The acting seat's legal cards (bitset) and the dealer's forbidden bid (NONE: none) in game ``g`` of ``s``."""
     hand = s.hands[g, s.current_player[g]]
+    suit_bits = t.suit_bits
     legal = np.uint64(0)
     forbidden = NONE
     if s.phase[g] == PLAY:
         leads = s.trick_size[g] == 0
         follow = suit_bits[0] if leads else suit_bits[s.led_suit[g] + 1]  # suit_bits[0]: no suit, no card
-        breaks = suit_bits[s.trump[g] + 1] if must_break and leads and not s.trump_broken[g] else suit_bits[0]
-        legal = _playable(leads, hand, follow, breaks, joker_bits, standard_bits)
-    elif s.bids_made[g] == n - 1:
-        forbidden = forbidden_bid[s.hand_size[g], s.bid_total[g]]
+        breaks = suit_bits[s.trump[g] + 1] if t.must_break[0] and leads and not s.trump_broken[g] else suit_bits[0]
+        legal = _playable(leads, hand, follow, breaks, t.joker_bits[0], t.standard_bits[0])
+    elif s.bids_made[g] == t.num_players[0] - 1:
+        forbidden = t.forbidden_bid[s.hand_size[g], s.bid_total[g]]
     s.legal_cards[g] = legal
     s.forbidden_bid[g] = forbidden
 
 
 @numba.njit(cache=True, _nrt=False)
-def compute_legal(state, games, n, must_break, suit_bits, joker_bits, standard_bits, forbidden_bid):
+def compute_legal(state, tables, games):
     """BatchedBlackout._compute_legal: :func:`legal_game` in games ``games`` of ``state``."""
-    s = unpack_bytes(state)
+    s, t = unpack_bytes(state), unpack_tables(tables)
     for g in games:
-        legal_game(s, g, n, must_break, suit_bits, joker_bits, standard_bits, forbidden_bid)
+        legal_game(s, t, g)
 
 
 @numba.njit(cache=True, inline="always")
@@ -577,18 +635,20 @@ def mask_row(row, num_cards, legal_cards, phase, hand_size, forbidden_bid):
 
 
 @numba.njit(cache=True)
-def action_mask(mask, num_cards, state):
+def action_mask(state, tables, mask):
     """_action_mask: :func:`mask_row` for every game of ``state``."""
     s = unpack_bytes(state)
+    num_cards = unpack_tables(tables).num_cards[0]
     for g in range(mask.shape[0]):
         mask_row(mask[g], num_cards, s.legal_cards[g], s.phase[g], s.hand_size[g], s.forbidden_bid[g])
     return mask
 
 
 @numba.njit(cache=True)
-def random_actions(uniform, games, num_cards, state):
+def random_actions(state, tables, uniform, games):
     """_random_actions for games ``games`` from their ``uniform`` draws: the r-th legal card, or a bid."""
     s = unpack_bytes(state)
+    num_cards = unpack_tables(tables).num_cards[0]
     phase, legal_cards, hand_size, forbidden_bid = s.phase, s.legal_cards, s.hand_size, s.forbidden_bid
     actions = np.empty(len(games), dtype=np.int64)
     for i in range(len(games)):
@@ -615,9 +675,10 @@ def random_actions(uniform, games, num_cards, state):
 
 
 @numba.njit(cache=True)
-def finish_hands(games, hand_score, state, round_scores, last_hand_bids, last_hand_tricks):
+def finish_hands(state, tables, games, round_scores, last_hand_bids, last_hand_tricks):
     """_finish_hands for games ``games``: the hand scores (games x seats, int32), added to the totals."""
     s = unpack_bytes(state)
+    hand_score = unpack_tables(tables).hand_score
     n = s.bids.shape[1]
     hand_scores = np.empty((len(games), n), dtype=np.int32)
     for i in range(len(games)):
@@ -659,17 +720,18 @@ def shuffle(uniform, size):
 
 
 @numba.njit(cache=True)
-def deal(
-    state, games, n, turned_trump, turned_position, turned_held, deal_seat, first_to_act, hand_sizes, rule_trump,
-    suit_or_none, decks, first_dealer,
-):
+def deal(state, tables, games, turned_trump, decks, first_dealer):
     """BatchedBlackout._deal for games ``games`` of ``state``: deck card k goes to seat deal_seat[dealer, k], k < n *
     hand size.
 
     The rule facts come as the batched engine's tables (built from rules_logic): ``deal_seat`` (dealt_to),
     ``first_to_act``, ``turned_position`` and ``turned_held`` (turned_card, per round).
     """
-    s = unpack_bytes(state)
+    s, t = unpack_bytes(state), unpack_tables(tables)
+    n = t.num_players[0]
+    turned_position, turned_held, deal_seat, first_to_act, hand_sizes, rule_trump, suit_or_none = (
+        t.turned_position, t.turned_held, t.deal_seat, t.first_to_act, t.hand_sizes, t.rule_trump, t.suit_or_none
+    )
     hands, played_order = s.hands, s.played_order
     for g in games:
         r = np.int64(s.round_index[g])
@@ -721,10 +783,7 @@ def deal(
 # -------------------------------------------------------------- one game
 # One game, for the AEC env (one game of a match) and for a search that steps one determinized hand at a
 # time (the IS-MCTS simulator): new_state(1, ..., words=True), the batch's state for a batch of one in 64-bit
-# words (Python reads and writes its items at each field's start, field_starts). The rules' tables go in one int64 array (see game_tables in blackout_env.batched):
-# ONE_TABLE_SCALARS, then suit_bits (5 entries), voids_shown, led_after, is_trump, power_flat, trick_key_low
-# and forbidden_bid, flattened, with the batch's shapes.
-ONE_TABLE_SCALARS = ("num_players", "num_cards", "must_break", "joker_bits", "standard_bits", "max_bid")
+# words (Python reads and writes its items at each field's start, field_starts), under the batch's tables.
 
 
 def one_game(seats: int, tricks: int) -> np.ndarray:
@@ -733,58 +792,23 @@ def one_game(seats: int, tricks: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, inline="always")
-def one_game_tables(tables):
-    """The rules' tables of ``tables`` (game_tables' array): (n, num_cards, max_bid, advance_game's tables,
-    legal_game's (must_break, suit_bits, joker_bits, standard_bits, forbidden_bid))."""
-    n = tables[0]
-    num_cards = tables[1]
-    max_bid = tables[5]
-    table_bits = tables.view(np.uint64)
-    t = len(ONE_TABLE_SCALARS)
-    suit_bits = table_bits[t : t + 5]
-    t += 5
-    voids_shown = tables[t : t + 100 * num_cards].reshape((2, 2, 5, 5, num_cards))
-    t += 100 * num_cards
-    led_after = tables[t : t + 5 * num_cards].reshape((5, num_cards))
-    t += 5 * num_cards
-    is_trump = tables[t : t + 5 * num_cards].reshape((5, num_cards))
-    t += 5 * num_cards
-    power_flat = tables[t : t + 25 * num_cards]
-    t += 25 * num_cards
-    trick_key_low = tables[t : t + n * n].reshape((n, n))
-    t += n * n
-    forbidden_bid = tables[t : t + (max_bid + 1) * (n * max_bid + 1)].reshape((max_bid + 1, n * max_bid + 1))
-    return (
-        n, num_cards, max_bid, (voids_shown, led_after, is_trump, power_flat, trick_key_low),
-        (tables[2] != 0, suit_bits, table_bits[3], table_bits[4], forbidden_bid),
-    )
-
-
-@numba.njit(cache=True, inline="always")
-def legal_one(s, t):
-    """legal_game for the one game of ``s`` (unpack_words), with ``t`` :func:`one_game_tables`' tuple."""
-    must_break, suit_bits, joker_bits, standard_bits, forbidden_bid = t[4]
-    legal_game(s, 0, t[0], must_break, suit_bits, joker_bits, standard_bits, forbidden_bid)
-
-
-@numba.njit(cache=True, inline="always")
 def step_one(s, t, action):
     """advance_game, then legal_game, for the one game of ``s``; True when the hand is over."""
-    over = advance_game(s, 0, action, t[0], t[1], t[3])
-    legal_one(s, t)
+    over = advance_game(s, t, 0, action)
+    legal_game(s, t, 0)
     return over
 
 
 @numba.njit(cache=True, _nrt=False)
 def step_game(state, tables, action):
     """Apply ``action`` (legal) in the one game of ``state`` and compute the next legal set; True when the hand is over."""
-    return step_one(unpack_words(state), one_game_tables(tables), action)
+    return step_one(unpack_words(state), unpack_tables(tables), action)
 
 
 @numba.njit(cache=True, _nrt=False)
 def legal_of_game(state, tables):
     """Compute the legal set of the one game of ``state`` (after it was written from outside)."""
-    legal_one(unpack_words(state), one_game_tables(tables))
+    legal_game(unpack_words(state), unpack_tables(tables), 0)
 
 
 # ------------------------------------------------------------ the AEC env
@@ -801,7 +825,7 @@ ILLEGAL, MOVED, TRICK_OVER, HAND_OVER = -1, 0, 1, 2
 @numba.njit(cache=True, inline="always")
 def _env_observe(s, t, encoding, floats, row, mask, observer):
     """The acting seat's mask into ``mask`` and seat ``observer``'s observation into ``row``."""
-    num_cards = t[1]
+    num_cards = t.num_cards[0]
     mask_row(mask, num_cards, s.legal_cards[0], s.phase[0], s.hand_size[0], s.forbidden_bid[0])
     o = len(ENCODER_BLOCKS)
     bid_width, no_suit, score_scale, counts, rounds = (
@@ -809,7 +833,7 @@ def _env_observe(s, t, encoding, floats, row, mask, observer):
     )
     encode_row(
         row, 0, observer, block_offsets(encoding), encoding[o + len(ENV_SIZES) :],
-        (t[0], num_cards, bid_width, no_suit, score_scale),
+        (t.num_players[0], num_cards, bid_width, no_suit, score_scale),
         (floats[:counts], floats[counts : counts + rounds], floats[counts + rounds :]), s,
     )
 
@@ -821,11 +845,10 @@ def env_step(state, tables, encoding, floats, row, mask, action):
     Returns ILLEGAL (nothing changed), HAND_OVER (the env scores the hand, then deals or ends), or
     TRICK_OVER or MOVED, after which ``mask`` holds the next seat's legal actions and ``row`` its observation.
     """
-    s = unpack_words(state)
-    t = one_game_tables(tables)
-    num_cards = t[1]
-    if not action_legal(action, num_cards, num_cards + t[2] + 1, s.legal_cards[0], s.phase[0], s.hand_size[0],
-                        s.forbidden_bid[0]):
+    s, t = unpack_words(state), unpack_tables(tables)
+    num_cards = t.num_cards[0]
+    if not action_legal(action, num_cards, num_cards + t.max_bid[0] + 1, s.legal_cards[0], s.phase[0],
+                        s.hand_size[0], s.forbidden_bid[0]):
         return ILLEGAL
     if step_one(s, t, action):
         return HAND_OVER
@@ -837,9 +860,8 @@ def env_step(state, tables, encoding, floats, row, mask, action):
 def env_observe(state, tables, encoding, floats, row, mask, observer):
     """The legal set of the one game of ``state`` (after it was written from outside), the acting seat's mask
     into ``mask`` and seat ``observer``'s observation into ``row``."""
-    s = unpack_words(state)
-    t = one_game_tables(tables)
-    legal_one(s, t)
+    s, t = unpack_words(state), unpack_tables(tables)
+    legal_game(s, t, 0)
     _env_observe(s, t, encoding, floats, row, mask, np.int64(observer))
 
 

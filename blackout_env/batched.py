@@ -295,19 +295,24 @@ _GAME_TABLES: dict[Rules, np.ndarray] = {}
 
 
 def game_tables(rules: Rules) -> np.ndarray:
-    """The tables of ``rules`` for the compiled core's one-game kernels (``step_game``), in one int64 array.
+    """The tables of ``rules`` for the compiled core's kernels, in one array (``_batched_kernels.TABLE_FIELDS``).
 
-    The same tables as the batched engine's (:class:`_Tables`), laid out as ``_batched_kernels``
-    says (``ONE_TABLE_SCALARS``, then the tables flattened); built once per rules value.
+    The tables of :class:`_Tables`, laid out by the core's field list; built once per rules value and shared
+    (read-only) by the batched engines, AEC envs and searches of these rules.
     """
     tables = _GAME_TABLES.get(rules)
     if tables is None:
         t = _Tables(rules)
-        head = [rules.num_players, rules.num_cards, rules.lead_trump == "broken", int(t.joker_bits),
-                int(t.standard_bits), rules.max_bid]
-        parts = [head, t.suit_bits.view(np.int64), t.voids_shown, t.led_after, t.is_trump, t.power_flat,
-                 t.trick_key_low, t.forbidden_bid]
-        tables = np.concatenate([np.asarray(part).astype(np.int64).ravel() for part in parts])
+        n, max_bid = rules.num_players, rules.max_bid
+        tables = kernels().TABLES.new(
+            seats=n, cards=rules.num_cards, cards_or_none=rules.num_cards + 1, powers=25 * rules.num_cards,
+            counts=max_bid + 1, totals=n * max_bid + 1, rounds=rules.num_rounds, deck=rules.deck_size,
+        )
+        values = {"num_players": n, "num_cards": rules.num_cards, "max_bid": max_bid,
+                  "must_break": rules.lead_trump == "broken"}
+        for name, view in zip(kernels().RuleTables._fields, kernels().TABLES.views(tables)):
+            view[...] = values[name] if name in values else getattr(t, name)
+        tables.flags.writeable = False
         _GAME_TABLES[rules] = tables
     return tables
 
@@ -393,6 +398,7 @@ class BatchedBlackout:
         self.observations = bool(observations)
         self.copy = bool(copy)
         self._t = _Tables(rules)
+        self._tables = game_tables(rules)  # the same tables in the core's layout, for the kernels
         self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._games = np.arange(num_envs)
         self.observation = observation_kind(observation)
@@ -541,12 +547,7 @@ class BatchedBlackout:
         """Deal round ``round_index`` in games ``g``: d[k] goes to seat (dealer + 1 + k) % n, k < n*h."""
         if not g.size:
             return
-        n = self.num_players
-        t = self._t
-        kernels().deal(
-            self._state, g, n, self.rules.trump == "turned", t.turned_position, t.turned_held, t.deal_seat,
-            t.first_to_act, t.hand_sizes, t.rule_trump, t.suit_or_none, self.decks, self.first_dealer,
-        )
+        kernels().deal(self._state, self._tables, g, self.rules.trump == "turned", self.decks, self.first_dealer)
 
     # ------------------------------------------------------------ legal moves
     def _compute_legal(self, g: np.ndarray | None = None) -> None:
@@ -556,16 +557,12 @@ class BatchedBlackout:
         operations (a table over every hand would not fit); the differential test holds them equal.
         After a partial step only the games that moved need them again.
         """
-        t = self._t
-        kernels().compute_legal(
-            self._state, self._games if g is None else g, self.num_players, self.rules.lead_trump == "broken",
-            t.suit_bits, t.joker_bits, t.standard_bits, t.forbidden_bid,
-        )
+        kernels().compute_legal(self._state, self._tables, self._games if g is None else g)
 
     def _action_mask(self) -> np.ndarray:
         """int8 mask of the acting seats' legal actions: the legal cards, then bids ``0..hand_size`` less the forbidden one."""
         mask = np.empty((self.num_envs, self.num_actions), dtype=np.int8)
-        return kernels().action_mask(mask, self.num_cards, self._state)
+        return kernels().action_mask(self._state, self._tables, mask)
 
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action in every game (int64), drawn from the legal sets directly.
@@ -577,7 +574,7 @@ class BatchedBlackout:
     def _random_actions(self, rng: np.random.Generator, g: np.ndarray | None = None) -> np.ndarray:
         """A uniformly random legal action in games ``g`` (None: every game), one random number each."""
         games = self._games if g is None else g
-        return kernels().random_actions(rng.random(len(games)), games, self.num_cards, self._state)
+        return kernels().random_actions(self._state, self._tables, rng.random(len(games)), games)
 
     # ------------------------------------------------------------------- step
     def step(self, actions: Any, active: Any = None, *, observe: bool = True) -> BatchStep:
@@ -636,12 +633,8 @@ class BatchedBlackout:
         One kernel: record the action, bid (after the dealer's bid the leader plays) or play a card
         (voids shown, led suit, trump broken), and when a trick is complete the winner takes it and leads.
         """
-        t = self._t
         over = np.empty(len(moving), dtype=np.int64)
-        count = kernels().advance(
-            self._state, actions, moving, over, self.num_players, self.num_cards, t.voids_shown, t.led_after,
-            t.is_trump, t.power_flat, t.trick_key_low,
-        )
+        count = kernels().advance(self._state, self._tables, actions, moving, over)
         return over[:count]
 
     def _check_active(self, active: Any) -> np.ndarray | None:
@@ -658,7 +651,7 @@ class BatchedBlackout:
     def _check_actions(self, actions: Any, moving: np.ndarray | None = None) -> np.ndarray:
         array = action_array(actions, self.num_envs)
         games = self._games if moving is None else moving
-        if not kernels().check_actions(array, games, self.num_cards, self.num_actions, self._state):
+        if not kernels().check_actions(self._state, self._tables, array, games):
             return array  # all legal
         # Name the first illegal action (the games that do not move may hold any action).
         inside = (array[games] >= 0) & (array[games] < self.num_actions)
@@ -678,7 +671,7 @@ class BatchedBlackout:
     def _finish_hands(self, g: np.ndarray) -> np.ndarray:
         """Score the finished hands of games ``g``; returns the hand scores (games x seats)."""
         return kernels().finish_hands(
-            g, self._t.hand_score, self._state, self.round_scores, self.last_hand_bids, self.last_hand_tricks
+            self._state, self._tables, g, self.round_scores, self.last_hand_bids, self.last_hand_tricks
         )
 
     def _rewards(self, g: np.ndarray, hand_scores: np.ndarray, episode_over: np.ndarray) -> np.ndarray:

@@ -366,9 +366,11 @@ class BlackoutVectorEnv(VectorEnv):
     def _save(self) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]:
         """What a step changes: the engine's arrays and random stream, this env's stream and learner seats."""
         engine = self.engine
-        # (the fields of the games' state are views of its one array, ``_state``: copied with it)
+        # (the fields of the games' state are views of its one array, ``_state``: copied with it; the
+        # read-only rule tables never change)
         arrays = {
-            name: value.copy() for name, value in vars(engine).items() if isinstance(value, np.ndarray) and value.base is None
+            name: value.copy() for name, value in vars(engine).items()
+            if isinstance(value, np.ndarray) and value.base is None and value.flags.writeable
         }
         return arrays, engine._rng.bit_generator.state, self._rng.bit_generator.state, self._learner.copy()
 

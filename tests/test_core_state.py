@@ -89,3 +89,22 @@ def test_the_instruction_counting_script_runs_each_of_its_targets():
         assert decisions == script._DECISIONS[target] and warm_up >= 1
     refused = subprocess.run([sys.executable, str(path), "--steps", "0"], capture_output=True, text=True)
     assert refused.returncode == 2 and "--steps: must be at least 1, got 0" in refused.stderr
+
+
+@pytest.mark.parametrize("preset", ["standard", "jokers"])
+def test_the_rules_tables_are_one_read_only_array_of_the_batched_engines_tables(preset):
+    from blackout_env.batched import _Tables, game_tables
+    from blackout_env.rules import Rules
+
+    rules = Rules.resolve(preset)
+    tables = game_tables(rules)
+    assert not tables.flags.writeable and game_tables(rules) is tables  # built once per rules value, shared
+    views = k.TABLES.views(tables)
+    built = _Tables(rules)
+    for name in views._fields:
+        if name in ("num_players", "num_cards", "max_bid", "must_break"):
+            continue
+        assert np.array_equal(getattr(views, name).ravel(), np.asarray(getattr(built, name)).ravel()), name
+    assert (views.num_players[0], views.num_cards[0], views.max_bid[0]) == (
+        rules.num_players, rules.num_cards, rules.max_bid)
+    assert views.must_break[0] == (rules.lead_trump == "broken")
