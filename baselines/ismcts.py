@@ -480,8 +480,6 @@ class ISMCTSBot(Bot):
             with the searching player's true hand, so the other seats choose in
             the tree as if they knew it).
         rollout: "random" (default) or "greedy" playouts (:meth:`SimState.rollout`).
-        compiled: kept for specs written before the simulations ran on the compiled core
-            only: 1 (or left out) is the only value; 0 (the retired Python playouts) is refused.
         prior: a function of the view giving a probability per legal action (e.g.
             a trained policy's); at the root, the action's UCB value gets
             ``prior_weight * probability / (visits + 1)`` (progressive bias: it
@@ -514,7 +512,6 @@ class ISMCTSBot(Bot):
         exploration: float = DEFAULT_EXPLORATION,
         split_by_hand: bool = True,
         rollout: str = "random",
-        compiled: bool | None = None,
         prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
         prior_weight: float = 1.0,
         prior_margin: float | None = None,
@@ -538,13 +535,6 @@ class ISMCTSBot(Bot):
         if rollout not in ("random", "greedy"):
             raise ValueError(f"rollout: must be 'random' or 'greedy', got {rollout!r}")
         self.rollout = rollout
-        if compiled is not None and (not isinstance(compiled, (bool, int, np.integer)) or compiled not in (0, 1)):
-            raise ValueError(f"compiled: must be 1 (or left out), got {compiled!r}")
-        if compiled is not None and not compiled:
-            raise ValueError(
-                "compiled=0: the Python playouts are retired; the simulations run on the compiled core "
-                "(numba, a dependency of blackout-rl): leave compiled out"
-            )
         if prior is not None and not callable(prior):
             raise ValueError(f"prior: must be a function of a view, got {prior!r}")
         if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not prior_weight >= 0:

@@ -192,20 +192,6 @@ class BatchStep(NamedTuple):
     """bool ``(num_envs,)``: an episode ended in this step (the game was reset or moved to the next hand)."""
 
 
-def _check_compiled(compiled: Any) -> None:
-    """Accept the ``compiled`` option of earlier versions: ``"auto"`` and True name the one (compiled) engine."""
-    if (isinstance(compiled, str) and compiled == "auto") or compiled is True or (
-        isinstance(compiled, np.bool_) and compiled
-    ):
-        return
-    if compiled is False or isinstance(compiled, np.bool_):
-        raise ValueError(
-            "compiled=False: the numpy batched engine is retired; the batched engine is compiled "
-            "(numba, a dependency of blackout-rl) and gives the same results; leave compiled out"
-        )
-    raise ValueError(f"compiled: must be 'auto' or True (the batched engine is always compiled); got {compiled!r}")
-
-
 def _none_to(value: int | None) -> int:
     """The batched spelling of a suit, card or bid that may be None: NONE for None."""
     return NONE if value is None else value
@@ -335,10 +321,9 @@ class BatchedBlackout:
         seed: seeds the generator that shuffles the decks (and draws random first dealers).
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every
             rule set, :mod:`blackout_env.universal`); the actions and masks are the rules' own either way.
-        compiled: accepted for code written for earlier versions: ``"auto"`` (default) and ``True``
-            both mean the one, compiled engine; ``False`` (the retired numpy engine) is refused
-            with a ValueError. The first use on a machine compiles the kernels (docs/batched.md
-            has the time), then they are cached on disk.
+
+    The first engine built on a machine compiles the kernels (docs/batched.md has the time),
+    then they are cached on disk.
 
     The state of every game is public, one row per game (seats absolute, NONE = -1):
     ``round_index``, ``first_dealer``, ``dealer``, ``hand_size``, ``phase`` (BID 0 / PLAY 1),
@@ -368,12 +353,8 @@ class BatchedBlackout:
         copy: bool = True,
         seed: int | np.random.Generator | None = None,
         observation: str = "rules",
-        compiled: bool | str = "auto",
     ) -> None:
         self.rules = rules = Rules.resolve(rules)
-        _check_compiled(compiled)
-        self.compiled = True
-        """Always True: the one batched engine is compiled (kept for code that reads it)."""
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
         check_choice("episode", episode, EPISODES)

@@ -147,8 +147,6 @@ class BlackoutVectorEnv(VectorEnv):
             next step overwrites (faster: copy what you keep), as Gymnasium's ``copy`` of vector envs.
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every rule set).
         seed: seeds the decks, the learner seats and the random opponents (``reset(seed=...)`` reseeds).
-        compiled: passed on to :class:`~blackout_env.batched.BatchedBlackout`, for code written for
-            earlier versions: ``"auto"`` (default) or True; False (the retired numpy engine) is refused.
     """
 
     metadata = {"autoreset_mode": _SAME_STEP, "render_modes": []}
@@ -167,7 +165,6 @@ class BlackoutVectorEnv(VectorEnv):
         copy: bool = True,
         observation: str = "rules",
         seed: int | None = None,
-        compiled: bool | str = "auto",
     ) -> None:
         observation = observation_kind(observation)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -193,7 +190,7 @@ class BlackoutVectorEnv(VectorEnv):
         # The BatchedBlackout checks episode, reward and reward_scale.
         self.engine = BatchedBlackout(
             rules, int(num_envs), episode=episode, reward=reward, reward_scale=reward_scale, copy=bool(copy),
-            observation=observation, compiled=compiled,
+            observation=observation,
         )
         """The batched engine holding the games (read-only for users)."""
         self.rules = rules
