@@ -108,12 +108,8 @@ def playout(state, tables, draws, greedy):
                     if bid != forbidden and abs(bid - estimate) < distance:
                         tricks, distance = bid, abs(bid - estimate)
             else:
-                hooked = forbidden != core.NONE
-                # the draw's place among bids 0..hand size (mirrors rules_logic.bid_range), less the forbidden one
-                tricks = np.int64(draws[drawn] * (size + 1 - np.int64(hooked)))
+                tricks = core.random_bid(draws[drawn], size, forbidden)
                 drawn += 1
-                if hooked and tricks >= forbidden:
-                    tricks += 1
             action = num_cards + tricks
         else:
             legal = legal_cards[0]

@@ -644,6 +644,17 @@ def action_mask(state, tables, mask):
     return mask
 
 
+@numba.njit(cache=True, inline="always")
+def random_bid(draw, hand_size, forbidden):
+    """The bid (tricks) of a uniform ``draw`` in [0, 1): its place among the legal bids in order, bids 0..hand
+    size (mirrors rules_logic.bid_range) less the dealer's ``forbidden`` one (NONE: none)."""
+    hooked = forbidden != NONE
+    tricks = np.int64(draw * (hand_size + 1 - np.int64(hooked)))
+    if hooked and tricks >= forbidden:
+        tricks += 1
+    return tricks
+
+
 @numba.njit(cache=True)
 def random_actions(state, tables, uniform, games):
     """_random_actions for games ``games`` from their ``uniform`` draws: the r-th legal card, or a bid."""
@@ -665,12 +676,7 @@ def random_actions(state, tables, uniform, games):
                 rest &= rest - np.uint64(1)
             actions[i] = _lowest(rest)
         else:
-            hooked = forbidden_bid[g] != NONE
-            # uniform over bids 0..hand size (mirrors rules_logic.bid_range), stepping over the forbidden one
-            tricks = np.int64(uniform[i] * (hand_size[g] + 1 - np.int64(hooked)))
-            if hooked and tricks >= forbidden_bid[g]:
-                tricks += 1
-            actions[i] = num_cards + tricks
+            actions[i] = num_cards + random_bid(uniform[i], hand_size[g], forbidden_bid[g])
     return actions
 
 

@@ -205,10 +205,7 @@ class BlackoutVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._rows = np.arange(self.num_envs)
-        self._hand_score = np.array(
-            [[rules.hand_score(bid, won) for won in range(rules.max_bid + 1)] for bid in range(rules.max_bid + 1)],
-            dtype=np.int64,
-        )
+        self._hand_score = self.engine._t.hand_score  # Rules.hand_score of every (bid, tricks won): the engine's table
         self._rng = np.random.default_rng(seed)
         self._seed_engine = seed is not None
         self._learner = np.zeros(self.num_envs, dtype=np.int8)
