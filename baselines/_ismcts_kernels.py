@@ -88,7 +88,7 @@ def playout(state, tables, draws, greedy):
     Greedy: :func:`greedy_bid` (the legal bid nearest to it, the lower on a tie) and :func:`greedy_card`.
     """
     s = core.unpack_words(state)
-    t = core.unpack_tables(tables)
+    t = core.unpack_tables_inline(tables)
     n, num_cards = t.num_players[0], t.num_cards[0]
     current, phase, bids, won = s.current_player, s.phase, s.bids, s.tricks_won
     hand_size, done, forbidden_out = s.hand_size, s.tricks_done, s.forbidden_bid

@@ -203,8 +203,12 @@ class Layout:
         self.type = collections.namedtuple(name, [field.name for field in fields])
         self.type.__module__ = __name__  # (pickled by reference, as this module's GameState and RuleTables)
         self.head = len(dims) + len(fields)
-        self.unpack_bytes = self._compiled_unpack(words=False)
-        self.unpack_words = self._compiled_unpack(words=True)
+        # A call in the batch kernels, paid once a batch (numba's inlining of it into each of them cost
+        # seconds of compile time); inlined into the one-game kernels, which Python calls once a move (a
+        # call there cost a search about 10%).
+        self.unpack_bytes = numba.njit(self._compiled_unpack(words=False))
+        self.unpack_bytes_inline = numba.njit(inline="always")(self._compiled_unpack(words=False))
+        self.unpack_words = numba.njit(inline="always")(self._compiled_unpack(words=True))
 
     def _shape(self, field: Field) -> tuple[str | int, ...]:
         return ((self.lead,) if self.lead else ()) + field.dims
@@ -260,7 +264,7 @@ class Layout:
         lines.append(f"    return {self.type.__name__}(" + ", ".join(field.name for field in self.fields) + ")")
         namespace = {"np": np, self.type.__name__: self.type, "_field_view": _field_view}
         exec("\n".join(lines) + "\n", namespace)
-        return numba.njit(inline="always")(namespace["unpack"])
+        return namespace["unpack"]
 
 
 STATE = Layout("GameState", GAME_FIELDS, ("games", "seats", "tricks", "moves"), lead="games")
@@ -319,7 +323,9 @@ TABLES = Layout(
 RuleTables = TABLES.type
 RuleTables.__doc__ = "Every table of TABLE_FIELDS by name."
 unpack_tables = TABLES.unpack_bytes
-"""The rules' tables (``blackout_env.batched.game_tables``) by name, as views: a kernel's first read of them."""
+"""The rules' tables (``blackout_env.batched.game_tables``) by name, as views: a batch kernel's first read of them."""
+unpack_tables_inline = TABLES.unpack_bytes_inline
+"""The same, inlined: for the one-game kernels."""
 
 
 # The encoder's blocks, in the order of the ``offsets`` argument of encode (see BatchedEncoder).
@@ -808,13 +814,13 @@ def step_one(s, t, action):
 @numba.njit(cache=True, _nrt=False)
 def step_game(state, tables, action):
     """Apply ``action`` (legal) in the one game of ``state`` and compute the next legal set; True when the hand is over."""
-    return step_one(unpack_words(state), unpack_tables(tables), action)
+    return step_one(unpack_words(state), unpack_tables_inline(tables), action)
 
 
 @numba.njit(cache=True, _nrt=False)
 def legal_of_game(state, tables):
     """Compute the legal set of the one game of ``state`` (after it was written from outside)."""
-    legal_game(unpack_words(state), unpack_tables(tables), 0)
+    legal_game(unpack_words(state), unpack_tables_inline(tables), 0)
 
 
 # ------------------------------------------------------------ the AEC env
@@ -851,7 +857,7 @@ def env_step(state, tables, encoding, floats, row, mask, action):
     Returns ILLEGAL (nothing changed), HAND_OVER (the env scores the hand, then deals or ends), or
     TRICK_OVER or MOVED, after which ``mask`` holds the next seat's legal actions and ``row`` its observation.
     """
-    s, t = unpack_words(state), unpack_tables(tables)
+    s, t = unpack_words(state), unpack_tables_inline(tables)
     num_cards = t.num_cards[0]
     if not action_legal(action, num_cards, num_cards + t.max_bid[0] + 1, s.legal_cards[0], s.phase[0],
                         s.hand_size[0], s.forbidden_bid[0]):
@@ -866,7 +872,7 @@ def env_step(state, tables, encoding, floats, row, mask, action):
 def env_observe(state, tables, encoding, floats, row, mask, observer):
     """The legal set of the one game of ``state`` (after it was written from outside), the acting seat's mask
     into ``mask`` and seat ``observer``'s observation into ``row``."""
-    s, t = unpack_words(state), unpack_tables(tables)
+    s, t = unpack_words(state), unpack_tables_inline(tables)
     legal_game(s, t, 0)
     _env_observe(s, t, encoding, floats, row, mask, np.int64(observer))
 
