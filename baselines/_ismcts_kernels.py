@@ -80,20 +80,21 @@ def greedy_card(legal, power_flat, num_cards, trump, led, win_power, want, last)
 
 @numba.njit(cache=True, _nrt=False)
 def playout(state, tables, draws, greedy):
-    """Play the hand of ``state`` (the core's one-game array) to its end: random or greedy actions.
+    """Play the hand of ``state`` (the core's one-game state) to its end: random or greedy actions.
 
     Random: a bid is ``draws[k]`` (uniform in [0, 1), drawn by the caller) times the number of legal
     bids, rounded down, among the legal bids in order; a card is numba's ``np.random.random()`` times
     the number of legal cards among them in order (no draw when only one card is legal).
     Greedy: :func:`greedy_bid` (the legal bid nearest to it, the lower on a tie) and :func:`greedy_card`.
     """
-    a = core.game_arrays(state, tables)
-    n, num_cards = a[core.A_N], a[core.A_NUM_CARDS]
-    current, phase, bids, won = a[core.A_CURRENT], a[core.A_PHASE], a[core.A_BIDS], a[core.A_WON]
-    hand_size, done, forbidden_out = a[core.A_HAND_SIZE], a[core.A_DONE], a[core.A_FORBIDDEN]
-    trump, led_suit, trick_cards, trick_size = a[core.A_TRUMP], a[core.A_LED], a[core.A_TRICK_CARDS], a[core.A_TRICK_SIZE]
-    legal_cards, hands = a[core.A_LEGAL], a[core.A_HANDS]
-    power_flat = a[core.A_TABLES][3]  # the tables: voids_shown, led_after, is_trump, power_flat, trick_key_low
+    s = core.unpack_words(state)
+    t = core.unpack_tables_inline(tables)
+    n, num_cards = t.num_players[0], t.num_cards[0]
+    current, phase, bids, won = s.current_player, s.phase, s.bids, s.tricks_won
+    hand_size, done, forbidden_out = s.hand_size, s.tricks_done, s.forbidden_bid
+    trump, led_suit, trick_cards, trick_size = s.trump, s.led_suit, s.trick_cards, s.trick_size
+    legal_cards, hands = s.legal_cards, s.hands
+    power_flat = t.power_flat
     drawn = 0
     while done[0] < hand_size[0]:
         seat = current[0]
@@ -107,12 +108,8 @@ def playout(state, tables, draws, greedy):
                     if bid != forbidden and abs(bid - estimate) < distance:
                         tricks, distance = bid, abs(bid - estimate)
             else:
-                hooked = forbidden != core.NONE
-                # the draw's place among bids 0..hand size (mirrors rules_logic.bid_range), less the forbidden one
-                tricks = np.int64(draws[drawn] * (size + 1 - np.int64(hooked)))
+                tricks = core.random_bid(draws[drawn], size, forbidden)
                 drawn += 1
-                if hooked and tricks >= forbidden:
-                    tricks += 1
             action = num_cards + tricks
         else:
             legal = legal_cards[0]
@@ -121,9 +118,9 @@ def playout(state, tables, draws, greedy):
                     led = np.int64(led_suit[0])
                     row = ((trump[0] + 1) * 5 + led + 1) * num_cards
                     win_power = -1
-                    for s in range(n):
-                        if trick_cards[0, s] >= 0:
-                            win_power = max(win_power, np.int64(power_flat[row + trick_cards[0, s]]))
+                    for other in range(n):
+                        if trick_cards[0, other] >= 0:
+                            win_power = max(win_power, np.int64(power_flat[row + trick_cards[0, other]]))
                     legal = greedy_card(
                         legal, power_flat, num_cards, trump[0], led, win_power, bids[0, seat] > won[0, seat],
                         trick_size[0] == n - 1,
@@ -132,10 +129,13 @@ def playout(state, tables, draws, greedy):
                     for _ in range(np.int64(np.random.random() * _count(legal))):
                         legal &= legal - np.uint64(1)
             action = core._lowest(legal)
-        core.step_one(a, action)
+        core.step_one(s, t, action)
 
 
 @numba.njit(cache=True)
 def seed(value):
     """Seed numba's random numbers (the random playouts' card draws)."""
     np.random.seed(value)
+
+
+core.key_caches_on(globals(), core.CORE_SOURCES)  # the playouts inline the core's step

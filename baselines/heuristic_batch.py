@@ -130,7 +130,6 @@ class _State:
         self.tricks_won = engine.tricks_won[g].astype(np.int64)
         self.trick_cards = engine.trick_cards[g].astype(np.int64)
         self.leader = engine.leader[g].astype(np.int64)
-        self.led_suit = engine.led_suit[g].astype(np.int64)
         rows = np.arange(G)
         self.hand = _bits_to_bool(engine.hands[g, me], C)
         self.legal = _bits_to_bool(engine.legal_cards[g], C)

@@ -76,6 +76,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -109,21 +110,18 @@ class _Tables:
         self.step = core.step_game
         self.legal = core.legal_of_game
         self.playout = kernels.playout
-        # offsets into the one-game array (the core's layout, ``_batched_kernels.ONE_*``)
-        n = rules.num_players
-        scalars = len(core.ONE_SCALARS)
-        blocks = {name: scalars + i * n for i, name in enumerate(core.ONE_SEAT_BLOCKS)}
-        self.current, self.phase, self.leader = core.O_CURRENT, core.O_PHASE, core.O_LEADER
-        self.bids_made, self.bid_total, self.led, self.trump = core.O_BIDS_MADE, core.O_BID_TOTAL, core.O_LED, core.O_TRUMP
-        self.broken, self.trick_size, self.done, self.hand_size = core.O_BROKEN, core.O_TRICK_SIZE, core.O_DONE, core.O_HAND_SIZE
-        self.last_leader, self.last_winner, self.action_count = core.O_LAST_LEADER, core.O_LAST_WINNER, core.O_ACTION_COUNT
-        self.legal_cards, self.forbidden, self.capacity = core.O_LEGAL, core.O_FORBIDDEN, core.O_CAPACITY
-        self.hands, self.bids, self.won = blocks["hands"], blocks["bids"], blocks["tricks_won"]
-        self.trick_cards = blocks["trick_cards"]
-        self.seat_end = scalars + len(core.ONE_SEAT_BLOCKS) * n
-        self.size = core.one_game_size
+        self._one_game, self._field_starts = core.one_game, core.field_starts
+        self._fresh: dict[int, tuple[np.ndarray, Any]] = {}
         self.bid_phase, self.play_phase = core.BID, core.PLAY
         self._scores: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
+
+    def fresh(self, hand_size: int) -> tuple[np.ndarray, Any]:
+        """A fresh one-game state for hands of ``hand_size`` (a copy) and where its fields start (built once a size)."""
+        cached = self._fresh.get(hand_size)
+        if cached is None:
+            state = self._one_game(self.rules.num_players, hand_size)
+            cached = self._fresh[hand_size] = (state, self._field_starts(state))
+        return cached[0].copy(), cached[1]
 
     def scores(self, hand_size: int) -> tuple[list[list[float]], list[list[int]]]:
         """(scaled, raw): the hand score of (bid, tricks) for this hand size, scaled to 0..1 and as points."""
@@ -190,100 +188,98 @@ _NO_DRAWS = np.zeros(0)
 class SimState:
     """One hand of Blackout on the compiled core: the state a simulation steps (no history, no checks).
 
-    The state is the compiled core's one-game array (``v``: the batched engine's state for a batch
-    of one, ``blackout_env._batched_kernels.ONE_*``), stepped by the batched engine's own step
+    The state is the compiled core's one-game state (``v``: the batched engine's state for a batch
+    of one in 64-bit words, ``blackout_env._batched_kernels.one_game``; ``at``: where each of its fields
+    starts, by name), stepped by the batched engine's own step
     (``step_game``: ``advance_game`` and ``legal_game``). Built from a view and the hands of every
     seat (:meth:`from_view`); actions are the engine's (card ``c``, bid ``num_cards + k``). Only the
     acting seat's legal actions are ever applied, so :meth:`step` does not check them.
     """
 
-    __slots__ = ("t", "n", "v")
+    __slots__ = ("t", "n", "v", "at")
 
     @classmethod
     def from_view(cls, view: PlayerView, hands: Sequence[Sequence[int]]) -> SimState:
         """The state of ``view``'s hand with seat ``s`` holding ``hands[s]`` now."""
         t = _tables(view.rules)
         n = view.num_players
-        size = view.hand_size
-        v = np.full(t.size(n, size), -1, dtype=np.int64)
+        v, at = t.fresh(view.hand_size)
         bids = [-1 if b is None else b for b in view.bids]
         made = sum(b is not None for b in view.bids)
         trick = [-1] * n
         for seat, card in view.current_trick:
             trick[seat] = card
-        v[: t.hands] = 0
-        v[t.current], v[t.phase], v[t.leader] = view.current_player, t.bid_phase if made < n else t.play_phase, view.leader
-        v[t.bids_made], v[t.bid_total] = made, sum(b for b in bids if b >= 0)
-        v[t.led] = -1 if view.led_suit is None else view.led_suit
-        v[t.trump] = -1 if view.trump is None else view.trump
-        v[t.broken], v[t.trick_size], v[t.done] = view.trump_broken, len(view.current_trick), sum(view.tricks_won)
-        v[t.hand_size], v[t.last_leader], v[t.last_winner], v[t.capacity] = size, -1, -1, size
-        v[t.action_count] = 0
-        v[t.hands : t.hands + n] = [_mask(h) for h in hands]
-        v[t.bids : t.bids + n] = bids
-        v[t.won : t.won + n] = view.tricks_won
-        v[t.trick_cards : t.trick_cards + n] = trick
-        v[t.trick_cards + n : t.trick_cards + 3 * n] = 0  # played, voids
+        v[at.current_player], v[at.leader] = view.current_player, view.leader
+        v[at.phase] = t.bid_phase if made < n else t.play_phase
+        v[at.bids_made], v[at.bid_total] = made, sum(b for b in bids if b >= 0)
+        v[at.led_suit] = -1 if view.led_suit is None else view.led_suit
+        v[at.trump] = -1 if view.trump is None else view.trump
+        v[at.trump_broken], v[at.trick_size] = view.trump_broken, len(view.current_trick)
+        v[at.tricks_done], v[at.hand_size] = sum(view.tricks_won), view.hand_size
+        v[at.hands : at.hands + n] = [_mask(h) for h in hands]
+        v[at.bids : at.bids + n] = bids
+        v[at.tricks_won : at.tricks_won + n] = view.tricks_won
+        v[at.trick_cards : at.trick_cards + n] = trick
         state = cls()
-        state.t, state.n, state.v = t, n, v
+        state.t, state.n, state.v, state.at = t, n, v, at
         t.legal(v, t.game)
         return state
 
     def copy(self) -> SimState:
         """An independent copy."""
         other = SimState.__new__(SimState)
-        other.t, other.n, other.v = self.t, self.n, self.v.copy()
+        other.t, other.n, other.v, other.at = self.t, self.n, self.v.copy(), self.at
         return other
 
     @property
     def hands(self) -> list[int]:
         """Every seat's hand as a bitmask."""
-        return self.v[self.t.hands : self.t.hands + self.n].tolist()
+        return self.v[self.at.hands : self.at.hands + self.n].tolist()
 
     @property
     def bids(self) -> list[int]:
         """Every seat's bid (-1: not yet)."""
-        return self.v[self.t.bids : self.t.bids + self.n].tolist()
+        return self.v[self.at.bids : self.at.bids + self.n].tolist()
 
     @property
     def tricks_won(self) -> list[int]:
-        return self.v[self.t.won : self.t.won + self.n].tolist()
+        return self.v[self.at.tricks_won : self.at.tricks_won + self.n].tolist()
 
     @property
     def current(self) -> int:
-        return int(self.v[self.t.current])
+        return int(self.v[self.at.current_player])
 
     @property
     def tricks_done(self) -> int:
-        return int(self.v[self.t.done])
+        return int(self.v[self.at.tricks_done])
 
     @property
     def hand_size(self) -> int:
-        return int(self.v[self.t.hand_size])
+        return int(self.v[self.at.hand_size])
 
     @property
     def phase(self) -> str:
-        v, t = self.v, self.t
-        if v[t.bids_made] < self.n:
+        v, at = self.v, self.at
+        if v[at.bids_made] < self.n:
             return "bid"
-        return "play" if v[t.done] < v[t.hand_size] else "over"
+        return "play" if v[at.tricks_done] < v[at.hand_size] else "over"
 
     def legal_cards(self) -> int:
         """The current seat's legal cards as a bitmask (the core's ``legal_game``: ``rules_logic.playable_bits``)."""
-        return int(self.v[self.t.legal_cards])
+        return int(self.v[self.at.legal_cards])
 
     def legal_actions(self) -> list[int]:
         """The current seat's legal actions, ascending (empty when the hand is over)."""
-        v, t = self.v, self.t
-        if v[t.bids_made] < self.n:
-            base = t.num_cards
-            allowed = bid_range(int(v[t.hand_size]))
+        v, at = self.v, self.at
+        if v[at.bids_made] < self.n:
+            base = self.t.num_cards
+            allowed = bid_range(int(v[at.hand_size]))
             bids = list(range(base + allowed.start, base + allowed.stop))
-            forbidden = int(v[t.forbidden])
+            forbidden = int(v[at.forbidden_bid])
             if forbidden >= 0:
                 bids.remove(base + forbidden)
             return bids
-        return _cards(int(v[t.legal_cards]))
+        return _cards(int(v[at.legal_cards]))
 
     def step(self, action: int) -> bool:
         """Apply the current seat's (legal) action; True when the hand is over."""
@@ -302,13 +298,13 @@ class SimState:
         yet to bid bids its count of likely winners, and plays by the greedy card rule. With ``record``,
         the actions taken are appended to it.
         """
-        v, t = self.v, self.t
-        start = int(v[t.action_count])
-        missing = self.n - int(v[t.bids_made])
+        v, t, at = self.v, self.t, self.at
+        start = int(v[at.action_count])
+        missing = self.n - int(v[at.bids_made])
         draws = np.array([rand() for _ in range(missing)]) if missing > 0 and not greedy else _NO_DRAWS
         t.playout(v, t.game, draws, greedy)
         if record is not None:
-            record.extend(v[t.seat_end + self.n * int(v[t.capacity]) :][start : int(v[t.action_count])].tolist())
+            record.extend(v[at.actions + start : at.actions + int(v[at.action_count])].tolist())
 
 
 def seed_compiled(value: int) -> None:
@@ -484,8 +480,6 @@ class ISMCTSBot(Bot):
             with the searching player's true hand, so the other seats choose in
             the tree as if they knew it).
         rollout: "random" (default) or "greedy" playouts (:meth:`SimState.rollout`).
-        compiled: kept for specs written before the simulations ran on the compiled core
-            only: 1 (or left out) is the only value; 0 (the retired Python playouts) is refused.
         prior: a function of the view giving a probability per legal action (e.g.
             a trained policy's); at the root, the action's UCB value gets
             ``prior_weight * probability / (visits + 1)`` (progressive bias: it
@@ -518,7 +512,6 @@ class ISMCTSBot(Bot):
         exploration: float = DEFAULT_EXPLORATION,
         split_by_hand: bool = True,
         rollout: str = "random",
-        compiled: bool | None = None,
         prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
         prior_weight: float = 1.0,
         prior_margin: float | None = None,
@@ -542,13 +535,6 @@ class ISMCTSBot(Bot):
         if rollout not in ("random", "greedy"):
             raise ValueError(f"rollout: must be 'random' or 'greedy', got {rollout!r}")
         self.rollout = rollout
-        if compiled is not None and (not isinstance(compiled, (bool, int, np.integer)) or compiled not in (0, 1)):
-            raise ValueError(f"compiled: must be 1 (or left out), got {compiled!r}")
-        if compiled is not None and not compiled:
-            raise ValueError(
-                "compiled=0: the Python playouts are retired; the simulations run on the compiled core "
-                "(numba, a dependency of blackout-rl): leave compiled out"
-            )
         if prior is not None and not callable(prior):
             raise ValueError(f"prior: must be a function of a view, got {prior!r}")
         if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not prior_weight >= 0:
@@ -662,10 +648,10 @@ class ISMCTSBot(Bot):
             self.last_prior = {a: float(probabilities.get(a, 0.0)) for a in view.legal_actions}
             bias = {a: self.prior_weight * self.last_prior[a] for a in view.legal_actions}
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
-        t = root_state.t  # the state's offsets, bound once: the loops below read the core's array directly
+        t, at = root_state.t, root_state.at  # bound once: the loops below read the core's state directly
         step, playout, game = t.step, t.playout, t.game
-        at_hands, at_current, at_made, at_bids = t.hands, t.current, t.bids_made, t.bids
-        assert t.won == at_bids + n  # the bids, then the tricks won: one slice reads both
+        at_hands, at_current, at_made, at_bids = at.hands, at.current_player, at.bids_made, at.bids
+        assert at.tricks_won == at_bids + n  # the bids, then the tricks won: one slice reads both
         budget = self.simulations
         deals: list[list[int]] = []
         done = 0

@@ -11,7 +11,7 @@ tables computed by the reference's own functions. Nothing is carried from one
 step to the next, so copies and pickles of the engine stay exact; the
 differential tests compare every value with :func:`blackout_env.encoding.encode`.
 
-The AEC env's one game runs on the compiled core too (a one-game array); its
+The AEC env's one game runs on the compiled core too (a one-game state); its
 observations come from the same loop, run on that game as a batch of one
 (``_batched_kernels.env_step`` and ``env_observe``, with the inputs of
 :func:`one_game_encoding`).
@@ -76,12 +76,8 @@ class BatchedEncoder:
         """The acting seat's observation in every game, written into ``out`` (default: the encoder's buffer)."""
         out = self.out if out is None else out
         kernels().encode(
-            out, self._offsets, self._wrap, env.num_players, self._num_cards, self._bid_width,
-            NO_SUIT, self._per_max_bid, self._per_round, self._score_scale, self._impossible, env.current_player,
-            env.current_player, env.hands, env.trump, env.turned_card, env.turned_card_held_by_dealer, env.phase, env.dealer,
-            env.leader, env.bids, env.tricks_won, env.hand_size, env.tricks_done, env.round_index,
-            env.trick_cards, env.led_suit, env.last_trick, env.last_trick_winner, env.played_order, env.voids,
-            env.trump_broken, env.scores,
+            out, env._state, self._offsets, self._wrap, env.num_players, self._num_cards, self._bid_width, NO_SUIT,
+            self._per_max_bid, self._per_round, self._score_scale, self._impossible,
         )
         return out
 

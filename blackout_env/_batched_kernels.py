@@ -3,16 +3,24 @@
 Imported when the first :class:`~blackout_env.batched.BatchedBlackout`, AEC env or
 IS-MCTS bot is built (numba is a dependency; ``import blackout_env`` does not import it).
 
+The state of a game is one list of fields, :data:`GAME_FIELDS` (name, type,
+shape after the game axis): :func:`new_state` lays any number of games out in one
+array (a byte array with each field of its own type for the batched engine, or
+64-bit words for one game), and every kernel takes that array and reads its
+fields by name (:func:`unpack_bytes` / :func:`unpack_words` give the named tuple
+:data:`GameState` of views; :func:`state_views` the same from Python). The
+rules' tables are one array too, laid out from :data:`TABLE_FIELDS`
+(``blackout_env.batched.game_tables``, built from :mod:`blackout_env.rules_logic`
+by running its functions over every input; :func:`unpack_tables`). So a kernel
+takes ``(state, tables, ...)``, as pgx's ``step(state, action)``.
+
 One function per step of :mod:`blackout_env.engine` (deal, legal cards, bid,
 play, trick winner, finish trick, finish hand; named after the engine method
-that calls it), each a loop over games, over the struct-of-arrays state of
-:class:`~blackout_env.batched.BatchedBlackout` and the lookup tables of its
-``_Tables`` (built from :mod:`blackout_env.rules_logic` by running its functions
-over every input; the encoder's block offsets read from
-:func:`blackout_env.encoding.observation_layout`). A move is
-:func:`advance_game` and :func:`legal_game`, written for one game ``g``:
+that calls it), each a loop over the games of that state (the encoder's block
+offsets read from :func:`blackout_env.encoding.observation_layout`). A move is
+:func:`advance_game` and :func:`legal_game`, written for game ``g`` of a :data:`GameState`:
 :func:`advance` and :func:`compute_legal` run them over a batch, :func:`step_game`
-over one game held in one array (the IS-MCTS simulator's state, ``ONE_*`` below)
+over one game (the IS-MCTS simulator's state, :func:`one_game`)
 and :func:`env_step` over the AEC env's one game (with :func:`encode_row`, the
 observation of one game, which :func:`encode` runs over a batch), so the batched
 engine, the AEC env and the search step one code. They are inlined
@@ -31,7 +39,11 @@ the same deals and actions through the engine and these kernels and compare
 states, observations and masks exactly.
 
 Each kernel is compiled on first use and cached on disk (``cache=True``), so a
-machine pays the compile time once (docs/batched.md has the figures).
+machine pays the compile time once (docs/batched.md has the figures). numba keys a
+cached kernel on its own file only, not on the functions it inlines from other
+files, so :func:`key_caches_on` widens the key of every kernel here and in the
+IS-MCTS playouts to the content of :data:`CORE_SOURCES` too: an edit of the core
+recompiles every kernel that inlines it.
 
 The encoder walks each seat's ``played_order`` (the cards in trick order, kept
 alongside the ``played`` bitsets) because a loop whose length is the same for
@@ -40,10 +52,51 @@ every seat costs less than a walk over a bitset.
 
 from __future__ import annotations
 
-import numba
-import numpy as np
+import collections
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, NamedTuple
 
-from . import rules_logic
+import numba
+import numba.extending
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.dispatcher import Dispatcher
+from numba.np.arrayobj import make_array, populate_array
+
+from . import cards, rules_logic
+
+CORE_SOURCES = (Path(cards.__file__), Path(rules_logic.__file__), Path(__file__))
+"""The files whose code or constants the compiled core inlines (the kernels here, the IS-MCTS playouts)."""
+
+
+class _SourcesKeyedCache(FunctionCache):
+    """numba's disk cache of one kernel, whose entries are fresh only for the same content of some source files.
+
+    numba's own key is the content of the kernel's file; a kernel that inlines a
+    function of another file (``advance_game`` in the IS-MCTS playouts,
+    ``rules_logic.playable_bits`` here) would otherwise load the machine code of
+    that function's old text.
+    """
+
+    def __init__(self, py_func: Any, digest: str):
+        super().__init__(py_func)
+        stamp = (self._impl.locator.get_source_stamp(), digest)
+        self._cache_file = IndexDataCacheFile(self._cache_path, self._impl.filename_base, stamp)
+
+
+def key_caches_on(namespace: dict[str, Any], sources: Iterable[Path]) -> None:
+    """Key the disk cache of every kernel in ``namespace`` (a module's globals) on the content of ``sources`` too.
+
+    Called at the end of each kernel module, before any kernel is compiled (they compile on first call).
+    """
+    digest = hashlib.sha256(b"".join(hashlib.sha256(path.read_bytes()).digest() for path in sources)).hexdigest()
+    for kernel in list(namespace.values()):
+        if isinstance(kernel, Dispatcher) and kernel._cache.cache_path:
+            kernel._cache = _SourcesKeyedCache(kernel.py_func, digest)  # as Dispatcher.enable_caching, widened
 
 NONE = -1
 BID, PLAY, GAME_OVER = 0, 1, 2  # the phases (the observation has a column for each)
@@ -54,6 +107,226 @@ _DEBRUIJN = np.zeros(64, dtype=np.int64)
 for _bit in range(64):
     _DEBRUIJN[((1 << _bit) * 0x03F79D71B4CB0A89 & (2**64 - 1)) >> 58] = _bit
 del _bit
+
+
+
+# ------------------------------------------------------------------ the state
+class Field(NamedTuple):
+    """One field of a game's state: its name, its type in the batched engine, its shape after the game axis."""
+
+    name: str
+    dtype: type
+    dims: tuple[str, ...] = ()
+    """Each a name of STATE_DIMS: "seats", "tricks" (room for the tricks of a hand), "moves" (room for actions)."""
+    fill: int = 0
+    """The value of a fresh state."""
+
+
+GAME_FIELDS = (
+    Field("current_player", np.int8),  # the seat to act (NONE once the game is over)
+    Field("phase", np.int8),  # BID, PLAY or GAME_OVER
+    Field("leader", np.int8),
+    Field("dealer", np.int8),
+    Field("round_index", np.int8),
+    Field("hand_size", np.int8),
+    Field("trump", np.int8, fill=NONE),
+    Field("turned_card", np.int8, fill=NONE),
+    Field("turned_card_held_by_dealer", np.bool_),
+    Field("bids_made", np.int8),
+    Field("bid_total", np.int16),
+    Field("tricks_done", np.int8),
+    Field("trick_size", np.int8),
+    Field("led_suit", np.int8, fill=NONE),
+    Field("trump_broken", np.bool_),
+    Field("last_trick_leader", np.int8, fill=NONE),
+    Field("last_trick_winner", np.int8, fill=NONE),
+    Field("legal_cards", np.uint64),  # the acting seat's (bitset), written by legal_game
+    Field("forbidden_bid", np.int8, fill=NONE),  # the dealer's hooked bid, written by legal_game
+    Field("action_count", np.int16),
+    Field("round_start", np.int16),  # action_count when the hand was dealt
+    Field("hands", np.uint64, ("seats",)),  # bitsets: bit c = card c
+    Field("bids", np.int8, ("seats",), NONE),
+    Field("tricks_won", np.int8, ("seats",)),  # (just after the bids: a search reads both in one slice)
+    Field("trick_cards", np.int8, ("seats",), NONE),
+    Field("last_trick", np.int8, ("seats",), NONE),
+    Field("played", np.uint64, ("seats",)),
+    Field("voids", np.uint8, ("seats",)),  # 4-bit suit flags
+    Field("scores", np.int32, ("seats",)),
+    Field("played_order", np.int8, ("seats", "tricks"), NONE),  # the cards each seat played, in trick order
+    Field("actions", np.int8, ("moves",)),  # every action taken, in order
+)
+"""The compiled core's state of a game, one field a line: what the step, the legal moves and the encoder
+read and write. Adding a field is one line here (and the code that uses it): the batched engine, the AEC
+env and the IS-MCTS simulator all hold their games in :func:`new_state`'s layout."""
+
+@numba.extending.intrinsic
+def _field_view(typingctx, state, start, shape, dtype):  # (unannotated: numba's typing signature)
+    """The field at item ``start`` of ``state``: an array of ``dtype`` and ``shape`` (a tuple), C order, made
+    without the run-time checks of a slice, a view and a reshape (about 130 ns a state of 31 fields)."""
+    result = types.Array(dtype.instance_type, len(shape), "C")
+
+    def codegen(context, builder, signature, arguments):
+        source_value, start_value, shape_value, _ = arguments
+        source = make_array(signature.args[0])(context, builder, source_value)
+        source_item = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
+        offset = builder.mul(start_value, context.get_constant(types.intp, source_item))
+        data = builder.gep(builder.bitcast(source.data, ir.IntType(8).as_pointer()), [offset])
+        item = context.get_abi_sizeof(context.get_data_type(result.dtype))
+        shapes = cgutils.unpack_tuple(builder, shape_value, len(shape))
+        strides, stride = [], context.get_constant(types.intp, item)
+        for extent in reversed(shapes):
+            strides.insert(0, stride)
+            stride = builder.mul(stride, extent)
+        view = make_array(result)(context, builder)
+        populate_array(view, data=builder.bitcast(data, view.data.type), shape=shapes, strides=strides,
+                       itemsize=context.get_constant(types.intp, item), meminfo=None)
+        return view._getvalue()
+
+    return result(state, start, shape, dtype), codegen
+
+
+def _word_type(dtype: type) -> type:
+    return np.uint64 if dtype is np.uint64 else np.int64
+
+
+class Layout:
+    """A struct laid out in one array from a field list: its head (the sizes of its dims, then where each field
+    starts), then the fields.
+
+    ``new(...)`` makes one (a byte array, each field of its own type, or with ``words=True`` an int64 array,
+    every field 64 bits wide: one game read item by item from Python), ``views`` gives its fields to Python by
+    name, ``unpack_bytes`` / ``unpack_words`` (compiled, inlined) give them to a kernel by name.
+    """
+
+    def __init__(self, name: str, fields: tuple[Field, ...], dims: tuple[str, ...], lead: str | None = None):
+        self.fields, self.dims, self.lead = fields, dims, lead
+        self.type = collections.namedtuple(name, [field.name for field in fields])
+        self.type.__module__ = __name__  # (pickled by reference, as this module's GameState and RuleTables)
+        self.head = len(dims) + len(fields)
+        # A call in the batch kernels, paid once a batch (numba's inlining of it into each of them cost
+        # seconds of compile time); inlined into the one-game kernels, which Python calls once a move (a
+        # call there cost a search about 10%).
+        self.unpack_bytes = numba.njit(self._compiled_unpack(words=False))
+        self.unpack_bytes_inline = numba.njit(inline="always")(self._compiled_unpack(words=False))
+        self.unpack_words = numba.njit(inline="always")(self._compiled_unpack(words=True))
+
+    def _shape(self, field: Field) -> tuple[str | int, ...]:
+        return ((self.lead,) if self.lead else ()) + field.dims
+
+    def new(self, words: bool = False, **sizes: int) -> np.ndarray:
+        """A fresh struct of these ``sizes`` (one per dim), every field at its fresh value."""
+        starts, end = [], self.head
+        for field in self.fields:
+            count = int(np.prod([sizes[dim] if isinstance(dim, str) else dim for dim in self._shape(field)], dtype=np.int64))
+            if words:
+                starts.append(end)
+                end += count
+            else:  # in bytes, each field 8-byte aligned
+                starts.append(end * 8 if not starts else end)
+                end = starts[-1] + -(-count * np.dtype(field.dtype).itemsize // 8) * 8
+        array = np.zeros(end, dtype=np.int64 if words else np.uint8)
+        head = array[: self.head] if words else array[: self.head * 8].view(np.int64)
+        head[:] = [*(sizes[dim] for dim in self.dims), *starts]
+        for field, values in zip(self.fields, self.views(array)):
+            values[...] = field.fill
+        return array
+
+    def views(self, array: np.ndarray) -> Any:
+        """Every field of ``array`` (made by :meth:`new`) as a numpy view, by name."""
+        words = array.dtype == np.int64
+        head = array[: self.head] if words else array[: self.head * 8].view(np.int64)
+        sizes = dict(zip(self.dims, head[: len(self.dims)].tolist()))
+        views = []
+        for i, field in enumerate(self.fields):
+            shape = tuple(sizes[dim] if isinstance(dim, str) else dim for dim in self._shape(field))
+            dtype = np.dtype(_word_type(field.dtype) if words else field.dtype)
+            start = int(head[len(self.dims) + i])
+            count = int(np.prod(shape, dtype=np.int64)) * (1 if words else dtype.itemsize)
+            views.append(array[start : start + count].view(dtype).reshape(shape))
+        return self.type(*views)
+
+    def starts(self, array: np.ndarray) -> Any:
+        """Where each field of a struct of 64-bit words starts (its item index), by name: Python reads one
+        game's fields item by item (an ``array.array`` of the same memory is as fast as a list)."""
+        return self.type(*array[len(self.dims) : self.head].tolist())
+
+    def _compiled_unpack(self, words: bool) -> Any:
+        # numba cannot build a named tuple from a field list, so the list writes the function
+        lines = [
+            "def unpack(array):",
+            f"    head = _field_view(array, 0, ({self.head},), np.int64)",
+            "    " + ", ".join(self.dims) + " = " + ", ".join(f"head[{i}]" for i in range(len(self.dims))),
+        ]
+        for i, field in enumerate(self.fields):
+            dtype = np.dtype(_word_type(field.dtype) if words else field.dtype)
+            shape = ", ".join(str(dim) for dim in self._shape(field))
+            lines.append(f"    {field.name} = _field_view(array, head[{len(self.dims) + i}], ({shape},), np.{dtype.name})")
+        lines.append(f"    return {self.type.__name__}(" + ", ".join(field.name for field in self.fields) + ")")
+        namespace = {"np": np, self.type.__name__: self.type, "_field_view": _field_view}
+        exec("\n".join(lines) + "\n", namespace)
+        return namespace["unpack"]
+
+
+STATE = Layout("GameState", GAME_FIELDS, ("games", "seats", "tricks", "moves"), lead="games")
+GameState = STATE.type
+GameState.__doc__ = "Every field of GAME_FIELDS by name: arrays with a leading game axis (a batch, or one game)."
+unpack_bytes = STATE.unpack_bytes
+"""The fields of a byte state (:func:`new_state`; the batched engine's) by name, as views: a kernel's first read."""
+unpack_words = STATE.unpack_words
+"""The fields of a state of 64-bit words (one game: the AEC env's, a search's) by name, as views."""
+
+
+def new_state(games: int, seats: int, tricks: int, moves: int, words: bool = False) -> np.ndarray:
+    """A fresh state of ``games`` games in one array (:class:`Layout`): bytes, each field of its GAME_FIELDS
+    type (the batched engine's: small types, many games), or with ``words=True`` 64-bit words (one game)."""
+    return STATE.new(words, games=games, seats=seats, tricks=tricks, moves=moves)
+
+
+def state_views(state: np.ndarray) -> GameState:
+    """Every field of ``state`` (:func:`new_state`) as a numpy view, by name (shapes: games, then the field's dims)."""
+    return STATE.views(state)
+
+
+def field_starts(state: np.ndarray) -> GameState:
+    """Where each field of a one-game state of words starts (its item index), by name."""
+    return STATE.starts(state)
+
+
+TABLE_FIELDS = (
+    Field("num_players", np.int64, (1,)),
+    Field("num_cards", np.int64, (1,)),
+    Field("max_bid", np.int64, (1,)),
+    Field("must_break", np.bool_, (1,)),  # trump may not be led before it is broken
+    Field("standard_bits", np.uint64, (1,)),  # the 52 standard cards (bitset)
+    Field("joker_bits", np.uint64, (1,)),
+    Field("suit_bits", np.uint64, (5,)),  # [suit + 1]: the cards of a suit; [0] (no suit): none
+    Field("power_flat", np.int16, ("powers",)),  # [((trump + 1) * 5 + led + 1) * num_cards + card]: card_power
+    Field("trick_key_low", np.int32, ("seats", "seats")),  # [leader, seat]: the tie-break of trick_winner
+    Field("led_after", np.int8, (5, "cards")),  # [led + 1, card]: suit_led_after
+    Field("is_trump", np.bool_, (5, "cards")),  # [trump + 1, card]
+    Field("voids_shown", np.uint8, (2, 2, 5, 5, "cards")),  # [leads, trump_broken, trump + 1, led + 1, card]
+    Field("suit_or_none", np.int8, ("cards_or_none",)),  # [card + 1]: suit_of (NONE for a joker or no card)
+    Field("forbidden_bid", np.int8, ("counts", "totals")),  # [hand_size, bid_total]: the hook (NONE: none)
+    Field("hand_score", np.int32, ("counts", "counts")),  # [bid, tricks won]: Rules.hand_score
+    Field("hand_sizes", np.int8, ("rounds",)),
+    Field("rule_trump", np.int8, ("rounds",)),  # the trump suit the rules name for each round (NONE: none)
+    Field("turned_position", np.int64, ("rounds",)),  # the deck position of the turned card (NONE: none)
+    Field("turned_held", np.bool_, ("rounds",)),  # the dealer holds the turned card (dealer_last)
+    Field("deal_seat", np.int64, ("seats", "deck")),  # [dealer, k]: dealt_to
+    Field("first_to_act", np.int8, ("seats",)),  # [dealer]
+)
+"""The rules' tables, built from :mod:`blackout_env.rules_logic` (``blackout_env.batched._Tables``), one field a line."""
+
+TABLES = Layout(
+    "RuleTables", TABLE_FIELDS, ("seats", "cards", "cards_or_none", "powers", "counts", "totals", "rounds", "deck")
+)
+RuleTables = TABLES.type
+RuleTables.__doc__ = "Every table of TABLE_FIELDS by name."
+unpack_tables = TABLES.unpack_bytes
+"""The rules' tables (``blackout_env.batched.game_tables``) by name, as views: a batch kernel's first read of them."""
+unpack_tables_inline = TABLES.unpack_bytes_inline
+"""The same, inlined: for the one-game kernels."""
+
 
 # The encoder's blocks, in the order of the ``offsets`` argument of encode (see BatchedEncoder).
 ENCODER_BLOCKS = (
@@ -115,16 +388,14 @@ def block_offsets(offsets):
 
 
 @numba.njit(cache=True, inline="always")
-def encode_row(row, g, me, offsets, wrap, sizes, scaled, game):
+def encode_row(row, g, me, offsets, wrap, sizes, scaled, s):
     """Seat ``me``'s observation of game ``g``, written into ``row`` (float32): the one compiled builder.
 
     :func:`encode` runs it over the batched engine's games (the acting seat of each), :func:`env_step` and
     :func:`env_observe` on the AEC env's one game (any seat; ``current_player`` -1: nobody to act, the
     game is over). ``offsets``: :func:`block_offsets`' tuple (read once, kept in registers: a store into
     the observation could otherwise alias an offsets array); ``sizes``: (n, num_cards, bid_width, no_suit,
-    score_scale); ``scaled``: (per_max_bid, per_round, impossible); ``game``: the state arrays in the order
-    of :func:`encode`'s arguments, from ``current_player`` on (tuples: numba inlines a function of at most
-    28 arguments).
+    score_scale); ``scaled``: (per_max_bid, per_round, impossible); ``s``: the state (:data:`GameState`).
 
     ``wrap[k]`` is ``k % n`` for ``k < 3n`` (a lookup is cheaper than an integer division).
     ``impossible[((bid + 1) * (max_bid + 1) + won) * (max_bid + 1) + left]``: the bid_impossible entry
@@ -132,11 +403,15 @@ def encode_row(row, g, me, offsets, wrap, sizes, scaled, game):
     """
     n, num_cards, bid_width, no_suit, score_scale = sizes
     per_max_bid, per_round, impossible = scaled
-    (
-        current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
-        tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
-        trump_broken, scores,
-    ) = game
+    current_player, hands, trump, turned_card, phase, dealer, leader = (
+        s.current_player, s.hands, s.trump, s.turned_card, s.phase, s.dealer, s.leader
+    )
+    bids, tricks_won, hand_size, tricks_done, round_index, trick_cards, led_suit = (
+        s.bids, s.tricks_won, s.hand_size, s.tricks_done, s.round_index, s.trick_cards, s.led_suit
+    )
+    last_trick, last_trick_winner, played_order, voids, trump_broken, scores = (
+        s.last_trick, s.last_trick_winner, s.played_order, s.voids, s.trump_broken, s.scores
+    )
     counts = per_max_bid.shape[0]  # max_bid + 1
     (
         o_hand, o_trump, o_turned, o_held, o_phase, o_hand_size, o_tricks_left, o_round, o_position, o_to_act,
@@ -148,7 +423,7 @@ def encode_row(row, g, me, offsets, wrap, sizes, scaled, game):
     row[o_trump + (no_suit if trump[g] < 0 else trump[g])] = 1.0
     if turned_card[g] >= 0:
         row[o_turned + turned_card[g]] = 1.0
-    if held[g]:
+    if s.turned_card_held_by_dealer[g]:
         row[o_held] = 1.0
     row[o_phase + phase[g]] = 1.0
     done = np.int64(tricks_done[g])
@@ -194,24 +469,15 @@ def encode_row(row, g, me, offsets, wrap, sizes, scaled, game):
 
 
 @numba.njit(cache=True, _nrt=False)
-def encode(
-    out, offsets, wrap, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, impossible,
-    observer, current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
-    tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
-    trump_broken, scores,
-):
-    """BatchedEncoder.encode: seat ``observer[g]``'s observation of game ``g`` into ``out[g]``, for every game
-    (:func:`encode_row`). Compiled without reference counting, as ``advance``: it allocates nothing."""
+def encode(out, state, offsets, wrap, n, num_cards, bid_width, no_suit, per_max_bid, per_round, score_scale, impossible):
+    """BatchedEncoder.encode: the acting seat's observation of game ``g`` of ``state`` into ``out[g]``, for every
+    game (:func:`encode_row`). Compiled without reference counting, as ``advance``: it allocates nothing."""
+    s = unpack_bytes(state)
     sizes = (n, num_cards, bid_width, no_suit, score_scale)
     scaled = (per_max_bid, per_round, impossible)
-    game = (
-        current_player, hands, trump, turned_card, held, phase, dealer, leader, bids, tricks_won, hand_size,
-        tricks_done, round_index, trick_cards, led_suit, last_trick, last_trick_winner, played_order, voids,
-        trump_broken, scores,
-    )
     blocks = block_offsets(offsets)
     for g in range(out.shape[0]):
-        encode_row(out[g], g, np.int64(observer[g]), blocks, wrap, sizes, scaled, game)
+        encode_row(out[g], g, np.int64(s.current_player[g]), blocks, wrap, sizes, scaled, s)
 
 
 # ------------------------------------------------------------------- step
@@ -227,29 +493,41 @@ def action_legal(action, num_cards, num_actions, legal_cards, phase, hand_size, 
 
 
 @numba.njit(cache=True)
-def check_actions(actions, games, num_cards, num_actions, legal_cards, phase, hand_size, forbidden_bid):
+def check_actions(state, tables, actions, games):
     """How many of games ``games`` got an action that is illegal (0: all legal)."""
+    s, t = unpack_bytes(state), unpack_tables(tables)
+    num_cards = t.num_cards[0]
+    num_actions = num_cards + t.max_bid[0] + 1
     bad = 0
     for g in games:
-        if not action_legal(actions[g], num_cards, num_actions, legal_cards[g], phase[g], hand_size[g], forbidden_bid[g]):
+        if not action_legal(
+            actions[g], num_cards, num_actions, s.legal_cards[g], s.phase[g], s.hand_size[g], s.forbidden_bid[g]
+        ):
             bad += 1
     return bad
 
 
 @numba.njit(cache=True, inline="always")
-def advance_game(
-    g, action, n, num_cards, record, action_count, current_player, phase, leader, bids, bids_made,
-    bid_total, hands, played, played_order, voids, led_suit, trump, trump_broken, trick_cards, trick_size,
-    tricks_won, tricks_done, hand_size, last_trick, last_trick_leader, last_trick_winner, tables,
-):
-    """Record ``action`` and apply it in game ``g``: the engine's bid, play and finish trick. True when its hand is over.
+def advance_game(s, t, g, action):
+    """Record ``action`` and apply it in game ``g`` of ``s`` (:data:`GameState`) under the rules' tables ``t``
+    (:data:`RuleTables`): the engine's bid, play and finish trick. True when its hand is over.
 
     The one step of the compiled core: :func:`advance` runs it over a batch, the IS-MCTS simulator
-    (:func:`step_game`, and its playouts) on one game. ``tables``: voids_shown, led_after, is_trump,
-    power_flat and trick_key_low (one argument: numba inlines a function of at most 28 arguments).
+    (:func:`step_game`, and its playouts) and the AEC env on one game.
     """
-    voids_shown, led_after, is_trump, power_flat, trick_key_low = tables
-    record[g, action_count[g]] = action
+    n, num_cards = t.num_players[0], t.num_cards[0]
+    voids_shown, led_after, is_trump, power_flat, trick_key_low = (
+        t.voids_shown, t.led_after, t.is_trump, t.power_flat, t.trick_key_low
+    )
+    current_player, phase, leader, bids, bids_made, bid_total, hands, played, played_order, voids = (
+        s.current_player, s.phase, s.leader, s.bids, s.bids_made, s.bid_total, s.hands, s.played, s.played_order,
+        s.voids,
+    )
+    led_suit, trump, trump_broken, trick_cards, trick_size, tricks_won, tricks_done, hand_size = (
+        s.led_suit, s.trump, s.trump_broken, s.trick_cards, s.trick_size, s.tricks_won, s.tricks_done, s.hand_size,
+    )
+    action_count = s.action_count
+    s.actions[g, action_count[g]] = action
     action_count[g] += 1
     seat = np.int64(current_player[g])
     if action >= num_cards:  # a bid (BlackoutGame.bid)
@@ -287,17 +565,17 @@ def advance_game(
     first = np.int64(leader[g])
     row = (suit + 1) * 5 + np.int64(led_suit[g]) + 1
     best = np.int64(-(2**62))
-    for s in range(n):
-        key = np.int64(power_flat[row * num_cards + trick_cards[g, s]]) * 64 + trick_key_low[first, s]
+    for seat in range(n):
+        key = np.int64(power_flat[row * num_cards + trick_cards[g, seat]]) * 64 + trick_key_low[first, seat]
         if key > best:
             best = key
     winner = best & 7
     tricks_won[g, winner] += 1
-    for s in range(n):
-        last_trick[g, s] = trick_cards[g, s]
-        trick_cards[g, s] = NONE
-    last_trick_leader[g] = first
-    last_trick_winner[g] = winner
+    for seat in range(n):
+        s.last_trick[g, seat] = trick_cards[g, seat]
+        trick_cards[g, seat] = NONE
+    s.last_trick_leader[g] = first
+    s.last_trick_winner[g] = winner
     trick_size[g] = 0
     led_suit[g] = NONE
     done = tricks_done[g] + 1
@@ -308,23 +586,14 @@ def advance_game(
 
 
 @numba.njit(cache=True, _nrt=False)
-def advance(
-    actions, games, over, n, num_cards, record, action_count, current_player, phase, leader, bids, bids_made,
-    bid_total, hands, played, played_order, voids, led_suit, trump, trump_broken, trick_cards, trick_size,
-    tricks_won, tricks_done, hand_size, last_trick, last_trick_leader, last_trick_winner,
-    voids_shown, led_after, is_trump, power_flat, trick_key_low,
-):
-    """:func:`advance_game` in games ``games`` (ascending) with their ``actions``: the games whose hand is over go
-    to ``over``, and their count is returned.
+def advance(state, tables, actions, games, over):
+    """:func:`advance_game` in games ``games`` (ascending) of ``state`` with their ``actions``: the games whose hand is
+    over go to ``over``, and their count is returned.
     """
-    tables = (voids_shown, led_after, is_trump, power_flat, trick_key_low)
+    s, t = unpack_bytes(state), unpack_tables(tables)
     count = 0
     for g in games:
-        if advance_game(
-            g, actions[g], n, num_cards, record, action_count, current_player, phase, leader, bids, bids_made,
-            bid_total, hands, played, played_order, voids, led_suit, trump, trump_broken, trick_cards, trick_size,
-            tricks_won, tricks_done, hand_size, last_trick, last_trick_leader, last_trick_winner, tables,
-        ):
+        if advance_game(s, t, g, actions[g]):
             over[count] = g
             count += 1
     return count
@@ -335,36 +604,29 @@ _playable = numba.njit(cache=True, inline="always")(rules_logic.playable_bits)
 
 
 @numba.njit(cache=True, inline="always")
-def legal_game(
-    g, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
-    trick_size, phase, bids_made, hand_size, bid_total, suit_bits, joker_bits, standard_bits, forbidden_bid,
-):
-    """The acting seat's legal cards (bitset) and the dealer's forbidden bid (NONE: none) in game ``g``."""
-    hand = hands[g, current_player[g]]
+def legal_game(s, t, g):
+    """The acting seat's legal cards (bitset) and the dealer's forbidden bid (NONE: none) in game ``g`` of ``s``."""
+    hand = s.hands[g, s.current_player[g]]
+    suit_bits = t.suit_bits
     legal = np.uint64(0)
     forbidden = NONE
-    if phase[g] == PLAY:
-        leads = trick_size[g] == 0
-        follow = suit_bits[0] if leads else suit_bits[led_suit[g] + 1]  # suit_bits[0]: no suit, no card
-        breaks = suit_bits[trump[g] + 1] if must_break and leads and not trump_broken[g] else suit_bits[0]
-        legal = _playable(leads, hand, follow, breaks, joker_bits, standard_bits)
-    elif bids_made[g] == n - 1:
-        forbidden = forbidden_bid[hand_size[g], bid_total[g]]
-    legal_cards[g] = legal
-    forbidden_out[g] = forbidden
+    if s.phase[g] == PLAY:
+        leads = s.trick_size[g] == 0
+        follow = suit_bits[0] if leads else suit_bits[s.led_suit[g] + 1]  # suit_bits[0]: no suit, no card
+        breaks = suit_bits[s.trump[g] + 1] if t.must_break[0] and leads and not s.trump_broken[g] else suit_bits[0]
+        legal = _playable(leads, hand, follow, breaks, t.joker_bits[0], t.standard_bits[0])
+    elif s.bids_made[g] == t.num_players[0] - 1:
+        forbidden = t.forbidden_bid[s.hand_size[g], s.bid_total[g]]
+    s.legal_cards[g] = legal
+    s.forbidden_bid[g] = forbidden
 
 
 @numba.njit(cache=True, _nrt=False)
-def compute_legal(
-    games, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
-    trick_size, phase, bids_made, hand_size, bid_total, suit_bits, joker_bits, standard_bits, forbidden_bid,
-):
-    """BatchedBlackout._compute_legal: :func:`legal_game` in games ``games``."""
+def compute_legal(state, tables, games):
+    """BatchedBlackout._compute_legal: :func:`legal_game` in games ``games`` of ``state``."""
+    s, t = unpack_bytes(state), unpack_tables(tables)
     for g in games:
-        legal_game(
-            g, n, must_break, legal_cards, forbidden_out, current_player, hands, led_suit, trump, trump_broken,
-            trick_size, phase, bids_made, hand_size, bid_total, suit_bits, joker_bits, standard_bits, forbidden_bid,
-        )
+        legal_game(s, t, g)
 
 
 @numba.njit(cache=True, inline="always")
@@ -379,16 +641,32 @@ def mask_row(row, num_cards, legal_cards, phase, hand_size, forbidden_bid):
 
 
 @numba.njit(cache=True)
-def action_mask(mask, num_cards, legal_cards, phase, hand_size, forbidden_bid):
-    """_action_mask: :func:`mask_row` for every game."""
+def action_mask(state, tables, mask):
+    """_action_mask: :func:`mask_row` for every game of ``state``."""
+    s = unpack_bytes(state)
+    num_cards = unpack_tables(tables).num_cards[0]
     for g in range(mask.shape[0]):
-        mask_row(mask[g], num_cards, legal_cards[g], phase[g], hand_size[g], forbidden_bid[g])
+        mask_row(mask[g], num_cards, s.legal_cards[g], s.phase[g], s.hand_size[g], s.forbidden_bid[g])
     return mask
 
 
+@numba.njit(cache=True, inline="always")
+def random_bid(draw, hand_size, forbidden):
+    """The bid (tricks) of a uniform ``draw`` in [0, 1): its place among the legal bids in order, bids 0..hand
+    size (mirrors rules_logic.bid_range) less the dealer's ``forbidden`` one (NONE: none)."""
+    hooked = forbidden != NONE
+    tricks = np.int64(draw * (hand_size + 1 - np.int64(hooked)))
+    if hooked and tricks >= forbidden:
+        tricks += 1
+    return tricks
+
+
 @numba.njit(cache=True)
-def random_actions(uniform, games, num_cards, legal_cards, phase, hand_size, forbidden_bid):
+def random_actions(state, tables, uniform, games):
     """_random_actions for games ``games`` from their ``uniform`` draws: the r-th legal card, or a bid."""
+    s = unpack_bytes(state)
+    num_cards = unpack_tables(tables).num_cards[0]
+    phase, legal_cards, hand_size, forbidden_bid = s.phase, s.legal_cards, s.hand_size, s.forbidden_bid
     actions = np.empty(len(games), dtype=np.int64)
     for i in range(len(games)):
         g = games[i]
@@ -404,32 +682,29 @@ def random_actions(uniform, games, num_cards, legal_cards, phase, hand_size, for
                 rest &= rest - np.uint64(1)
             actions[i] = _lowest(rest)
         else:
-            hooked = forbidden_bid[g] != NONE
-            # uniform over bids 0..hand size (mirrors rules_logic.bid_range), stepping over the forbidden one
-            tricks = np.int64(uniform[i] * (hand_size[g] + 1 - np.int64(hooked)))
-            if hooked and tricks >= forbidden_bid[g]:
-                tricks += 1
-            actions[i] = num_cards + tricks
+            actions[i] = num_cards + random_bid(uniform[i], hand_size[g], forbidden_bid[g])
     return actions
 
 
 @numba.njit(cache=True)
-def finish_hands(games, hand_score, bids, tricks_won, scores, round_scores, round_index, last_hand_bids, last_hand_tricks):
+def finish_hands(state, tables, games, round_scores, last_hand_bids, last_hand_tricks):
     """_finish_hands for games ``games``: the hand scores (games x seats, int32), added to the totals."""
-    n = bids.shape[1]
+    s = unpack_bytes(state)
+    hand_score = unpack_tables(tables).hand_score
+    n = s.bids.shape[1]
     hand_scores = np.empty((len(games), n), dtype=np.int32)
     for i in range(len(games)):
         g = games[i]
-        r = round_index[g]
-        for s in range(n):
-            bid = bids[g, s]
-            won = tricks_won[g, s]
-            last_hand_bids[g, s] = bid
-            last_hand_tricks[g, s] = won
+        r = s.round_index[g]
+        for seat in range(n):
+            bid = s.bids[g, seat]
+            won = s.tricks_won[g, seat]
+            last_hand_bids[g, seat] = bid
+            last_hand_tricks[g, seat] = won
             score = hand_score[bid, won]
-            hand_scores[i, s] = score
-            scores[g, s] += score
-            round_scores[g, r, s] = score
+            hand_scores[i, seat] = score
+            s.scores[g, seat] += score
+            round_scores[g, r, seat] = score
     return hand_scores
 
 
@@ -457,189 +732,99 @@ def shuffle(uniform, size):
 
 
 @numba.njit(cache=True)
-def deal(
-    games, n, turned_trump, turned_position, turned_held, deal_seat, first_to_act, hand_sizes, rule_trump,
-    suit_or_none, decks, round_index, first_dealer,
-    hands, hand_size, dealer, turned_card, held, trump, phase, leader, current_player, bids, bids_made, bid_total,
-    tricks_won, tricks_done, trick_cards, trick_size, led_suit, trump_broken, last_trick, last_trick_leader,
-    last_trick_winner, played, played_order, voids, round_start, action_count,
-):
-    """BatchedBlackout._deal for games ``games``: deck card k goes to seat deal_seat[dealer, k], k < n * hand size.
+def deal(state, tables, games, turned_trump, decks, first_dealer):
+    """BatchedBlackout._deal for games ``games`` of ``state``: deck card k goes to seat deal_seat[dealer, k], k < n *
+    hand size.
 
     The rule facts come as the batched engine's tables (built from rules_logic): ``deal_seat`` (dealt_to),
     ``first_to_act``, ``turned_position`` and ``turned_held`` (turned_card, per round).
     """
+    s, t = unpack_bytes(state), unpack_tables(tables)
+    n = t.num_players[0]
+    turned_position, turned_held, deal_seat, first_to_act, hand_sizes, rule_trump, suit_or_none = (
+        t.turned_position, t.turned_held, t.deal_seat, t.first_to_act, t.hand_sizes, t.rule_trump, t.suit_or_none
+    )
+    hands, played_order = s.hands, s.played_order
     for g in games:
-        r = np.int64(round_index[g])
+        r = np.int64(s.round_index[g])
         cards = np.int64(hand_sizes[r])
         first = (np.int64(first_dealer[g]) + r) % n  # mirrors rules_logic.dealer_of_round
         deck = decks[g, r]
         dealt = n * cards
-        for s in range(n):
-            hands[g, s] = 0
+        for seat in range(n):
+            hands[g, seat] = 0
         for k in range(dealt):
             hands[g, deal_seat[first, k]] |= np.uint64(1) << np.uint64(deck[k])
-        hand_size[g] = cards
-        dealer[g] = first
+        s.hand_size[g] = cards
+        s.dealer[g] = first
         if not turned_trump:  # the rules name the suit of each hand
-            turned_card[g] = NONE
-            held[g] = False
-            trump[g] = rule_trump[r]
+            s.turned_card[g] = NONE
+            s.turned_card_held_by_dealer[g] = False
+            s.trump[g] = rule_trump[r]
         else:
             position = turned_position[r]
             turned = np.int64(deck[position]) if position >= 0 else NONE
-            held[g] = turned_held[r]  # dealer_last: the dealer's last dealt card is shown and names trump
-            turned_card[g] = turned
-            trump[g] = suit_or_none[turned + 1]  # a turned joker (or no card): no trump
+            # dealer_last: the dealer's last dealt card is shown and names trump
+            s.turned_card_held_by_dealer[g] = turned_held[r]
+            s.turned_card[g] = turned
+            s.trump[g] = suit_or_none[turned + 1]  # a turned joker (or no card): no trump
         start = first_to_act[first]
-        phase[g] = BID
-        leader[g] = start
-        current_player[g] = start
-        bids_made[g] = 0
-        bid_total[g] = 0
-        tricks_done[g] = 0
-        trick_size[g] = 0
-        led_suit[g] = NONE
-        trump_broken[g] = False
-        last_trick_leader[g] = NONE
-        last_trick_winner[g] = NONE
-        for s in range(n):
-            bids[g, s] = NONE
-            tricks_won[g, s] = 0
-            trick_cards[g, s] = NONE
-            last_trick[g, s] = NONE
-            played[g, s] = 0
-            voids[g, s] = 0
+        s.phase[g] = BID
+        s.leader[g] = start
+        s.current_player[g] = start
+        s.bids_made[g] = 0
+        s.bid_total[g] = 0
+        s.tricks_done[g] = 0
+        s.trick_size[g] = 0
+        s.led_suit[g] = NONE
+        s.trump_broken[g] = False
+        s.last_trick_leader[g] = NONE
+        s.last_trick_winner[g] = NONE
+        for seat in range(n):
+            s.bids[g, seat] = NONE
+            s.tricks_won[g, seat] = 0
+            s.trick_cards[g, seat] = NONE
+            s.last_trick[g, seat] = NONE
+            s.played[g, seat] = 0
+            s.voids[g, seat] = 0
             for k in range(played_order.shape[2]):
-                played_order[g, s, k] = NONE
-        round_start[g] = action_count[g]
+                played_order[g, seat, k] = NONE
+        s.round_start[g] = s.action_count[g]
 
 
 # -------------------------------------------------------------- one game
-# One game in one int64 array, for the AEC env (one game of a match) and for a search that steps one
-# determinized hand at a time (the IS-MCTS simulator): the batch's state arrays as a batch of one. The
-# scalars (ONE_SCALARS), per-seat blocks of n entries (ONE_SEAT_BLOCKS, in order), the cards played by seat
-# and trick (n x capacity) and the actions (n x (capacity + 1)); "legal_cards" and "forbidden_bid" are
-# legal_game's output, "capacity" the most tricks the array has room for. The step never reads the
-# dealer, the turned card, whether the dealer holds it, the round and the scores: the observation does. The rules' tables go in a second int64 array (see game_tables in
-# blackout_env.batched): ONE_TABLE_SCALARS, then suit_bits (5 entries), voids_shown, led_after, is_trump,
-# power_flat, trick_key_low and forbidden_bid, flattened, with the batch's shapes.
-ONE_SCALARS = (
-    "current_player", "phase", "leader", "bids_made", "bid_total", "led_suit", "trump", "trump_broken",
-    "trick_size", "tricks_done", "hand_size", "last_trick_leader", "last_trick_winner", "action_count",
-    "legal_cards", "forbidden_bid", "capacity", "dealer", "turned_card", "held", "round_index",
-)
-ONE_SEAT_BLOCKS = ("hands", "bids", "tricks_won", "trick_cards", "played", "voids", "last_trick", "scores")
-O_SCORES_BLOCK = ONE_SEAT_BLOCKS.index("scores")
-ONE_TABLE_SCALARS = ("num_players", "num_cards", "must_break", "joker_bits", "standard_bits", "max_bid")
-(
-    O_CURRENT, O_PHASE, O_LEADER, O_BIDS_MADE, O_BID_TOTAL, O_LED, O_TRUMP, O_BROKEN, O_TRICK_SIZE, O_DONE,
-    O_HAND_SIZE, O_LAST_LEADER, O_LAST_WINNER, O_ACTION_COUNT, O_LEGAL, O_FORBIDDEN, O_CAPACITY, O_DEALER, O_TURNED,
-    O_HELD, O_ROUND,
-) = range(len(ONE_SCALARS))
+# One game, for the AEC env (one game of a match) and for a search that steps one determinized hand at a
+# time (the IS-MCTS simulator): new_state(1, ..., words=True), the batch's state for a batch of one in 64-bit
+# words (Python reads and writes its items at each field's start, field_starts), under the batch's tables.
 
 
-def one_game_size(n: int, capacity: int) -> int:
-    """The length of the one-game array of ``n`` seats with room for ``capacity`` tricks."""
-    return len(ONE_SCALARS) + len(ONE_SEAT_BLOCKS) * n + n * capacity + n * (capacity + 1)
-
-
-# game_arrays' tuple: advance_game's arguments after the game and the action, then legal_game's others
-GAME_ARRAYS = (
-    "num_players", "num_cards", "record", "action_count", "current_player", "phase", "leader", "bids", "bids_made",
-    "bid_total", "hands", "played", "played_order", "voids", "led_suit", "trump", "trump_broken", "trick_cards",
-    "trick_size", "tricks_won", "tricks_done", "hand_size", "last_trick", "last_trick_leader", "last_trick_winner",
-    "tables", "must_break", "legal_cards", "forbidden_out", "suit_bits", "joker_bits", "standard_bits",
-    "forbidden_bid",
-)
-(
-    A_N, A_NUM_CARDS, A_RECORD, A_ACTION_COUNT, A_CURRENT, A_PHASE, A_LEADER, A_BIDS, A_BIDS_MADE, A_BID_TOTAL,
-    A_HANDS, A_PLAYED, A_PLAYED_ORDER, A_VOIDS, A_LED, A_TRUMP, A_BROKEN, A_TRICK_CARDS, A_TRICK_SIZE, A_WON, A_DONE,
-    A_HAND_SIZE, A_LAST_TRICK, A_LAST_LEADER, A_LAST_WINNER, A_TABLES, A_MUST_BREAK, A_LEGAL, A_FORBIDDEN,
-    A_SUIT_BITS, A_JOKER_BITS, A_STANDARD_BITS, A_FORBIDDEN_BID,
-) = range(len(GAME_ARRAYS))
+def one_game(seats: int, tricks: int) -> np.ndarray:
+    """A fresh one-game state of ``seats`` seats with room for hands of ``tricks`` tricks (and their actions)."""
+    return new_state(1, seats, tricks, seats * (tricks + 1), words=True)
 
 
 @numba.njit(cache=True, inline="always")
-def game_arrays(state, tables):
-    """The one game's arrays as the batch's for a batch of one (views of ``state``) and the rules' tables (GAME_ARRAYS)."""
-    n = tables[0]
-    num_cards = tables[1]
-    max_bid = tables[5]
-    table_bits = tables.view(np.uint64)
-    t = len(ONE_TABLE_SCALARS)
-    suit_bits = table_bits[t : t + 5]
-    t += 5
-    voids_shown = tables[t : t + 100 * num_cards].reshape((2, 2, 5, 5, num_cards))
-    t += 100 * num_cards
-    led_after = tables[t : t + 5 * num_cards].reshape((5, num_cards))
-    t += 5 * num_cards
-    is_trump = tables[t : t + 5 * num_cards].reshape((5, num_cards))
-    t += 5 * num_cards
-    power_flat = tables[t : t + 25 * num_cards]
-    t += 25 * num_cards
-    trick_key_low = tables[t : t + n * n].reshape((n, n))
-    t += n * n
-    forbidden_bid = tables[t : t + (max_bid + 1) * (n * max_bid + 1)].reshape((max_bid + 1, n * max_bid + 1))
-    s = len(ONE_SCALARS)
-    capacity = state[O_CAPACITY]
-    seats = state[s : s + len(ONE_SEAT_BLOCKS) * n].reshape((len(ONE_SEAT_BLOCKS), 1, n))
-    bits = state.view(np.uint64)
-    hands = bits[s : s + n].reshape((1, n))
-    played = bits[s + 4 * n : s + 5 * n].reshape((1, n))
-    s += len(ONE_SEAT_BLOCKS) * n
-    played_order = state[s : s + n * capacity].reshape((1, n, capacity))
-    s += n * capacity
-    record = state[s : s + n * (capacity + 1)].reshape((1, n * (capacity + 1)))
-    return (
-        n, num_cards, record, state[O_ACTION_COUNT : O_ACTION_COUNT + 1], state[O_CURRENT : O_CURRENT + 1],
-        state[O_PHASE : O_PHASE + 1], state[O_LEADER : O_LEADER + 1], seats[1], state[O_BIDS_MADE : O_BIDS_MADE + 1],
-        state[O_BID_TOTAL : O_BID_TOTAL + 1], hands, played, played_order, seats[5], state[O_LED : O_LED + 1],
-        state[O_TRUMP : O_TRUMP + 1], state[O_BROKEN : O_BROKEN + 1], seats[3], state[O_TRICK_SIZE : O_TRICK_SIZE + 1],
-        seats[2], state[O_DONE : O_DONE + 1], state[O_HAND_SIZE : O_HAND_SIZE + 1], seats[6],
-        state[O_LAST_LEADER : O_LAST_LEADER + 1], state[O_LAST_WINNER : O_LAST_WINNER + 1],
-        (voids_shown, led_after, is_trump, power_flat, trick_key_low), tables[2] != 0, bits[O_LEGAL : O_LEGAL + 1],
-        state[O_FORBIDDEN : O_FORBIDDEN + 1], suit_bits, table_bits[3], table_bits[4], forbidden_bid,
-    )
-
-
-@numba.njit(cache=True, inline="always")
-def legal_one(a):
-    """legal_game for the one game of ``a`` (game_arrays' tuple)."""
-    legal_game(
-        0, a[A_N], a[A_MUST_BREAK], a[A_LEGAL], a[A_FORBIDDEN], a[A_CURRENT], a[A_HANDS], a[A_LED], a[A_TRUMP],
-        a[A_BROKEN], a[A_TRICK_SIZE], a[A_PHASE], a[A_BIDS_MADE], a[A_HAND_SIZE], a[A_BID_TOTAL], a[A_SUIT_BITS],
-        a[A_JOKER_BITS], a[A_STANDARD_BITS], a[A_FORBIDDEN_BID],
-    )
-
-
-@numba.njit(cache=True, inline="always")
-def step_one(a, action):
-    """advance_game, then legal_game, for the one game of ``a`` (game_arrays' tuple); True when the hand is over."""
-    over = advance_game(
-        0, action, a[A_N], a[A_NUM_CARDS], a[A_RECORD], a[A_ACTION_COUNT], a[A_CURRENT], a[A_PHASE], a[A_LEADER],
-        a[A_BIDS], a[A_BIDS_MADE], a[A_BID_TOTAL], a[A_HANDS], a[A_PLAYED], a[A_PLAYED_ORDER], a[A_VOIDS], a[A_LED],
-        a[A_TRUMP], a[A_BROKEN], a[A_TRICK_CARDS], a[A_TRICK_SIZE], a[A_WON], a[A_DONE], a[A_HAND_SIZE],
-        a[A_LAST_TRICK], a[A_LAST_LEADER], a[A_LAST_WINNER], a[A_TABLES],
-    )
-    legal_one(a)
+def step_one(s, t, action):
+    """advance_game, then legal_game, for the one game of ``s``; True when the hand is over."""
+    over = advance_game(s, t, 0, action)
+    legal_game(s, t, 0)
     return over
 
 
 @numba.njit(cache=True, _nrt=False)
 def step_game(state, tables, action):
     """Apply ``action`` (legal) in the one game of ``state`` and compute the next legal set; True when the hand is over."""
-    return step_one(game_arrays(state, tables), action)
+    return step_one(unpack_words(state), unpack_tables_inline(tables), action)
 
 
 @numba.njit(cache=True, _nrt=False)
 def legal_of_game(state, tables):
     """Compute the legal set of the one game of ``state`` (after it was written from outside)."""
-    legal_one(game_arrays(state, tables))
+    legal_game(unpack_words(state), unpack_tables_inline(tables), 0)
 
 
 # ------------------------------------------------------------ the AEC env
-# The AEC env's game is a one-game array with room for its largest hand and one more trick (a finished
+# The AEC env's game is a one-game state with room for its largest hand and one more trick (a finished
 # hand is observed too). Its observation is encode_row's on that game; the encoder's inputs come in one
 # int64 array (the block offsets in ENCODER_BLOCKS' order, ENV_SIZES, then encode_row's ``wrap``) and one
 # float32 array (the scaled counts 0..max bid, the scaled rounds, then the bid_impossible table): numba
@@ -650,25 +835,18 @@ ILLEGAL, MOVED, TRICK_OVER, HAND_OVER = -1, 0, 1, 2
 
 
 @numba.njit(cache=True, inline="always")
-def _env_observe(state, a, encoding, floats, row, mask, observer):
+def _env_observe(s, t, encoding, floats, row, mask, observer):
     """The acting seat's mask into ``mask`` and seat ``observer``'s observation into ``row``."""
-    mask_row(mask, a[A_NUM_CARDS], a[A_LEGAL][0], a[A_PHASE][0], a[A_HAND_SIZE][0], a[A_FORBIDDEN][0])
+    num_cards = t.num_cards[0]
+    mask_row(mask, num_cards, s.legal_cards[0], s.phase[0], s.hand_size[0], s.forbidden_bid[0])
     o = len(ENCODER_BLOCKS)
-    n = a[A_N]
     bid_width, no_suit, score_scale, counts, rounds = (
         encoding[o], encoding[o + 1], encoding[o + 2], encoding[o + 3], encoding[o + 4]
     )
-    scores = len(ONE_SCALARS) + O_SCORES_BLOCK * n
     encode_row(
         row, 0, observer, block_offsets(encoding), encoding[o + len(ENV_SIZES) :],
-        (n, a[A_NUM_CARDS], bid_width, no_suit, score_scale),
-        (floats[:counts], floats[counts : counts + rounds], floats[counts + rounds :]),
-        (
-            a[A_CURRENT], a[A_HANDS], a[A_TRUMP], state[O_TURNED : O_TURNED + 1], state[O_HELD : O_HELD + 1], a[A_PHASE],
-            state[O_DEALER : O_DEALER + 1], a[A_LEADER], a[A_BIDS], a[A_WON], a[A_HAND_SIZE], a[A_DONE],
-            state[O_ROUND : O_ROUND + 1], a[A_TRICK_CARDS], a[A_LED], a[A_LAST_TRICK], a[A_LAST_WINNER],
-            a[A_PLAYED_ORDER], a[A_VOIDS], a[A_BROKEN], state[scores : scores + n].reshape((1, n)),
-        ),
+        (t.num_players[0], num_cards, bid_width, no_suit, score_scale),
+        (floats[:counts], floats[counts : counts + rounds], floats[counts + rounds :]), s,
     )
 
 
@@ -679,20 +857,24 @@ def env_step(state, tables, encoding, floats, row, mask, action):
     Returns ILLEGAL (nothing changed), HAND_OVER (the env scores the hand, then deals or ends), or
     TRICK_OVER or MOVED, after which ``mask`` holds the next seat's legal actions and ``row`` its observation.
     """
-    a = game_arrays(state, tables)
-    if not action_legal(action, a[A_NUM_CARDS], a[A_NUM_CARDS] + tables[5] + 1, a[A_LEGAL][0], state[O_PHASE],
-                        state[O_HAND_SIZE], state[O_FORBIDDEN]):
+    s, t = unpack_words(state), unpack_tables_inline(tables)
+    num_cards = t.num_cards[0]
+    if not action_legal(action, num_cards, num_cards + t.max_bid[0] + 1, s.legal_cards[0], s.phase[0],
+                        s.hand_size[0], s.forbidden_bid[0]):
         return ILLEGAL
-    if step_one(a, action):
+    if step_one(s, t, action):
         return HAND_OVER
-    _env_observe(state, a, encoding, floats, row, mask, np.int64(state[O_CURRENT]))
-    return TRICK_OVER if action < a[A_NUM_CARDS] and state[O_TRICK_SIZE] == 0 else MOVED
+    _env_observe(s, t, encoding, floats, row, mask, np.int64(s.current_player[0]))
+    return TRICK_OVER if action < num_cards and s.trick_size[0] == 0 else MOVED
 
 
 @numba.njit(cache=True, _nrt=False)
 def env_observe(state, tables, encoding, floats, row, mask, observer):
     """The legal set of the one game of ``state`` (after it was written from outside), the acting seat's mask
     into ``mask`` and seat ``observer``'s observation into ``row``."""
-    a = game_arrays(state, tables)
-    legal_one(a)
-    _env_observe(state, a, encoding, floats, row, mask, np.int64(observer))
+    s, t = unpack_words(state), unpack_tables_inline(tables)
+    legal_game(s, t, 0)
+    _env_observe(s, t, encoding, floats, row, mask, np.int64(observer))
+
+
+key_caches_on(globals(), CORE_SOURCES)

@@ -337,56 +337,50 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------- the compiled game
     def _start_compiled(self) -> None:
-        """The episode's game on the compiled core: one int64 array (``_batched_kernels.ONE_*``) and its buffers.
+        """The episode's game on the compiled core: a one-game state (``_batched_kernels.one_game``) and its buffers.
 
-        ``_g`` is an ``array.array`` (item reads and writes from Python at list speed) and ``_gv`` a numpy
-        view of the same memory for the kernels; ``_row`` and ``_mask`` hold the observation of seat
-        ``_row_seat`` and the acting seat's mask, written by the kernels.
+        ``_g`` is an ``array.array`` of the state's 64-bit words (item reads and writes from Python at list
+        speed, at each field's start, ``_at``, by name) and ``_gv`` a numpy view of the same memory for the
+        kernels; ``_row`` and ``_mask`` hold the observation of seat ``_row_seat`` and the acting seat's
+        mask, written by the kernels.
         """
         k = kernels()
         rules, n = self.rules, self.rules.num_players
         self._kernels = k
         self._tables = game_tables(rules)
         self._encoding, self._floats = one_game_encoding(rules)
-        blocks = len(k.ONE_SCALARS)
-        # where each per-seat block starts, then the cards played by seat and trick
-        at = {name: blocks + i * n for i, name in enumerate(k.ONE_SEAT_BLOCKS)}
-        at["played_order"] = blocks + len(k.ONE_SEAT_BLOCKS) * n
-        self._at = at
-        self._current_at, self._won_at = k.O_CURRENT, at["tricks_won"]  # read at every step
-        # A new hand's per-seat blocks before the scores (hands, filled by the deal; no bids, no tricks, no
-        # cards on the table or played, no voids) and its played cards, as array slices written at once.
-        fresh = {"bids": -1, "trick_cards": -1, "last_trick": -1}
-        self._fresh_blocks = array("q", [fresh.get(name, 0) for name in k.ONE_SEAT_BLOCKS[: k.ONE_SEAT_BLOCKS.index("scores")] for _ in range(n)])
+        fresh = k.one_game(n, rules.max_bid + 1)  # room for one more trick: a finished hand is observed too
+        self._at = at = k.field_starts(fresh)
+        self._current_at, self._won_at = at.current_player, at.tricks_won  # read at every step
+        # A new hand's per-seat fields before the scores (hands, filled by the deal; no bids, no tricks, no
+        # cards on the table or played, no voids) and its played cards, as a fresh state has them.
+        self._fresh_blocks = array("q", fresh[at.hands : at.scores].tobytes())
+        self._fresh_played = array("q", fresh[at.played_order : at.actions].tobytes())
         self._num_cards = rules.num_cards
-        self._capacity = capacity = rules.max_bid + 1  # a finished hand is observed too
-        self._g = array("q", bytes(8 * k.one_game_size(n, capacity)))
+        self._g = array("q", fresh.tobytes())
         self._gv = np.frombuffer(self._g, dtype=np.int64)
-        self._g[k.O_CAPACITY] = capacity
-        self._fresh_played = array("q", [-1] * (n * capacity))
         self._row = np.zeros(observation_size(rules), dtype=np.float32)  # the rules' vector (universal: built from it)
         self._mask = np.zeros(self.num_actions, dtype=np.int8)
         self._row_seat = -1
 
     def _deal(self, round_index: int) -> None:
         """Deal round ``round_index`` of the episode's decks into the compiled game (the engine's own deal)."""
-        k, g, at, n = self._kernels, self._g, self._at, self.rules.num_players
+        k, g, at = self._kernels, self._g, self._at
         engine = self._engine
-        dealer = dealer_of_round(engine.first_dealer, round_index, n)
+        dealer = dealer_of_round(engine.first_dealer, round_index, self.rules.num_players)
         hands, turned, held, trump = deal_round(self.rules, engine.decks[round_index], dealer, round_index)
-        first = first_to_act(dealer, n)
-        g[k.O_CURRENT] = g[k.O_LEADER] = first
-        g[k.O_PHASE], g[k.O_BIDS_MADE], g[k.O_BID_TOTAL], g[k.O_ACTION_COUNT] = k.BID, 0, 0, 0
-        g[k.O_LED], g[k.O_BROKEN], g[k.O_TRICK_SIZE], g[k.O_DONE] = -1, 0, 0, 0
-        g[k.O_LAST_LEADER], g[k.O_LAST_WINNER] = -1, -1
-        g[k.O_TRUMP], g[k.O_TURNED] = -1 if trump is None else trump, -1 if turned is None else turned
-        g[k.O_HAND_SIZE], g[k.O_DEALER], g[k.O_HELD], g[k.O_ROUND] = len(hands[0]), dealer, held, round_index
-        start = at["hands"]
-        g[start : at["scores"]] = self._fresh_blocks
+        first = first_to_act(dealer, self.rules.num_players)
+        g[at.current_player] = g[at.leader] = first
+        g[at.phase], g[at.bids_made], g[at.bid_total], g[at.action_count] = k.BID, 0, 0, 0
+        g[at.led_suit], g[at.trump_broken], g[at.trick_size], g[at.tricks_done] = -1, 0, 0, 0
+        g[at.last_trick_leader], g[at.last_trick_winner] = -1, -1
+        g[at.trump], g[at.turned_card] = -1 if trump is None else trump, -1 if turned is None else turned
+        g[at.hand_size], g[at.dealer], g[at.turned_card_held_by_dealer] = len(hands[0]), dealer, held
+        g[at.round_index] = round_index
+        g[at.hands : at.scores] = self._fresh_blocks
         for seat, hand in enumerate(hands):
-            g[start + seat] = sum(map(_BITS.__getitem__, hand))
-        start = at["played_order"]
-        g[start : start + n * self._capacity] = self._fresh_played
+            g[at.hands + seat] = sum(map(_BITS.__getitem__, hand))
+        g[at.played_order : at.actions] = self._fresh_played
         self._observe_into(first)
 
     def _observe_into(self, seat: int) -> None:
@@ -462,7 +456,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._np_random, self._np_random_seed = rng, rng_seed
         self._engine = game
         self._moves = []
-        self._g[self._at["scores"] : self._at["scores"] + self.rules.num_players] = array("q", bytes(8 * self.rules.num_players))
+        self._g[self._at.scores : self._at.scores + self.rules.num_players] = array("q", bytes(8 * self.rules.num_players))
         self._deal(game.round_index)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -565,7 +559,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             if action >= self._num_cards:
                 self.infos[agent]["bid"] = action - self._num_cards
         elif moved == k.TRICK_OVER:
-            winner = g[k.O_LAST_WINNER]
+            winner = g[self._at.last_trick_winner]
             self.infos[self.possible_agents[winner]]["tricks_won"] = g[self._won_at + winner]
         elif self._finish_hand():
             return
@@ -575,11 +569,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _finish_hand(self) -> bool:
         """Score the hand just completed, then deal the next one or end the episode (True when it ended)."""
         k, g, at, n, rules = self._kernels, self._g, self._at, self.rules.num_players, self.rules
-        bids, won = g[at["bids"] : at["bids"] + n], g[at["tricks_won"] : at["tricks_won"] + n]
+        bids, won = g[at.bids : at.bids + n], g[at.tricks_won : at.tricks_won + n]
         hand_scores = [rules.hand_score(bid, tricks) for bid, tricks in zip(bids, won)]
-        totals = array("q", [total + points for total, points in zip(g[at["scores"] : at["scores"] + n], hand_scores)])
-        g[at["scores"] : at["scores"] + n] = totals
-        round_index = g[k.O_ROUND]
+        totals = array("q", [total + points for total, points in zip(g[at.scores : at.scores + n], hand_scores)])
+        g[at.scores : at.scores + n] = totals
+        round_index = g[at.round_index]
         for seat in range(n):
             self._last_hand[seat] = {
                 "last_hand_round": round_index, "last_hand_bid": bids[seat], "last_hand_tricks": won[seat],
@@ -596,7 +590,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self._build_infos(hand_over=True)
             return False
         # The finished hand stays on the table: nobody to act, the last trick's leader still leading.
-        g[k.O_PHASE], g[k.O_CURRENT], g[k.O_LEADER] = k.GAME_OVER, -1, g[k.O_LAST_LEADER]
+        g[at.phase], g[at.current_player], g[at.leader] = k.GAME_OVER, -1, g[at.last_trick_leader]
         self._row_seat = -1
         self._build_infos(hand_over=True)
         self._hand_finished_episode = self.episode == "hand"
@@ -628,10 +622,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     # -------------------------------------------------------------- infos
     def _build_infos(self, hand_over: bool) -> None:
         # From the compiled game: the hand in play, or the finished one when the episode has ended with it.
-        k, g, at, n = self._kernels, self._g, self._at, self.rules.num_players
-        round_index, hand_size = g[k.O_ROUND], g[k.O_HAND_SIZE]
-        bids, won = g[at["bids"] : at["bids"] + n], g[at["tricks_won"] : at["tricks_won"] + n]
-        scores = g[at["scores"] : at["scores"] + n]
+        g, at, n = self._g, self._at, self.rules.num_players
+        round_index, hand_size = g[at.round_index], g[at.hand_size]
+        bids, won = g[at.bids : at.bids + n], g[at.tricks_won : at.tricks_won + n]
+        scores = g[at.scores : at.scores + n]
         # One type per key for the whole episode (see "Infos" in the module docstring); a bid of -1 is NO_BID.
         self.infos = {
             agent: {
@@ -675,7 +669,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """
         if self._engine is None:
             raise RuntimeError("state() before reset(): call reset() to start an episode")
-        start, n = self._at["hands"], self.rules.num_players
+        start, n = self._at.hands, self.rules.num_players
         hands = [[card for card in range(self.rules.num_cards) if bits >> card & 1] for bits in self._g[start : start + n]]
         self._observe_into(0)
         return np.concatenate([hands_vector(self.rules, hands), self._row])

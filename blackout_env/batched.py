@@ -1,7 +1,7 @@
 """The batched engine: thousands of Blackout games stepped at once, the project's compiled core.
 
 :class:`BatchedBlackout` holds ``num_envs`` games as arrays (one row per game,
-one struct of arrays) and advances all of them with one call, pgx/EnvPool
+one state in one array, each field a view of it) and advances all of them with one call, pgx/EnvPool
 style. The per-move work (deal, legal actions, bid, play, trick winner, finish
 trick, finish hand) and the observation encoder are numba-compiled loops over
 the games (:mod:`blackout_env._batched_kernels`), which mirror
@@ -192,20 +192,6 @@ class BatchStep(NamedTuple):
     """bool ``(num_envs,)``: an episode ended in this step (the game was reset or moved to the next hand)."""
 
 
-def _check_compiled(compiled: Any) -> None:
-    """Accept the ``compiled`` option of earlier versions: ``"auto"`` and True name the one (compiled) engine."""
-    if (isinstance(compiled, str) and compiled == "auto") or compiled is True or (
-        isinstance(compiled, np.bool_) and compiled
-    ):
-        return
-    if compiled is False or isinstance(compiled, np.bool_):
-        raise ValueError(
-            "compiled=False: the numpy batched engine is retired; the batched engine is compiled "
-            "(numba, a dependency of blackout-rl) and gives the same results; leave compiled out"
-        )
-    raise ValueError(f"compiled: must be 'auto' or True (the batched engine is always compiled); got {compiled!r}")
-
-
 def _none_to(value: int | None) -> int:
     """The batched spelling of a suit, card or bid that may be None: NONE for None."""
     return NONE if value is None else value
@@ -295,19 +281,24 @@ _GAME_TABLES: dict[Rules, np.ndarray] = {}
 
 
 def game_tables(rules: Rules) -> np.ndarray:
-    """The tables of ``rules`` for the compiled core's one-game kernels (``step_game``), in one int64 array.
+    """The tables of ``rules`` for the compiled core's kernels, in one array (``_batched_kernels.TABLE_FIELDS``).
 
-    The same tables as the batched engine's (:class:`_Tables`), laid out as ``_batched_kernels``
-    says (``ONE_TABLE_SCALARS``, then the tables flattened); built once per rules value.
+    The tables of :class:`_Tables`, laid out by the core's field list; built once per rules value and shared
+    (read-only) by the batched engines, AEC envs and searches of these rules.
     """
     tables = _GAME_TABLES.get(rules)
     if tables is None:
         t = _Tables(rules)
-        head = [rules.num_players, rules.num_cards, rules.lead_trump == "broken", int(t.joker_bits),
-                int(t.standard_bits), rules.max_bid]
-        parts = [head, t.suit_bits.view(np.int64), t.voids_shown, t.led_after, t.is_trump, t.power_flat,
-                 t.trick_key_low, t.forbidden_bid]
-        tables = np.concatenate([np.asarray(part).astype(np.int64).ravel() for part in parts])
+        n, max_bid = rules.num_players, rules.max_bid
+        tables = kernels().TABLES.new(
+            seats=n, cards=rules.num_cards, cards_or_none=rules.num_cards + 1, powers=25 * rules.num_cards,
+            counts=max_bid + 1, totals=n * max_bid + 1, rounds=rules.num_rounds, deck=rules.deck_size,
+        )
+        values = {"num_players": n, "num_cards": rules.num_cards, "max_bid": max_bid,
+                  "must_break": rules.lead_trump == "broken"}
+        for name, view in zip(kernels().RuleTables._fields, kernels().TABLES.views(tables)):
+            view[...] = values[name] if name in values else getattr(t, name)
+        tables.flags.writeable = False
         _GAME_TABLES[rules] = tables
     return tables
 
@@ -330,10 +321,9 @@ class BatchedBlackout:
         seed: seeds the generator that shuffles the decks (and draws random first dealers).
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every
             rule set, :mod:`blackout_env.universal`); the actions and masks are the rules' own either way.
-        compiled: accepted for code written for earlier versions: ``"auto"`` (default) and ``True``
-            both mean the one, compiled engine; ``False`` (the retired numpy engine) is refused
-            with a ValueError. The first use on a machine compiles the kernels (docs/batched.md
-            has the time), then they are cached on disk.
+
+    The first engine built on a machine compiles the kernels (docs/batched.md has the time),
+    then they are cached on disk.
 
     The state of every game is public, one row per game (seats absolute, NONE = -1):
     ``round_index``, ``first_dealer``, ``dealer``, ``hand_size``, ``phase`` (BID 0 / PLAY 1),
@@ -363,12 +353,8 @@ class BatchedBlackout:
         copy: bool = True,
         seed: int | np.random.Generator | None = None,
         observation: str = "rules",
-        compiled: bool | str = "auto",
     ) -> None:
         self.rules = rules = Rules.resolve(rules)
-        _check_compiled(compiled)
-        self.compiled = True
-        """Always True: the one batched engine is compiled (kept for code that reads it)."""
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
         check_choice("episode", episode, EPISODES)
@@ -393,6 +379,7 @@ class BatchedBlackout:
         self.observations = bool(observations)
         self.copy = bool(copy)
         self._t = _Tables(rules)
+        self._tables = game_tables(rules)  # the same tables in the core's layout, for the kernels
         self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._games = np.arange(num_envs)
         self.observation = observation_kind(observation)
@@ -409,51 +396,35 @@ class BatchedBlackout:
         self.decks = np.broadcast_to(np.arange(deck_size, dtype=np.int8), (b, rounds, deck_size)).copy()
         self.first_dealer = np.zeros(b, dtype=np.int8)
         self.start_round = np.zeros(b, dtype=np.int8)
-        self.round_index = np.zeros(b, dtype=np.int8)
-        self.dealer = np.zeros(b, dtype=np.int8)
-        self.hand_size = np.zeros(b, dtype=np.int8)
-        self.phase = np.zeros(b, dtype=np.int8)
-        self.current_player = np.zeros(b, dtype=np.int8)
-        self.leader = np.zeros(b, dtype=np.int8)
-        self.hands = np.zeros((b, n), dtype=np.uint64)
-        self.bids = np.full((b, n), NONE, dtype=np.int8)
-        self.bids_made = np.zeros(b, dtype=np.int8)
-        self.bid_total = np.zeros(b, dtype=np.int16)
-        self.tricks_won = np.zeros((b, n), dtype=np.int8)
-        self.tricks_done = np.zeros(b, dtype=np.int8)
-        self.trick_cards = np.full((b, n), NONE, dtype=np.int8)
-        self.trick_size = np.zeros(b, dtype=np.int8)
-        self.led_suit = np.full(b, NONE, dtype=np.int8)
-        self.trump = np.full(b, NONE, dtype=np.int8)
-        self.turned_card = np.full(b, NONE, dtype=np.int8)
-        self.turned_card_held_by_dealer = np.zeros(b, dtype=bool)
-        self.trump_broken = np.zeros(b, dtype=bool)
-        self.last_trick = np.full((b, n), NONE, dtype=np.int8)
-        self.last_trick_leader = np.full(b, NONE, dtype=np.int8)
-        self.last_trick_winner = np.full(b, NONE, dtype=np.int8)
-        self.played = np.zeros((b, n), dtype=np.uint64)
-        self.played_order = np.full((b, n, max_bid), NONE, dtype=np.int8)
-        self.voids = np.zeros((b, n), dtype=np.uint8)
-        self.scores = np.zeros((b, n), dtype=np.int32)
+        # Every game's state in one array (the compiled core's layout, GAME_FIELDS), each field a public view of it
+        self._state = kernels().new_state(b, n, max_bid, max_actions)
+        self._set_views()
         self.round_scores = np.zeros((b, rounds, n), dtype=np.int32)
         # What the last step finished: which games ended a hand, and that hand's bids and tricks.
         self.hand_over = np.zeros(b, dtype=bool)
         self.last_hand_bids = np.full((b, n), NONE, dtype=np.int8)
         self.last_hand_tricks = np.full((b, n), NONE, dtype=np.int8)
-        self.actions = np.zeros((b, max_actions), dtype=np.int8)
-        self.action_count = np.zeros(b, dtype=np.int16)
-        self.round_start = np.zeros(b, dtype=np.int16)
-        # The acting seat's legal cards (bitset) and the dealer's forbidden bid: what step() checks against.
-        self._legal_cards = np.zeros(b, dtype=np.uint64)
-        self._forbidden_bid = np.full(b, NONE, dtype=np.int8)
         self._started = False
+
+    def _set_views(self) -> None:
+        """Each field of the state as an attribute (its view of ``_state``; the legal moves private, read
+        through the read-only :attr:`legal_cards` and :attr:`forbidden_bid`)."""
+        views = kernels().state_views(self._state)
+        for name, view in zip(views._fields, views):
+            setattr(self, f"_{name}" if name in ("legal_cards", "forbidden_bid") else name, view)
 
     def __getstate__(self) -> dict[str, Any]:
         # copy.deepcopy and pickle give an exact, independent copy (the encoder rebuilds its
-        # views of the observation buffer); the pool of spare observation arrays is not copied.
-        state = self.__dict__.copy()
+        # views of the observation buffer; the fields' views of the state are made again); the pool of
+        # spare observation arrays is not copied.
+        views = {f"_{name}" if name in ("legal_cards", "forbidden_bid") else name for name in kernels().GameState._fields}
+        state = {key: value for key, value in self.__dict__.items() if key not in views}
         state["_spare_observations"] = []
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._set_views()
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, decks: Any = None, rounds: Any = None) -> BatchStep:
@@ -557,17 +528,7 @@ class BatchedBlackout:
         """Deal round ``round_index`` in games ``g``: d[k] goes to seat (dealer + 1 + k) % n, k < n*h."""
         if not g.size:
             return
-        n = self.num_players
-        t = self._t
-        kernels().deal(
-            g, n, self.rules.trump == "turned", t.turned_position, t.turned_held, t.deal_seat, t.first_to_act,
-            t.hand_sizes, t.rule_trump, t.suit_or_none, self.decks, self.round_index, self.first_dealer, self.hands,
-            self.hand_size, self.dealer, self.turned_card, self.turned_card_held_by_dealer, self.trump, self.phase,
-            self.leader, self.current_player, self.bids, self.bids_made, self.bid_total, self.tricks_won,
-            self.tricks_done, self.trick_cards, self.trick_size, self.led_suit, self.trump_broken, self.last_trick,
-            self.last_trick_leader, self.last_trick_winner, self.played, self.played_order, self.voids,
-            self.round_start, self.action_count,
-        )
+        kernels().deal(self._state, self._tables, g, self.rules.trump == "turned", self.decks, self.first_dealer)
 
     # ------------------------------------------------------------ legal moves
     def _compute_legal(self, g: np.ndarray | None = None) -> None:
@@ -577,18 +538,12 @@ class BatchedBlackout:
         operations (a table over every hand would not fit); the differential test holds them equal.
         After a partial step only the games that moved need them again.
         """
-        t = self._t
-        kernels().compute_legal(
-            self._games if g is None else g, self.num_players, self.rules.lead_trump == "broken",
-            self._legal_cards, self._forbidden_bid, self.current_player, self.hands, self.led_suit, self.trump,
-            self.trump_broken, self.trick_size, self.phase, self.bids_made, self.hand_size, self.bid_total,
-            t.suit_bits, t.joker_bits, t.standard_bits, t.forbidden_bid,
-        )
+        kernels().compute_legal(self._state, self._tables, self._games if g is None else g)
 
     def _action_mask(self) -> np.ndarray:
         """int8 mask of the acting seats' legal actions: the legal cards, then bids ``0..hand_size`` less the forbidden one."""
         mask = np.empty((self.num_envs, self.num_actions), dtype=np.int8)
-        return kernels().action_mask(mask, self.num_cards, self._legal_cards, self.phase, self.hand_size, self._forbidden_bid)
+        return kernels().action_mask(self._state, self._tables, mask)
 
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action in every game (int64), drawn from the legal sets directly.
@@ -600,10 +555,7 @@ class BatchedBlackout:
     def _random_actions(self, rng: np.random.Generator, g: np.ndarray | None = None) -> np.ndarray:
         """A uniformly random legal action in games ``g`` (None: every game), one random number each."""
         games = self._games if g is None else g
-        return kernels().random_actions(
-            rng.random(len(games)), games, self.num_cards, self._legal_cards, self.phase, self.hand_size,
-            self._forbidden_bid,
-        )
+        return kernels().random_actions(self._state, self._tables, rng.random(len(games)), games)
 
     # ------------------------------------------------------------------- step
     def step(self, actions: Any, active: Any = None, *, observe: bool = True) -> BatchStep:
@@ -662,16 +614,8 @@ class BatchedBlackout:
         One kernel: record the action, bid (after the dealer's bid the leader plays) or play a card
         (voids shown, led suit, trump broken), and when a trick is complete the winner takes it and leads.
         """
-        t = self._t
         over = np.empty(len(moving), dtype=np.int64)
-        count = kernels().advance(
-            actions, moving, over, self.num_players, self.num_cards, self.actions, self.action_count,
-            self.current_player, self.phase, self.leader, self.bids, self.bids_made, self.bid_total, self.hands,
-            self.played, self.played_order, self.voids, self.led_suit, self.trump, self.trump_broken,
-            self.trick_cards, self.trick_size, self.tricks_won, self.tricks_done, self.hand_size, self.last_trick,
-            self.last_trick_leader, self.last_trick_winner, t.voids_shown, t.led_after, t.is_trump, t.power_flat,
-            t.trick_key_low,
-        )
+        count = kernels().advance(self._state, self._tables, actions, moving, over)
         return over[:count]
 
     def _check_active(self, active: Any) -> np.ndarray | None:
@@ -688,10 +632,7 @@ class BatchedBlackout:
     def _check_actions(self, actions: Any, moving: np.ndarray | None = None) -> np.ndarray:
         array = action_array(actions, self.num_envs)
         games = self._games if moving is None else moving
-        if not kernels().check_actions(
-            array, games, self.num_cards, self.num_actions, self._legal_cards, self.phase, self.hand_size,
-            self._forbidden_bid,
-        ):
+        if not kernels().check_actions(self._state, self._tables, array, games):
             return array  # all legal
         # Name the first illegal action (the games that do not move may hold any action).
         inside = (array[games] >= 0) & (array[games] < self.num_actions)
@@ -711,8 +652,7 @@ class BatchedBlackout:
     def _finish_hands(self, g: np.ndarray) -> np.ndarray:
         """Score the finished hands of games ``g``; returns the hand scores (games x seats)."""
         return kernels().finish_hands(
-            g, self._t.hand_score, self.bids, self.tricks_won, self.scores, self.round_scores, self.round_index,
-            self.last_hand_bids, self.last_hand_tricks,
+            self._state, self._tables, g, self.round_scores, self.last_hand_bids, self.last_hand_tricks
         )
 
     def _rewards(self, g: np.ndarray, hand_scores: np.ndarray, episode_over: np.ndarray) -> np.ndarray:

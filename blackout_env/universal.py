@@ -57,7 +57,7 @@ import numpy as np
 from ._checks import check_choice
 from .cards import NUM_STANDARD_CARDS
 from .encoding import Block, _block_specs, observation_layout, observation_size
-from .rules import LEAD_TRUMP_MODES, NO_CARD_TRUMP_MODES, TRUMP_MODES, Rules
+from .rules import LEAD_TRUMP_MODES, NO_CARD_TRUMP_MODES, SCORING_FIELDS, TRUMP_MODES, Rules
 
 __all__ = [
     "MAX_HAND",
@@ -85,7 +85,6 @@ UNIVERSAL_CARDS = NUM_STANDARD_CARDS + MAX_JOKERS
 MAX_HAND = (NUM_STANDARD_CARDS + MAX_JOKERS) // MIN_PLAYERS
 """The largest hand any rules allow: the whole deck with two jokers shared by three players."""
 UNIVERSAL_NUM_ACTIONS = UNIVERSAL_CARDS + MAX_HAND + 1
-SCORING_FIELDS = ("exact_bonus", "points_per_bid", "miss_points", "miss_points_per_trick", "points_per_trick")
 RESCALED = ("hand_size", "tricks_left", "tricks_won")
 """Blocks holding a count / largest hand: rescaled from the rules' largest hand to MAX_HAND."""
 

@@ -147,8 +147,6 @@ class BlackoutVectorEnv(VectorEnv):
             next step overwrites (faster: copy what you keep), as Gymnasium's ``copy`` of vector envs.
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every rule set).
         seed: seeds the decks, the learner seats and the random opponents (``reset(seed=...)`` reseeds).
-        compiled: passed on to :class:`~blackout_env.batched.BatchedBlackout`, for code written for
-            earlier versions: ``"auto"`` (default) or True; False (the retired numpy engine) is refused.
     """
 
     metadata = {"autoreset_mode": _SAME_STEP, "render_modes": []}
@@ -167,7 +165,6 @@ class BlackoutVectorEnv(VectorEnv):
         copy: bool = True,
         observation: str = "rules",
         seed: int | None = None,
-        compiled: bool | str = "auto",
     ) -> None:
         observation = observation_kind(observation)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -193,7 +190,7 @@ class BlackoutVectorEnv(VectorEnv):
         # The BatchedBlackout checks episode, reward and reward_scale.
         self.engine = BatchedBlackout(
             rules, int(num_envs), episode=episode, reward=reward, reward_scale=reward_scale, copy=bool(copy),
-            observation=observation, compiled=compiled,
+            observation=observation,
         )
         """The batched engine holding the games (read-only for users)."""
         self.rules = rules
@@ -208,10 +205,7 @@ class BlackoutVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._rows = np.arange(self.num_envs)
-        self._hand_score = np.array(
-            [[rules.hand_score(bid, won) for won in range(rules.max_bid + 1)] for bid in range(rules.max_bid + 1)],
-            dtype=np.int64,
-        )
+        self._hand_score = self.engine._t.hand_score  # Rules.hand_score of every (bid, tricks won): the engine's table
         self._rng = np.random.default_rng(seed)
         self._seed_engine = seed is not None
         self._learner = np.zeros(self.num_envs, dtype=np.int8)
@@ -366,13 +360,18 @@ class BlackoutVectorEnv(VectorEnv):
     def _save(self) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]:
         """What a step changes: the engine's arrays and random stream, this env's stream and learner seats."""
         engine = self.engine
-        arrays = {name: value.copy() for name, value in vars(engine).items() if isinstance(value, np.ndarray)}
+        # (the fields of the games' state are views of its one array, ``_state``: copied with it; the
+        # read-only rule tables never change)
+        arrays = {
+            name: value.copy() for name, value in vars(engine).items()
+            if isinstance(value, np.ndarray) and value.base is None and value.flags.writeable
+        }
         return arrays, engine._rng.bit_generator.state, self._rng.bit_generator.state, self._learner.copy()
 
     def _restore(self, saved: tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]) -> None:
         arrays, engine_rng, rng, learner = saved
         for name, value in arrays.items():
-            setattr(self.engine, name, value)
+            getattr(self.engine, name)[...] = value  # in place: the fields' views read the same memory
         self.engine._rng.bit_generator.state = engine_rng
         self._rng.bit_generator.state = rng
         self._learner = learner

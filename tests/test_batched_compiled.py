@@ -15,7 +15,6 @@ import pickle
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from test_batched_differential import play_lockstep
 
@@ -52,26 +51,21 @@ def test_the_compiled_engine_plays_every_preset_at_every_table_size_like_the_eng
     )
 
 
-@pytest.mark.parametrize("compiled", ["auto", True, np.bool_(True)])
-def test_the_compiled_option_of_earlier_versions_names_the_one_engine(compiled: object) -> None:
-    env = BatchedBlackout("standard", 2, compiled=compiled, seed=0)
-    assert env.compiled is True
-    env.reset()
+@pytest.mark.parametrize("value", ["auto", True, False])
+def test_the_retired_compiled_argument_is_an_unknown_argument(value: object) -> None:
+    # (CHANGELOG.md: removed in issue 48; there is one engine, the compiled one)
+    with pytest.raises(TypeError, match="compiled"):
+        BatchedBlackout("standard", 2, compiled=value)
+    with pytest.raises(TypeError, match="compiled"):
+        BlackoutVectorEnv(2, rules="standard", compiled=value)
+    assert not hasattr(BatchedBlackout("standard", 2, seed=0), "compiled")
 
 
-@pytest.mark.parametrize("make", [BatchedBlackout, BlackoutVectorEnv])
-def test_compiled_false_is_refused_saying_the_numpy_engine_is_retired(make) -> None:
-    with pytest.raises(ValueError, match=r"^compiled=False: the numpy batched engine is retired"):
-        if make is BatchedBlackout:
-            make("standard", 2, compiled=False)
-        else:
-            make(2, rules="standard", compiled=False)
+def test_the_retired_compiled_option_of_the_search_bot_is_refused_naming_it() -> None:
+    from blackout_env.policies import load_policy
 
-
-@pytest.mark.parametrize("bad", ["yes", 1, None, "numba"])
-def test_a_bad_compiled_value_is_refused_naming_the_option(bad: object) -> None:
-    with pytest.raises(ValueError, match=r"^compiled: must be 'auto' or True \(the batched engine is always compiled\); got "):
-        BatchedBlackout("standard", 2, compiled=bad)
+    with pytest.raises(ValueError, match=r"ismcts:compiled=0.*unexpected keyword argument 'compiled'"):
+        load_policy("ismcts:compiled=0")
 
 
 def test_import_blackout_env_does_not_import_numba_and_the_first_compiled_encoder_does() -> None:
