@@ -1,4 +1,4 @@
-"""The ``blackout`` command: ``blackout rules | demo | eval | train | expert | play | serve | bench``.
+"""The ``blackout`` command: ``blackout rules | demo | eval | train | expert | play | serve | bench | dataset``.
 
 Each subcommand lives in its own module with ``add_arguments(parser)`` and
 ``run(args) -> int``; this file only wires them, importing a module when its
@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "expert": ("blackout_training.cli.expert", "expert iteration: play ppo+search into shards, distill them into the network"),
     "play": ("blackout_training.cli.play", "play in the terminal against bots or trained policies (saves, resumes)"),
     "serve": ("blackout_training.cli.serve", "play in the browser, watch agents play and replay games: a local web server"),
+    "dataset": ("blackout_training.cli.dataset", "Minari datasets of one seat's matches: create, list, show, delete, from-log"),
 }
 
 
