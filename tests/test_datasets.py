@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ from blackout_env import policies as policy_registry  # noqa: E402
 from blackout_env.rules import Rules  # noqa: E402
 
 NAME = "blackout/standard/heuristic-v0"
+TINY_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "tiny.yaml"
 
 
 @pytest.fixture(autouse=True)
@@ -272,3 +274,53 @@ def test_bench_dataset_times_both_paths_in_one_run_and_leaves_no_dataset(tmp_pat
     assert row["speedup"] == pytest.approx(row["batched"]["decisions_per_s"] / row["gym"]["decisions_per_s"])
     assert "load average" in capsys.readouterr().out
     assert not minari_root.exists() or not list(minari_root.rglob("metadata.json"))
+
+
+# ------------------------------------------------------------------ behaviour cloning
+def test_behaviour_cloning_learns_the_datasets_actions_within_the_mask(tmp_path):
+    import torch
+
+    from blackout_training.agents.policy_net import load_checkpoint
+    from blackout_training.datasets.cloning import clone, load_decisions
+
+    create_dataset(NAME, DatasetConfig(policy="heuristic", episodes=20, path="batched", batch=20))
+    result = clone(NAME, hidden_sizes=(64, 64), epochs=10, lr=3e-3, seed=0, out=tmp_path / "clone.pt")
+    assert result.decisions + result.validation_decisions == 20 * 65
+    assert result.validation_decisions == 2 * 65, "a tenth of the episodes is held out"
+    model, rules, _ = load_checkpoint(result.checkpoint)
+    assert rules == Rules.preset("standard")
+    _, _, episodes = load_decisions(NAME)
+    obs, mask, actions = (torch.as_tensor(np.concatenate([e[k] for e in episodes])) for k in range(3))
+    with torch.inference_mode():
+        chosen = model.logits(obs, mask).argmax(dim=-1)
+    assert mask[torch.arange(len(chosen)), chosen].all(), "the clone's choices are always legal"
+    choices = mask.sum(dim=1) > 1  # decisions with something to choose
+    chance = float((1 / mask[choices].sum(dim=1)).mean())  # a uniformly random legal choice's expected accuracy
+    assert float((chosen == actions)[choices].float().mean()) > chance + 0.3
+
+
+def test_cloning_a_dataset_that_is_not_there_is_refused():
+    from blackout_training.datasets.cloning import clone
+
+    with pytest.raises(ValueError, match="no dataset 'blackout/none-v0'"):
+        clone("blackout/none-v0")
+
+
+def test_train_init_dataset_starts_ppo_from_the_clone(tmp_path, capsys):
+    from blackout_training.agents.policy_net import load_checkpoint
+
+    create_dataset("blackout/short/heuristic-v0", DatasetConfig(policy="heuristic", rules="short", episodes=8,
+                                                                path="batched", batch=8))
+    out = tmp_path / "runs"
+    tiny = ["train", "--config", str(TINY_CONFIG), "--set", f"run.out_dir={out}", "--set", "ppo.total_steps=300",
+            "--set", "eval.final_deals=0", "--set", "eval.every_updates=0"]
+    assert main([*tiny, "--init-dataset", "blackout/short/heuristic-v0", "--init-epochs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "behaviour clone of blackout/short/heuristic-v0" in printed
+    assert f"starting from the weights of {out / 'tiny-clone.pt'}" in printed
+    load_checkpoint(out / "tiny-clone.pt")
+    # A dataset of another table is refused before anything is trained or written.
+    create_dataset("blackout/standard/random-v0", DatasetConfig(policy="random", episodes=1))
+    assert main([*tiny, "--set", "run.name=other", "--init-dataset", "blackout/standard/random-v0"]) == 2
+    assert "is not this run's" in capsys.readouterr().err
+    assert not (out / "other").exists() and not (out / "other-clone.pt").exists()
