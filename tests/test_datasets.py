@@ -279,7 +279,6 @@ def test_bench_dataset_times_both_paths_in_one_run_and_leaves_no_dataset(tmp_pat
 # ------------------------------------------------------------------ behaviour cloning
 def test_behaviour_cloning_learns_the_datasets_actions_within_the_mask(tmp_path):
     import torch
-
     from blackout_training.agents.policy_net import load_checkpoint
     from blackout_training.datasets.cloning import clone, load_decisions
 
