@@ -95,6 +95,15 @@ def test_two_runs_from_the_same_seed_write_the_same_array_bytes():
             assert first.infos[key].tobytes() == second.infos[key].tobytes()
 
 
+def test_gym_path_workers_write_what_one_process_writes():
+    config = DatasetConfig(policy="heuristic", opponents=["random"], rules="short", episodes=3, seed=8)
+    create_dataset("blackout/one-v0", config)
+    create_dataset("blackout/two-v0", DatasetConfig(**{**vars(config), "workers": 2}))
+    for first, second in zip(_episodes("blackout/one-v0"), _episodes("blackout/two-v0"), strict=True):
+        assert first.observations.tobytes() == second.observations.tobytes()
+        assert first.actions.tobytes() == second.actions.tobytes()
+
+
 def test_episode_decks_are_the_deals_of_the_gym_env_reset_with_the_episode_seed():
     import gymnasium as gym
 
@@ -298,6 +307,16 @@ def test_behaviour_cloning_learns_the_datasets_actions_within_the_mask(tmp_path)
     assert float((chosen == actions)[choices].float().mean()) > chance + 0.3
 
 
+def test_cli_clone_writes_a_ppo_checkpoint_that_plays(tmp_path, capsys):
+    from blackout_env.policies import load_policy
+
+    create_dataset(NAME, DatasetConfig(policy="heuristic", rules="short", episodes=4))
+    out = tmp_path / "clone.pt"
+    assert main(["dataset", "clone", NAME, "--out", str(out), "--epochs", "1", "--hidden-sizes", "16"]) == 0
+    assert f"wrote {out} (policy ppo:{out}): 42 decisions" in capsys.readouterr().out
+    assert load_policy(f"ppo:{out}").rules == Rules.preset("short")
+
+
 def test_cloning_a_dataset_that_is_not_there_is_refused():
     from blackout_training.datasets.cloning import clone
 
@@ -323,3 +342,17 @@ def test_train_init_dataset_starts_ppo_from_the_clone(tmp_path, capsys):
     assert main([*tiny, "--set", "run.name=other", "--init-dataset", "blackout/standard/random-v0"]) == 2
     assert "is not this run's" in capsys.readouterr().err
     assert not (out / "other").exists() and not (out / "other-clone.pt").exists()
+
+
+# ------------------------------------------------------------------ the page's commands
+def test_the_quick_start_commands_of_docs_datasets_run_as_written(capsys):
+    import shlex
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "datasets.md").read_text(encoding="utf-8")
+    block = page.split("<!-- datasets-quick-start -->\n```bash\n", 1)[1].split("```", 1)[0]
+    for line in block.strip().splitlines():
+        words = shlex.split(line)
+        assert words[0] == "blackout"
+        assert main(words[1:]) == 0, line
+    assert [summary.dataset_id for summary in list_datasets()] == [NAME]
+    assert '"policy": "heuristic"' in capsys.readouterr().out

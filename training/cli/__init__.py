@@ -27,7 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "expert": ("blackout_training.cli.expert", "expert iteration: play ppo+search into shards, distill them into the network"),
     "play": ("blackout_training.cli.play", "play in the terminal against bots or trained policies (saves, resumes)"),
     "serve": ("blackout_training.cli.serve", "play in the browser, watch agents play and replay games: a local web server"),
-    "dataset": ("blackout_training.cli.dataset", "Minari datasets of one seat's matches: create, list, show, delete, from-log"),
+    "dataset": ("blackout_training.cli.dataset", "Minari datasets of one seat's matches: create, list, show, delete, clone, from-log"),
 }
 
 

@@ -1,4 +1,4 @@
-"""``blackout dataset create | list | show | delete | from-log``: Minari datasets of one seat's matches.
+"""``blackout dataset create | list | show | delete | clone | from-log``: Minari datasets of one seat's matches.
 
 Example: ``blackout dataset create --policy heuristic --opponents heuristic --episodes 100 --seed 0
 --name blackout/standard/heuristic-v0`` writes a dataset to the local Minari root
@@ -46,6 +46,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     delete = steps.add_parser("delete", help="delete a dataset from the local root", description="delete a dataset from the local root")
     delete.add_argument("name")
 
+    clone = steps.add_parser(
+        "clone", help="behaviour cloning with masks: a ppo:PATH network that imitates a dataset",
+        description="behaviour cloning with masks: train the trainer's network to take a dataset's actions "
+                    "(masked cross-entropy) and write it as a checkpoint (a ppo:PATH policy)",
+    )
+    clone.add_argument("name", help="the dataset")
+    clone.add_argument("--out", required=True, help="the checkpoint to write")
+    clone.add_argument("--hidden-sizes", type=int, nargs="+", default=[256, 256], help="the trunk's widths (default 256 256)")
+    clone.add_argument("--arch", choices=("mlp", "cards"), default="mlp", help="the network (default mlp)")
+    clone.add_argument("--epochs", type=int, default=3, help="passes over the dataset (default 3)")
+    clone.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate (default 1e-3)")
+    clone.add_argument("--batch-size", type=int, default=512, help="decisions per step (default 512)")
+    clone.add_argument("--seed", type=int, default=0, help="seed of the initial weights and minibatches (default 0)")
+
     from_log = steps.add_parser(
         "from-log", help="a blackout eval --game-log file as a dataset of one seat's games",
         description="a blackout eval --game-log file as a dataset of one seat's games, replayed through the Gym env",
@@ -86,6 +100,15 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(dataset_metadata(args.name), indent=2))
     elif args.step == "delete":
         print(f"deleted {args.name} ({delete_dataset(args.name)})")
+    elif args.step == "clone":
+        from ..datasets.cloning import clone
+
+        result = clone(args.name, args.hidden_sizes, args.arch, epochs=args.epochs, lr=args.lr,
+                       batch_size=args.batch_size, seed=args.seed, out=args.out, log=print)
+        held = "" if result.validation_accuracy is None else (
+            f", held-out {result.validation_accuracy:.1%} of {result.validation_decisions:,}")
+        print(f"wrote {result.checkpoint} (policy ppo:{result.checkpoint}): {result.decisions:,} decisions, "
+              f"accuracy {result.train_accuracy:.1%}{held}, {result.seconds:.0f} s")
     else:
         from ..datasets.game_logs import dataset_from_log
 
