@@ -22,7 +22,7 @@ import hashlib
 import importlib.metadata
 import multiprocessing
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -229,39 +229,52 @@ def package_version() -> str:
 
 
 # ------------------------------------------------------------------ the Gym path
+def info_arrays(infos: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
+    """The kept infos (:data:`INFO_KEYS`) of an episode's steps, one array per key (the mask as int8)."""
+    return {key: np.asarray([info[key] for info in infos], dtype=np.int8 if key == "action_mask" else np.int64)
+            for key in INFO_KEYS}
+
+
+def gym_episode(env: Any, choose: Callable[[], int], seed: int | None = None,
+                options: dict[str, Any] | None = None) -> Episode:
+    """One episode of a single-agent Gym env: ``reset(seed, options)``, then ``choose()`` the learner's
+    action at each of its decisions until the episode ends (the Gym path and the game-log replay)."""
+    observation, info = env.reset(seed=seed, options=options)
+    observations, infos, actions, rewards = [observation], [info], [], []
+    terminated = truncated = False
+    while not (terminated or truncated):
+        action = choose()
+        observation, reward, terminated, truncated, info = env.step(action)
+        observations.append(observation)
+        infos.append(info)
+        actions.append(action)
+        rewards.append(reward)
+    return Episode(seed, np.asarray(observations, dtype=np.float32), np.asarray(actions, dtype=np.int64),
+                   np.asarray(rewards, dtype=np.float32), info_arrays(infos))
+
+
 def _gym_episodes(config: DatasetConfig, rules: Rules, indices: Sequence[int]) -> Iterator[Episode]:
     """Episodes ``indices`` through the registered Gym env, one decision at a time."""
     import gymnasium as gym
 
     env = gym.make(env_spec(config.env_kwargs(rules)))
-    base = env.unwrapped
-    agent = base.aec_env.possible_agents[config.seat]
+    aec = env.unwrapped.aec_env
+    agent = aec.possible_agents[config.seat]
     learner = _seat(config.policy, rules, config.observation, False, "policy")
     for index in indices:
-        seed = episode_seed(config.seed, index)
-        learner.seed(_derived_seed(config.seed, index, 1))
-        observation, info = env.reset(seed=seed)
-        observations, infos, actions, rewards = [observation], [info], [], []
-        terminated = False
-        while not terminated:
-            view = base.aec_env.view(agent)
+
+        def choose(index: int = index) -> int:
+            view = aec.view(agent)
             action = int(learner.act(view))
             if action not in view.legal_actions:
                 raise IllegalActionError(
                     f"policy {config.policy!r} chose {action} in episode {index}, which is not legal; "
                     f"legal: {list(view.legal_actions)}"
                 )
-            observation, reward, terminated, _, info = env.step(action)
-            observations.append(observation)
-            infos.append(info)
-            actions.append(action)
-            rewards.append(reward)
-        yield Episode(
-            seed, np.asarray(observations, dtype=np.float32), np.asarray(actions, dtype=np.int64),
-            np.asarray(rewards, dtype=np.float32),
-            {key: np.asarray([info[key] for info in infos], dtype=np.int8 if key == "action_mask" else np.int64)
-             for key in INFO_KEYS},
-        )
+            return action
+
+        learner.seed(_derived_seed(config.seed, index, 1))
+        yield gym_episode(env, choose, seed=episode_seed(config.seed, index))
     env.close()
 
 
@@ -309,7 +322,7 @@ def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: i
     observation, info = env.reset(seed=_derived_seed(config.seed, wave, 4), options={"decks": decks})
     games = np.arange(size)
     seats = np.full(size, config.seat, dtype=np.int64)
-    observations, infos, actions, rewards = [observation], [_infos(info)], [], []
+    observations, infos, actions, rewards = [observation], [info_arrays([info])], [], []
     ended = np.zeros(size, dtype=bool)
     length = np.zeros(size, dtype=np.int64)
     while not ended.all():
@@ -318,12 +331,12 @@ def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: i
         observation, reward, terminated, _, info = env.step(chosen)
         actions.append(chosen)
         rewards.append(reward)
-        kept = _infos(info)
+        kept = info_arrays([info])
         if terminated.any():
             # The game has been reset within the step: the Gym env's observation after the last action is
             # gone (zeros stand for it); its mask is the terminal all-ones.
             done = np.flatnonzero(terminated)
-            kept["action_mask"][done] = 1
+            kept["action_mask"][0, done] = 1  # (one step: a leading axis of one)
             observation = observation.copy()
             observation[done] = 0.0
         observations.append(observation)
@@ -332,7 +345,7 @@ def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: i
         ended |= terminated
     observations_all = np.stack(observations)
     actions_all, rewards_all = np.stack(actions), np.stack(rewards)
-    info_all = {key: np.stack([row[key] for row in infos]) for key in INFO_KEYS}
+    info_all = {key: np.concatenate([row[key] for row in infos]) for key in INFO_KEYS}
     return [
         Episode(
             seeds[g], observations_all[: length[g] + 1, g].astype(np.float32), actions_all[: length[g], g].astype(np.int64),
@@ -341,10 +354,6 @@ def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: i
         )
         for g in range(size)
     ]
-
-
-def _infos(info: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return {key: np.array(info[key], dtype=np.int8 if key == "action_mask" else np.int64) for key in INFO_KEYS}
 
 
 # ------------------------------------------------------------------ both

@@ -13,12 +13,10 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 from blackout_env.rules import Rules
 
 from ..evaluation.game_log import GameLogError, LoggedGame, read_game_log
-from .create import INFO_KEYS, _layout, env_spec, package_version
+from .create import INFO_KEYS, _layout, env_spec, gym_episode, package_version
 from .store import Episode, check_target, write_dataset
 
 __all__ = ["dataset_from_log", "log_episodes"]
@@ -50,27 +48,11 @@ def log_episodes(games: list[LoggedGame], seat: int, observation: str = "rules")
 
     for game in games:
         replay = _Replay(game.actions)
-        kwargs = {**_env_kwargs(game, seat, observation), "opponents": replay, "illegal_action": "raise"}
-        env = BlackoutGymEnv(**kwargs)
+        env = BlackoutGymEnv(**{**_env_kwargs(game, seat, observation), "opponents": replay, "illegal_action": "raise"})
         options: dict[str, Any] = {"decks": game.decks, "first_dealer": game.first_dealer}
         if game.hands:
             options["round"] = game.start_round
-        observation_row, info = env.reset(options=options)
-        observations, infos, actions, rewards = [observation_row], [info], [], []
-        terminated = False
-        while not terminated:
-            action = replay()
-            observation_row, reward, terminated, _, info = env.step(action)
-            observations.append(observation_row)
-            infos.append(info)
-            actions.append(action)
-            rewards.append(reward)
-        yield Episode(
-            None, np.asarray(observations, dtype=np.float32), np.asarray(actions, dtype=np.int64),
-            np.asarray(rewards, dtype=np.float32),
-            {key: np.asarray([i[key] for i in infos], dtype=np.int8 if key == "action_mask" else np.int64)
-             for key in INFO_KEYS},
-        )
+        yield gym_episode(env, replay, options=options)
 
 
 def dataset_from_log(
