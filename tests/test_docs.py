@@ -144,7 +144,7 @@ def test_ci_finds_the_readme_test_command():
     block = next(b for b in code_blocks(README) if b.line > marker_line)
     command = block.text.strip()
     assert "\n" not in command
-    assert command == 'pip install torch==2.13.0 -e ".[dev,train,rllib,web,bench]" && python -m pytest -q'
+    assert command == 'pip install torch==2.13.0 -e ".[dev,train,rllib,web,bench,datasets]" && python -m pytest -q'
 
 
 def test_readme_installs_the_cpu_torch_from_pytorchs_index_outside_the_ci_command():
@@ -215,6 +215,7 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples write results/ and runs/ here; configs/ is the checkout's
     (tmp_path / "configs").symlink_to(REPO / "configs", target_is_directory=True)
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))  # docs/datasets.md: never the reader's root
     namespace: dict = {"__name__": "__docs__"}
     ran, printed = 0, None
     for block in code_blocks(page):

@@ -17,13 +17,14 @@ ALLOWED = {
     "cpu": {"cpu"},
     "agents": {"agents"},
     "evaluation": {"agents", "evaluation"},
-    "ppo": {"agents", "evaluation", "ppo"},
-    "expert": {"agents", "evaluation", "ppo", "expert"},
-    "rllib": {"agents", "evaluation", "ppo", "rllib"},
+    "datasets": {"agents", "evaluation", "datasets"},
+    "ppo": {"cpu", "agents", "evaluation", "datasets", "ppo"},
+    "expert": {"cpu", "agents", "evaluation", "ppo", "expert"},
+    "rllib": {"cpu", "agents", "evaluation", "ppo", "rllib"},
     "play": {"agents", "evaluation", "play"},
     "web": {"agents", "evaluation", "play", "web"},
-    "bench": {"agents", "evaluation", "ppo", "expert", "rllib", "play", "web", "bench"},
-    "cli": {"agents", "evaluation", "ppo", "expert", "rllib", "play", "web", "bench", "cli"},
+    "bench": {"cpu", "agents", "evaluation", "datasets", "ppo", "expert", "rllib", "play", "web", "bench"},
+    "cli": {"cpu", "agents", "evaluation", "datasets", "ppo", "expert", "rllib", "play", "web", "bench", "cli"},
 }
 """Each part of ``blackout_training`` and the parts it may import (its own included)."""
 for _part_name in ALLOWED:

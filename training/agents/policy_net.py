@@ -605,6 +605,8 @@ class PolicyBot:
         self.greedy = greedy
         self.reward = reward
         self.reward_scale = reward_scale
+        self.checkpoint: Path | None = None
+        """The checkpoint file the network was loaded from (set by :func:`load_policy_bot`), else None."""
         self.rng = np.random.default_rng(seed)
         self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
@@ -706,7 +708,9 @@ def load_policy_bot(
     label = name or SHIPPED_NAMES.get(path, f"ppo:{path}")
     plays = Rules.resolve(rules) if rules is not None and model.observation == "universal" else trained_rules
     reward, reward_scale = _trained_reward(payload)
-    return PolicyBot(model, plays, name=label, greedy=greedy, seed=seed, reward=reward, reward_scale=reward_scale)
+    bot = PolicyBot(model, plays, name=label, greedy=greedy, seed=seed, reward=reward, reward_scale=reward_scale)
+    bot.checkpoint = path  # what a dataset's metadata names (and hashes) as the policy's weights
+    return bot
 
 
 def _trained_reward(payload: Mapping[str, Any]) -> tuple[str | None, float | None]:

@@ -230,6 +230,8 @@ def load_ppo_rollout(argument: str | None, rules: Rules | None, seed: int | None
     checkpoint = options.pop("checkpoint", None)
     bot = load_policy_bot(None if checkpoint is None else str(checkpoint), rules, seed=seed)
     try:
-        return RolloutPolicy(bot, seed=seed, **options)
+        policy = RolloutPolicy(bot, seed=seed, **options)
     except (TypeError, ValueError) as error:  # an option it does not take, or a bad value
         raise ValueError(f"policy {spec!r}: {error}") from None
+    policy.checkpoint = bot.checkpoint
+    return policy

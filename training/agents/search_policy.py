@@ -53,4 +53,5 @@ def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None)
     except (TypeError, ValueError) as error:  # an option the bot does not take
         raise ValueError(f"policy {spec!r}: {error}") from None
     bot.name = "ppo+search"
+    bot.checkpoint = policy.checkpoint
     return bot

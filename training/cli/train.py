@@ -22,6 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="delete a run already in the run folder and start over")
     parser.add_argument("--device", default=None, help="auto (CUDA when present), cpu or cuda (overrides run.device)")
     parser.add_argument(
+        "--init-dataset", default=None, metavar="NAME",
+        help="start from a behaviour clone of this Minari dataset (blackout dataset create; docs/datasets.md): "
+             "the clone is trained first, written beside the run folder and used as model.init_checkpoint",
+    )
+    parser.add_argument("--init-epochs", type=int, default=3, help="with --init-dataset: passes over the dataset (default 3)")
+    parser.add_argument(
         "--ray-address", default=None, metavar="HOST:PORT",
         help="algo ppo_ray or rllib_ppo: join this Ray cluster instead of starting Ray here (overrides ray.address "
              "or rllib.address)",
@@ -42,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--ray-address: only for algo ppo_ray or rllib_ppo (this config's algo is {config.algo!r})")
         config.validate()
 
+    if args.init_dataset is not None:
+        _init_from_dataset(config, args)
+
     # (imports torch, or Ray: only once the config is known to be good)
     if config.algo == "rllib_ppo":
         from ..rllib.backend import train
@@ -60,3 +69,37 @@ def run(args: argparse.Namespace) -> int:
         for name, r in e.get("per_rules", {}).items():
             print(f"  {name}: difference {r['difference']:+.2f} ± {r['difference_ci']:.2f}")
     return 0
+
+
+def _init_from_dataset(config, args: argparse.Namespace) -> None:
+    """Clone ``--init-dataset`` into ``out_dir/NAME-clone.pt`` and start the run from it (model.init_checkpoint)."""
+    from pathlib import Path
+
+    from blackout_env.rules import Rules
+
+    from ..datasets.cloning import clone
+    from ..datasets.store import dataset_metadata
+
+    if args.resume:
+        raise ValueError("--init-dataset starts a run; --resume continues one (its config names the clone already)")
+    if config.model.init_checkpoint:
+        raise ValueError(f"--init-dataset: the config already starts from model.init_checkpoint {config.model.init_checkpoint!r}")
+    if config.algo == "rllib_ppo":
+        raise ValueError("--init-dataset: for the native PPO trainer (algo ppo or ppo_ray), not rllib_ppo")
+    meta = dataset_metadata(args.init_dataset).get("blackout") or {}
+    rules = Rules.resolve(config.env.rules)
+    if "rules" not in meta or Rules.from_dict(meta["rules"]) != rules or meta.get("observation") != config.env.observation:
+        raise ValueError(
+            f"--init-dataset {args.init_dataset!r}: its table ({meta.get('rules_name')}, observation "
+            f"{meta.get('observation')}) is not this run's (env.rules {config.env.rules}, env.observation "
+            f"{config.env.observation})"
+        )
+    out = Path(config.run.out_dir) / f"{config.run.name}-clone.pt"
+    result = clone(
+        args.init_dataset, config.model.hidden_sizes, config.model.arch, config.model.card_width,
+        epochs=args.init_epochs, seed=config.run.seed, out=out, log=print,
+    )
+    accuracy = "" if result.validation_accuracy is None else f", held-out accuracy {result.validation_accuracy:.1%}"
+    print(f"behaviour clone of {args.init_dataset}: {result.decisions:,} decisions{accuracy}, wrote {out}")
+    config.model.init_checkpoint = str(out)
+    config.validate()

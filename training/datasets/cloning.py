@@ -1,0 +1,140 @@
+"""Behaviour cloning with masks: a policy network that imitates a dataset's decisions.
+
+The network is the trainer's :class:`~blackout_training.agents.policy_net.ActorCritic` (so the clone is a
+``ppo:PATH`` checkpoint, and ``blackout train --init-dataset NAME`` starts PPO from it). Each decision is an
+observation, the legal-action mask stored in its info and the action taken; the loss is the cross-entropy
+of the action under the *masked* logits (illegal actions get no probability, so the network spends nothing
+on learning what the mask already says). The value head is left as initialised: PPO fits it.
+
+A tenth of the episodes (at least one, when there are two or more) is held out: the validation accuracy is
+the share of their decisions where the clone's most probable legal action is the one the dataset took.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from blackout_env.rules import Rules
+
+from .store import dataset_metadata, load_dataset
+
+__all__ = ["CloneResult", "clone", "load_decisions"]
+
+
+def load_decisions(dataset_id: str) -> tuple[Rules, str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The dataset's rules, observation kind and, per episode, its decisions: (observations, masks, actions).
+
+    The row after each episode's last action (no decision is taken there) is left out.
+    """
+    meta = dataset_metadata(dataset_id).get("blackout")
+    if not meta or "rules" not in meta:
+        raise ValueError(f"dataset {dataset_id!r} was not written by blackout dataset (no 'blackout' metadata)")
+    rules = Rules.from_dict(meta["rules"])
+    episodes = []
+    for episode in load_dataset(dataset_id).iterate_episodes():
+        steps = len(episode.actions)
+        episodes.append((np.asarray(episode.observations[:steps], dtype=np.float32),
+                         np.asarray(episode.infos["action_mask"][:steps], dtype=bool),
+                         np.asarray(episode.actions, dtype=np.int64)))
+    return rules, meta.get("observation", "rules"), episodes
+
+
+@dataclass(frozen=True)
+class CloneResult:
+    """What :func:`clone` trained."""
+
+    model: Any
+    """The network (an ``ActorCritic``)."""
+    rules: Rules
+    decisions: int
+    """Decisions trained on (the held-out episodes' excluded)."""
+    validation_decisions: int
+    train_accuracy: float
+    """Share of the training decisions where the clone's most probable legal action is the dataset's."""
+    validation_accuracy: float | None
+    """The same on the held-out episodes (None with a single episode)."""
+    seconds: float
+    checkpoint: Path | None
+
+
+def _accuracy(model: Any, obs: Any, mask: Any, actions: Any, batch_size: int) -> float:
+    import torch
+
+    if len(actions) == 0:
+        return float("nan")
+    right = 0
+    with torch.inference_mode():
+        for start in range(0, len(actions), batch_size):
+            chosen = model.logits(obs[start:start + batch_size], mask[start:start + batch_size]).argmax(dim=-1)
+            right += int((chosen == actions[start:start + batch_size]).sum())
+    return right / len(actions)
+
+
+def clone(
+    dataset_id: str,
+    hidden_sizes: Sequence[int] = (256, 256),
+    arch: str = "mlp",
+    card_width: int = 32,
+    epochs: int = 3,
+    lr: float = 1e-3,
+    batch_size: int = 512,
+    seed: int = 0,
+    out: str | Path | None = None,
+    log: Callable[[str], None] | None = None,
+) -> CloneResult:
+    """Train a network to take the dataset's actions (masked cross-entropy); write it to ``out`` when given.
+
+    The network reads the dataset's observation (rules-sized or universal) for the dataset's rules.
+    Raises ValueError for a dataset that is missing or not this package's, or a bad option.
+    """
+    import torch
+
+    from ..agents.policy_net import make_model, save_checkpoint
+
+    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr!r}")
+    started = time.perf_counter()
+    rules, observation, episodes = load_decisions(dataset_id)
+    held = len(episodes) // 10 if len(episodes) >= 10 else (1 if len(episodes) >= 2 else 0)
+    order = np.random.default_rng(seed).permutation(len(episodes))
+    validation, training = [episodes[i] for i in order[:held]], [episodes[i] for i in order[held:]]
+
+    def tensors(part: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[Any, Any, Any]:
+        if not part:
+            return torch.zeros(0), torch.zeros(0, dtype=torch.bool), torch.zeros(0, dtype=torch.long)
+        return tuple(torch.as_tensor(np.concatenate([e[k] for e in part])) for k in range(3))
+
+    obs, mask, actions = tensors(training)
+    val_obs, val_mask, val_actions = tensors(validation)
+    torch.manual_seed(seed)
+    model = make_model(rules, hidden_sizes, arch, card_width, observation)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    generator = torch.Generator().manual_seed(seed)
+    for epoch in range(epochs):
+        model.train()
+        total, count = 0.0, 0
+        for rows in torch.randperm(len(actions), generator=generator).split(batch_size):
+            loss = torch.nn.functional.cross_entropy(model.logits(obs[rows], mask[rows]), actions[rows])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total, count = total + loss.item() * len(rows), count + len(rows)
+        if log is not None:
+            log(f"epoch {epoch + 1}/{epochs}: masked cross-entropy {total / max(count, 1):.4f}")
+    model.eval()
+    train_accuracy = _accuracy(model, obs, mask, actions, 4096)
+    validation_accuracy = _accuracy(model, val_obs, val_mask, val_actions, 4096) if held else None
+    checkpoint = None
+    if out is not None:
+        checkpoint = save_checkpoint(out, model, rules, extra={"cloned_from": dataset_id, "epochs": epochs, "lr": lr})
+    return CloneResult(model, rules, len(actions), len(val_actions), train_accuracy, validation_accuracy,
+                       time.perf_counter() - started, checkpoint)
