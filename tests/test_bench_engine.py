@@ -76,7 +76,7 @@ def test_bench_refuses_empty_measurements_naming_the_option(argv, message, capsy
     "name",
     [
         pytest.param(name, marks=pytest.mark.skipif(not openspiel_available(), reason="needs open_spiel (bench extra)"))
-        if name == "openspiel_ismcts" else name  # it asks for OpenSpiel first
+        if name == "openspiel-ismcts" else name  # it asks for OpenSpiel first
         for name in benchmark_names()
     ],
 )

@@ -71,6 +71,8 @@ __all__ = [
     "make_model",
     "masked_logits",
     "masked_policy",
+    "oracle_inputs",
+    "oracle_size",
     "save_checkpoint",
     "sparse_linear",
     "sparse_rows",
@@ -86,6 +88,8 @@ SHIPPED_NAMES = {SHIPPED_CHECKPOINT: "ppo", SPECIALIST_CHECKPOINT: "ppo-standard
 """The policy spec of each shipped checkpoint (a bot loaded from it carries that name)."""
 
 MASKED_LOGIT = -1e9
+ORACLE_WIDTH = 64
+"""Hidden width of the oracle critic (``model.critic: oracle``): small, so that it adds little to each update."""
 
 # A forked worker (``blackout eval --workers N`` forks after loading the policies) inherits torch's
 # OpenMP thread pool without its threads, and waits forever in its first parallel region; running
@@ -228,6 +232,11 @@ class ActorCritic(nn.Module):
         rules: the rules (needed by "cards" with the rules-sized observation, which reads its blocks).
         card_width: width of the card embedding ("cards").
         observation: "rules" (the rules-sized observation and actions) or "universal" (every table).
+        oracle_size: > 0 adds an *oracle critic*, for training only: a second value head that also reads
+            this many privileged inputs (the other seats' hidden hands, :func:`oracle_inputs`). PPO's
+            advantages then use its value (a baseline that knows the deal: lower-variance advantages, the
+            same expected policy gradient); the actor and the ordinary value head never read them, so the
+            network plays from the seat's view alone (:func:`export_policy` drops the oracle head).
     """
 
     def __init__(
@@ -239,9 +248,12 @@ class ActorCritic(nn.Module):
         rules: Rules | None = None,
         card_width: int = 32,
         observation: str = "rules",
+        oracle_size: int = 0,
     ) -> None:
         super().__init__()
         self.observation = observation_kind(observation)
+        self.oracle_size = int(oracle_size)
+        self._rules = rules  # (to rebuild it: without_oracle)
         if arch not in ARCHITECTURES:
             raise ValueError(f"arch: must be one of {', '.join(ARCHITECTURES)}, got {arch!r}")
         self.observation_size = int(observation_size)
@@ -283,6 +295,10 @@ class ActorCritic(nn.Module):
             # Small policy weights start the policy near uniform over legal actions.
             self.actor = layer_init(nn.Linear(width_in, self.num_actions), std=0.01)
         self.critic = layer_init(nn.Linear(width_in, 1), std=1.0)
+        if self.oracle_size:  # value = w . relu(A state + B hidden_hands + b): training only (see the class doc)
+            self.oracle_state = layer_init(nn.Linear(width_in, ORACLE_WIDTH))
+            self.oracle_hands = layer_init(nn.Linear(self.oracle_size, ORACLE_WIDTH), bias_const=0.0)
+            self.oracle_critic = layer_init(nn.Linear(ORACLE_WIDTH, 1), std=1.0)
 
     def reset_bid_head(self) -> None:
         """Re-initialise the bid logits' weights as a new network's (near-uniform bids), keeping everything else.
@@ -359,6 +375,13 @@ class ActorCritic(nn.Module):
         logits, state = self._forward(obs)
         return (logits if mask is None else masked_logits(logits, mask)), self.critic(state).squeeze(-1)
 
+    def oracle_value(self, state: torch.Tensor, critic_inputs: torch.Tensor) -> torch.Tensor:
+        """The oracle critic's values, shape (batch,): the trunk's state and the privileged inputs."""
+        if not self.oracle_size:
+            raise ValueError("this network has no oracle critic (model.critic: oracle adds one for training)")
+        hidden = torch.relu(self.oracle_state(state) + self.oracle_hands(critic_inputs.to(state.dtype)))
+        return self.oracle_critic(hidden).squeeze(-1)
+
     def get_action_and_value(
         self,
         obs: torch.Tensor,
@@ -366,18 +389,24 @@ class ActorCritic(nn.Module):
         action: torch.Tensor | None = None,
         inputs: tuple[torch.Tensor, ...] | None = None,
         sparse: SparseRows | None = None,
+        critic_inputs: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sample (or score the given) actions: ``(action, log_prob, entropy, value)``.
 
         ``inputs``: :meth:`card_inputs` of ``obs`` when the caller already has them; ``sparse``:
-        :func:`sparse_rows` of ``obs``, likewise (with both, ``obs`` may be None).
+        :func:`sparse_rows` of ``obs``, likewise (with both, ``obs`` may be None). ``critic_inputs``
+        (training only, a network with an oracle critic): the value is then (batch, 2), the oracle
+        critic's and the view critic's, both trained on the same returns.
         """
         logits, state = self._forward(obs, inputs=inputs, sparse=sparse)
         log_policy, policy = masked_policy(logits, mask)
         if action is None:
             action = sample_policy(policy)
         entropy = -(log_policy * policy).sum(dim=-1)
-        return action, log_policy.gather(-1, action[:, None]).squeeze(-1), entropy, self.critic(state).squeeze(-1)
+        value = self.critic(state).squeeze(-1)
+        if critic_inputs is not None:
+            value = torch.stack([self.oracle_value(state, critic_inputs), value], dim=1)
+        return action, log_policy.gather(-1, action[:, None]).squeeze(-1), entropy, value
 
     def sample_action(
         self,
@@ -385,13 +414,16 @@ class ActorCritic(nn.Module):
         mask: torch.Tensor,
         inputs: tuple[torch.Tensor, ...] | None = None,
         sparse: SparseRows | None = None,
+        critic_inputs: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sample actions while acting: ``(action, log_prob, value)``, as :meth:`get_action_and_value`
-        without the entropy (the same random draws, so the same actions for the same generator state)."""
+        without the entropy (the same random draws, so the same actions for the same generator state).
+        With ``critic_inputs`` the value is the oracle critic's (the one PPO's advantages use)."""
         logits, state = self._forward(obs, inputs=inputs, sparse=sparse)
         log_policy, policy = masked_policy(logits, mask)
         action = sample_policy(policy)
-        return action, log_policy.gather(-1, action[:, None]).squeeze(-1), self.critic(state).squeeze(-1)
+        value = self.critic(state).squeeze(-1) if critic_inputs is None else self.oracle_value(state, critic_inputs)
+        return action, log_policy.gather(-1, action[:, None]).squeeze(-1), value
 
     def greedy_action(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The most probable legal action of every row."""
@@ -404,7 +436,36 @@ class ActorCritic(nn.Module):
             spec["card_width"] = self.card_width
         if self.observation == "universal":
             spec["observation"] = self.observation
+        if self.oracle_size:
+            spec["oracle_size"] = self.oracle_size
         return spec
+
+    def without_oracle(self) -> ActorCritic:
+        """A copy of this network without its oracle critic (the same play and view value): what ships."""
+        model = ActorCritic(self.observation_size, self.num_actions, self.hidden_sizes, self.arch, self._rules,
+                            self.card_width, self.observation)
+        model.load_state_dict({k: v for k, v in self.state_dict().items() if not k.startswith("oracle_")})
+        return model
+
+
+def oracle_size(rules: Rules) -> int:
+    """The oracle critic's privileged inputs for the rules: every other seat's hand (:func:`oracle_inputs`)."""
+    return (rules.num_players - 1) * rules.num_cards
+
+
+def oracle_inputs(hands: np.ndarray, player: np.ndarray, num_cards: int) -> np.ndarray:
+    """The oracle critic's inputs: the hidden hands of every other seat, clockwise from the acting one.
+
+    ``hands`` (batch, n) uint64 card sets (bit c = card c, the batched engine's ``hands``), ``player``
+    (batch,) the acting seat: (batch, (n - 1) * num_cards) uint8, seat ``player + 1``'s cards first.
+    """
+    hands = np.asarray(hands, dtype=np.uint64)
+    n = hands.shape[1]
+    seats = (np.asarray(player)[:, None] + np.arange(1, n)) % n
+    others = np.take_along_axis(hands, seats, axis=1)  # (batch, n - 1)
+    bits = np.unpackbits(others.astype("<u8").view(np.uint8).reshape(len(hands), n - 1, 8), axis=2,
+                         bitorder="little")
+    return np.ascontiguousarray(bits[:, :, :num_cards]).reshape(len(hands), (n - 1) * num_cards)
 
 
 def make_model(
@@ -413,11 +474,16 @@ def make_model(
     arch: str = "mlp",
     card_width: int = 32,
     observation: str = "rules",
+    oracle: bool = False,
 ) -> ActorCritic:
-    """A fresh network for the rules' observation and actions (or the universal ones, for every table)."""
+    """A fresh network for the rules' observation and actions (or the universal ones, for every table);
+    ``oracle``: with an oracle critic for training (rules-sized observation only)."""
     if observation_kind(observation) == "universal":
+        if oracle:
+            raise ValueError("an oracle critic needs the rules-sized observation (observation='rules')")
         return ActorCritic(universal_size(), UNIVERSAL_NUM_ACTIONS, hidden_sizes, arch, rules, card_width, observation)
-    return ActorCritic(encoding.observation_size(rules), rules.num_actions, hidden_sizes, arch, rules, card_width)
+    return ActorCritic(encoding.observation_size(rules), rules.num_actions, hidden_sizes, arch, rules, card_width,
+                       oracle_size=oracle_size(rules) if oracle else 0)
 
 
 # ---------------------------------------------------------------- checkpoints
@@ -450,6 +516,7 @@ def save_checkpoint(
         "arch": model.arch,
         "card_width": model.card_width,
         "observation": model.observation,
+        "oracle_size": model.oracle_size,
         "observation_layout": _layout_key(rules, model.observation),
         "rules": rules.to_dict(),
         "extra": dict(extra or {}),
@@ -560,7 +627,7 @@ def load_checkpoint(
         model = ActorCritic(
             payload["observation_size"], payload["num_actions"], payload["hidden_sizes"],
             arch=payload.get("arch", "mlp"), rules=trained_rules, card_width=payload.get("card_width", 32),
-            observation=observation,
+            observation=observation, oracle_size=payload.get("oracle_size", 0),
         )
         state = {_renamed(key): value for key, value in payload["model_state"].items()}
         model.load_state_dict(state)
@@ -745,9 +812,12 @@ def load_ppo_standard_policy(argument: str | None, rules: Rules | None, seed: in
 def export_policy(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
     """Write a small, weights-only copy of a training checkpoint (no optimiser or pool), e.g. to ship it.
 
-    The copy keeps the rules, the observation layout, the run's config and how far it trained.
+    The copy keeps the rules, the observation layout, the run's config and how far it trained; an oracle
+    critic (training only, :class:`ActorCritic`) is left out: the copy reads the seat's view alone.
     """
     model, rules, payload = load_checkpoint(checkpoint)
+    if model.oracle_size:
+        model = model.without_oracle()
     state = payload.get("extra", {})
     keep = {key: state[key] for key in ("global_step", "update", "config") if key in state}
     return save_checkpoint(out, model, rules, extra={**keep, "exported_from": str(checkpoint)})

@@ -24,9 +24,11 @@ __all__ = ["benchmark_names", "check_output_file", "check_positive", "command", 
 
 
 def benchmark_names() -> list[str]:
-    """The benchmarks available to ``blackout bench`` (module names, without importing them)."""
+    """The benchmarks available to ``blackout bench`` (module names, without importing them; a module
+    ``strength_curve`` is the benchmark ``strength-curve``, its underscores written as hyphens)."""
     return sorted(
-        info.name for info in pkgutil.iter_modules([str(Path(__file__).parent)]) if not info.name.startswith("_")
+        info.name.replace("_", "-") for info in pkgutil.iter_modules([str(Path(__file__).parent)])
+        if not info.name.startswith("_")
     )
 
 

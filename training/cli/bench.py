@@ -16,7 +16,8 @@ from blackout_training.bench import benchmark_names
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     names = benchmark_names()
-    parser.add_argument("name", nargs="?", choices=names, metavar="NAME", help="the benchmark: " + ", ".join(names))
+    spelled = [*names, *(name.replace("-", "_") for name in names if "-" in name)]  # (the module's own name too)
+    parser.add_argument("name", nargs="?", choices=spelled, metavar="NAME", help="the benchmark: " + ", ".join(names))
     parser.add_argument(
         "options", nargs=argparse.REMAINDER, help="options of the benchmark (see blackout bench NAME --help)"
     )
@@ -31,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    module = importlib.import_module(f"blackout_training.bench.{args.name}")
+    module = importlib.import_module(f"blackout_training.bench.{args.name.replace('-', '_')}")
     return int(module.main(args.options) or 0)

@@ -75,6 +75,9 @@ class RunConfig:
     """Stop (with a final checkpoint and evaluation) after this much wall time; 0 = no limit."""
     checkpoint_every_updates: int = 20
     """Write ``checkpoint.pt`` every this many PPO updates (and always at the end)."""
+    checkpoint_minutes: list[float] = field(default_factory=list)
+    """Also keep the network as it was at these minutes of training: ``checkpoint-{M}min.pt``, written at the end
+    of the first update past ``M`` minutes (``blackout bench strength-curve`` evaluates them). Empty: none."""
     progress_bar: bool = True
     """Show a tqdm progress bar (steps, steps/s, latest evaluation)."""
 
@@ -126,6 +129,11 @@ class ModelConfig:
     features, with one small network shared by all cards; see ``blackout_training.agents.policy_net.ActorCritic``)."""
     card_width: int = 32
     """"cards": width of the per-card embedding."""
+    critic: str = "view"
+    """The value that PPO's advantages use: "view" (the value head on the seat's view) or "oracle" (a second
+    head that also reads every other seat's hidden hand, for training only: lower-variance advantages; the
+    actor and the view head still read the view alone, and ``export_policy`` leaves the oracle head out).
+    "oracle" needs the rules-sized observation (not ``env.tables``)."""
     init_checkpoint: str | None = None
     """Start from this checkpoint's weights (same rules and hidden sizes) instead of random ones: fine-tuning.
     A rules-sized checkpoint of ``env.rules`` also starts a universal network (``env.observation: universal``),
@@ -308,6 +316,8 @@ class TrainConfig:
         _require("run.time_limit_minutes", run.time_limit_minutes, run.time_limit_minutes >= 0, ">= 0 (0 = no limit)")
         _require("run.checkpoint_every_updates", run.checkpoint_every_updates, run.checkpoint_every_updates >= 1,
                  "at least 1")
+        for i, minutes in enumerate(run.checkpoint_minutes):
+            _require(f"run.checkpoint_minutes[{i}]", minutes, minutes > 0, "a positive number of minutes")
         # env
         _require("env.rules", env.rules, bool(env.rules.strip()), "a rules preset name or a YAML file")
         _require("env.num_envs", env.num_envs, env.num_envs >= 1, "positive")
@@ -321,6 +331,10 @@ class TrainConfig:
                  bool(model.hidden_sizes) and all(width >= 1 for width in model.hidden_sizes), "positive widths")
         _require("model.arch", model.arch, model.arch in ("mlp", "cards"), "'mlp' or 'cards'")
         _require("model.card_width", model.card_width, model.card_width >= 1, "positive")
+        _require("model.critic", model.critic, model.critic in ("view", "oracle"), "'view' or 'oracle'")
+        if model.critic == "oracle" and (env.tables or env.observation == "universal"):
+            raise ConfigError("model.critic: 'oracle' reads the rules-sized table's hidden hands; it does not "
+                              "work with env.tables or env.observation 'universal' (use 'view')")
         if model.reset_bid_head and model.init_checkpoint is None:
             raise ConfigError("model.reset_bid_head: re-initialises the bids of model.init_checkpoint, which is null")
         if model.reset_bid_head and model.arch != "cards":

@@ -70,7 +70,7 @@ class SamplerActor:
 
         def new_model() -> ActorCritic:
             return make_model(rules, config.model.hidden_sizes, config.model.arch, config.model.card_width,
-                              config.env.observation)
+                              config.env.observation, oracle=config.model.critic == "oracle")
 
         self.agent = new_model()  # (first: sampler 0 of a fresh run then samples as the native trainer)
         bots = [load_policy(spec, rules, config.run.seed + j) for j, spec in enumerate(config.opponents.bots)]

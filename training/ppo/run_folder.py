@@ -51,6 +51,7 @@ RESUMABLE_CHANGES = {
     "run.time_limit_minutes",
     "run.device",
     "run.threads",
+    "run.checkpoint_minutes",
     "run.progress_bar",
     "ppo.total_steps",
     "eval.final_deals",

@@ -73,6 +73,8 @@ class Rollout:
     values: torch.Tensor  # (n,) float32
     advantages: torch.Tensor  # (n,) float32
     returns: torch.Tensor  # (n,) float32
+    critic_inputs: torch.Tensor | None
+    """(n, oracle inputs) uint8: the oracle critic's privileged inputs (``model.critic: oracle``), else None."""
     decisions: int
     """The learner's decisions played (trainable or not: open tails count)."""
     hand_score_sum: float
@@ -128,6 +130,7 @@ class Rollout:
             values=joined("values"),
             advantages=joined("advantages"),
             returns=joined("returns"),
+            critic_inputs=None if first.critic_inputs is None else joined("critic_inputs"),
             decisions=sum(part.decisions for part in parts),
             hand_score_sum=sum(part.hand_score_sum for part in parts),
             hands=sum(part.hands for part in parts),
@@ -218,6 +221,11 @@ class Sampler:
         self.players_buf = np.full((T, n_envs), n_players, dtype=np.int64)  # ... and the seats at its table
         self.scale_buf = np.ones((T, n_envs), dtype=np.float32)  # ... and its reward scale (env.reward_norm)
         self.recorded = np.zeros((T, n_envs), dtype=bool)
+        # model.critic "oracle": every other seat's hand at each decision (training only; the actor never reads it)
+        self.oracle_buf = None
+        if config.model.critic == "oracle":
+            width = env.hidden_hands(self.batch.current_player).shape[1]
+            self.oracle_buf = torch.zeros((T, n_envs, width), dtype=torch.uint8, device=device)
         # The "cards" network's per-card inputs depend on the observation only: computed once when acting, kept for
         # the update's epochs (about 40 MB for the default run).
         self.cached_inputs: list[torch.Tensor] | None = None
@@ -255,9 +263,14 @@ class Sampler:
             # The current learner plays its own seat, and every seat of a self-play game; all of those are data.
             learner = opponents.learner_acts(batch.current_player)
             sparse = sparse_rows(batch.observation) if self.sparse_obs else None
+            hidden = None
+            if self.oracle_buf is not None:
+                self.oracle_buf[t] = torch.from_numpy(env.hidden_hands(batch.current_player))
+                hidden = self.oracle_buf[t]
             with torch.inference_mode():
                 inputs = agent.card_inputs(obs_t)
-                action, logprob, value = agent.sample_action(obs_t, mask_t, inputs=inputs, sparse=sparse)
+                action, logprob, value = agent.sample_action(obs_t, mask_t, inputs=inputs, sparse=sparse,
+                                                             critic_inputs=hidden)
                 opponents.act(action, obs_t, mask_t, learner, env, batch.current_player)  # the other seats' actions
             if inputs is not None:
                 if self.cached_inputs is None:
@@ -321,6 +334,7 @@ class Sampler:
             values=pick_numpy(self.value_buf),
             advantages=pick_numpy(targets.advantages),
             returns=pick_numpy(targets.returns),
+            critic_inputs=None if self.oracle_buf is None else pick(self.oracle_buf),
             decisions=decisions,
             hand_score_sum=hand_score_sum,
             hands=hands_seen,

@@ -58,7 +58,15 @@ from .sampler import Sampler, SamplerLostError, make_env
 from .transfer import universal_from_rules
 from .vec_env import VecEnv
 
-__all__ = ["RunFolderError", "SamplerLostError", "TrainResult", "UpdateStats", "ppo_update", "resolve_device", "train"]
+__all__ = [
+    "RunFolderError", "SamplerLostError", "TrainResult", "UpdateStats", "minute_checkpoint", "ppo_update",
+    "resolve_device", "train",
+]
+
+
+def minute_checkpoint(run_dir: Any, minutes: float) -> Any:
+    """Where ``run.checkpoint_minutes`` keeps the network as it was at ``minutes`` of training."""
+    return run_dir / f"checkpoint-{minutes:g}min.pt"
 
 
 def resolve_device(name: str) -> torch.device:
@@ -109,7 +117,7 @@ def train(
 
     def new_model() -> ActorCritic:
         return make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width,
-                          config.env.observation).to(device)
+                          config.env.observation, oracle=model_cfg.critic == "oracle").to(device)
 
     start = None  # a fine-tuning start: missing, corrupt, or another network fails here
     if model_cfg.init_checkpoint:
@@ -117,7 +125,8 @@ def train(
         if start.observation == "rules" and observation_kind(config.env.observation) == "universal":
             start = universal_from_rules(start, rules)  # the specialist's play, read from the universal vector
         wanted = new_model().spec()
-        if start.spec() != wanted:
+        wanted.pop("oracle_size", None)  # (an oracle critic is training-only: a fresh one joins a checkpoint's network)
+        if {key: value for key, value in start.spec().items() if key != "oracle_size"} != wanted:
             raise ConfigError(
                 f"model.init_checkpoint: {model_cfg.init_checkpoint!r} is a network {start.spec()}, "
                 f"the config asks for {wanted}"
@@ -164,7 +173,8 @@ def train(
     optimizer = torch.optim.Adam(agent.parameters(), lr=ppo.lr, eps=1e-5)
     update, global_step, elapsed_before = 0, 0, 0.0
     if start is not None and not resuming:
-        agent.load_state_dict(start.state_dict())
+        own = agent.state_dict()  # (the oracle critic's weights: the checkpoint's when it has one, else fresh)
+        agent.load_state_dict({**own, **{k: v for k, v in start.state_dict().items() if k in own}})
         log(f"starting from the weights of {model_cfg.init_checkpoint}")
         if model_cfg.reset_bid_head:
             agent.reset_bid_head()
@@ -251,6 +261,8 @@ def train(
         plot_learning_curve(eval_log.rows, run_dir / "learning_curve.png", eval_opponent)
 
     reported_changes = 0
+    # (a resumed run keeps the marks it had not reached when it stopped)
+    minute_marks = [m for m in sorted(set(config.run.checkpoint_minutes)) if m * 60.0 > elapsed_before]
     try:
         while global_step < ppo.total_steps and not (time_limit_s > 0 and elapsed() >= time_limit_s):
             lr_now = ppo.lr * (1.0 - progress_fraction()) if ppo.anneal_lr else ppo.lr
@@ -310,6 +322,10 @@ def train(
                 record_eval(run_eval(config.eval.deals, seed=config.run.seed + update))
             if update % config.run.checkpoint_every_updates == 0:
                 save()
+            while minute_marks and elapsed() >= minute_marks[0] * 60.0:  # the network as it was at M minutes
+                save_checkpoint(minute_checkpoint(run_dir, minute_marks.pop(0)), agent, rules,
+                                extra={"update": update, "global_step": global_step, "elapsed_s": elapsed(),
+                                       "config": config_to_dict(config)})
             if progress is not None:
                 progress.update(min(global_step, ppo.total_steps) - progress.n)
                 progress.set_postfix_str(f"{steps_per_s:,.0f} steps/s, eval {last_eval}", refresh=False)
@@ -373,9 +389,16 @@ def ppo_update(
             mb_inputs = None if rollout.card_inputs is None else [x.index_select(0, idx) for x in rollout.card_inputs]
             mb_obs = None if rollout.obs is None else rollout.obs.index_select(0, idx)
             mb_sparse = None if rollout.sparse is None else SparseRows(*(x.index_select(0, idx) for x in rollout.sparse))
+            mb_hidden = None if rollout.critic_inputs is None else rollout.critic_inputs.index_select(0, idx)
             _, new_logprob, entropy, new_value = agent.get_action_and_value(
-                mb_obs, rollout.mask.index_select(0, idx), rollout.actions[idx], inputs=mb_inputs, sparse=mb_sparse
+                mb_obs, rollout.mask.index_select(0, idx), rollout.actions[idx], inputs=mb_inputs, sparse=mb_sparse,
+                critic_inputs=mb_hidden,
             )
+            if new_value.dim() == 2:  # an oracle critic and the view critic: both fit the same returns
+                new_value, view_value = new_value[:, 0], new_value[:, 1]
+                view_loss = 0.5 * ((view_value - b_returns[idx]) ** 2).mean()
+            else:
+                view_loss = 0.0
             log_ratio = new_logprob - rollout.logprobs[idx]
             ratio = log_ratio.exp()
             with torch.no_grad():
@@ -391,7 +414,7 @@ def ppo_update(
             else:
                 v_loss = 0.5 * ((new_value - b_returns[idx]) ** 2).mean()
             entropy_loss = entropy.mean()
-            loss = pg_loss - ppo.ent_coef * entropy_loss + ppo.vf_coef * v_loss
+            loss = pg_loss - ppo.ent_coef * entropy_loss + ppo.vf_coef * (v_loss + view_loss)
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(agent.parameters(), ppo.max_grad_norm)

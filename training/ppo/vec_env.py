@@ -70,6 +70,8 @@ class VecEnv(Protocol):
 
     def engines(self) -> list[tuple[int, BatchedBlackout]]: ...
 
+    def hidden_hands(self, player: np.ndarray) -> np.ndarray: ...
+
 
 class EngineVecEnv:
     """``num_envs`` engine games in Python lists; exact, simple, slow (a few thousand steps/s)."""
@@ -116,6 +118,15 @@ class EngineVecEnv:
     def engines(self) -> list[tuple[int, BatchedBlackout]]:
         """No batched engine: bots act one game at a time."""
         return []
+
+    def hidden_hands(self, player: np.ndarray) -> np.ndarray:
+        """For the oracle critic (training only): every other seat's hand, clockwise from ``player`` in each game
+        (:func:`~blackout_training.agents.policy_net.oracle_inputs`)."""
+        from ..agents.policy_net import oracle_inputs
+
+        hands = np.array([[sum(1 << card for card in hand) for hand in game.hands] for game in self.games],
+                         dtype=np.uint64)
+        return oracle_inputs(hands, player, self.rules.num_cards)
 
     def _observe(self, hand_scores: np.ndarray, hand_over: np.ndarray, bid_made: np.ndarray) -> GameBatch:
         views = [game.view(game.current_player) for game in self.games]
@@ -177,6 +188,13 @@ class BatchedVecEnv:
     def engines(self) -> list[tuple[int, BatchedBlackout]]:
         """The batched engine behind the games, with the index of its first game (for batched bots)."""
         return [(0, self.engine)]
+
+    def hidden_hands(self, player: np.ndarray) -> np.ndarray:
+        """For the oracle critic (training only): every other seat's hand, clockwise from ``player`` in each game
+        (:func:`~blackout_training.agents.policy_net.oracle_inputs`)."""
+        from ..agents.policy_net import oracle_inputs
+
+        return oracle_inputs(self.engine.hands, player, self.rules.num_cards)
 
 
 def make_vec_env(rules: Rules, num_envs: int, backend: str = "auto", observation: str = "rules") -> VecEnv:
