@@ -291,7 +291,7 @@ def _parse_blackout(argv: list[str]) -> str | None:
             args = build_parser().parse_args(argv)
             if args.command == "bench":
                 bench = argparse.ArgumentParser(prog=f"blackout bench {args.name}")
-                importlib.import_module(f"blackout_training.bench.{args.name}").add_arguments(bench)
+                importlib.import_module(f"blackout_training.bench.{args.name.replace('-', '_')}").add_arguments(bench)
                 bench.parse_args(args.options)
     except SystemExit as exit_:
         if exit_.code == 0 and ("--help" in argv or "-h" in argv):
