@@ -78,9 +78,158 @@ def greedy_card(legal, power_flat, num_cards, trump, led, win_power, want, last)
     return weakest
 
 
-@numba.njit(cache=True, _nrt=False)
-def playout(state, tables, draws, greedy):
-    """Play the hand of ``state`` (the core's one-game state) to its end: random or greedy actions.
+# ------------------------------------------------------------------ the exact endgame
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_SEAT_BITS = 5  # a solved value packs each seat's final tricks won in 5 bits (hands of up to 31 tricks)
+
+
+@numba.njit(cache=True, inline="always")
+def _pack_won(won, n):
+    value = np.int64(0)
+    for seat in range(n):
+        value |= np.int64(won[0, seat]) << np.int64(_SEAT_BITS * seat)
+    return value
+
+
+@numba.njit(cache=True, inline="always")
+def _position_key(s, n):
+    """A 64-bit hash of a position between tricks: every hand, bid and trick won, the leader and trump broken
+    (with the rules' tables, these decide the rest of the hand). Never 0 (an empty slot)."""
+    key = np.uint64(s.leader[0] + 8 * s.trump_broken[0])
+    for seat in range(n):
+        key = (key ^ np.uint64(s.hands[0, seat])) * _MIX
+        key = (key ^ np.uint64((s.bids[0, seat] + 1) * 64 + s.tricks_won[0, seat])) * _MIX
+    key ^= key >> np.uint64(29)
+    return key | np.uint64(1)
+
+
+@numba.njit(cache=True, inline="always")
+def _enter(stack, depth, t, keys, counts, moves, best, ints):
+    """Open the position ``stack[depth]`` for :func:`solve`: True with its value in ``best[depth]`` when it needs
+    no search (the hand is over, or the position is in the table); else its frame (the cards to try, the seat's
+    bid and the best score it can still reach, the table slot) is set and False returned."""
+    s = core.unpack_words(stack[depth])
+    n = t.num_players[0]
+    size, done = np.int64(s.hand_size[0]), np.int64(s.tricks_done[0])
+    if done == size:
+        best[depth] = _pack_won(s.tricks_won, n)
+        return True
+    counts[0] += 1
+    key = np.uint64(0)
+    slot = np.int64(0)
+    if s.trick_size[0] == 0:
+        key = _position_key(s, n)
+        slot = np.int64(key & np.uint64(keys.size - 1))
+        if keys[slot] == key:
+            counts[1] += 1
+            best[depth] = -1 - slot  # (the caller reads values[slot])
+            return True
+    seat = np.int64(s.current_player[0])
+    bid, won = np.int64(s.bids[0, seat]), np.int64(s.tricks_won[0, seat])
+    reach = np.int64(-(2**62))  # the best score this seat can still reach
+    for more in range(size - done + 1):
+        reach = max(reach, np.int64(t.hand_score[bid, won + more]))
+    live = np.uint64(0)  # the cards not yet played, and those in the trick: a card between two held cards
+    for other in range(n):
+        live |= np.uint64(s.hands[0, other])
+        if s.trick_cards[0, other] >= 0:
+            live |= np.uint64(1) << np.uint64(s.trick_cards[0, other])
+    moves[depth, 0] = np.uint64(s.legal_cards[0])  # the cards still to try
+    moves[depth, 1] = np.uint64(s.legal_cards[0])
+    moves[depth, 2] = live
+    moves[depth, 3] = key
+    ints[depth, 0] = seat
+    ints[depth, 1] = bid
+    ints[depth, 2] = reach
+    ints[depth, 3] = slot
+    ints[depth, 4] = np.int64(-(2**62))  # the best score found
+    best[depth] = 0
+    return False
+
+
+@numba.njit(cache=True)
+def solve(state, tables, stack, keys, values, counts):
+    """Solve the hand of ``state`` (a one-game state of words, in the play phase) exactly and write the result
+    into it: every seat's final tricks won, the hand over.
+
+    Max-n: each seat, in turn, plays the card that gives it the highest hand score (the rules'
+    ``hand_score``) knowing every hand, and expects the others to do the same. Cards are tried lowest
+    first; ties go to the first card tried; a seat stops trying cards once one gives it the best score it
+    can still reach; of two cards of a suit with no live card between them (none in a hand or the trick),
+    a seat that may play both tries the higher only (the same card for the rest of the hand), and of two
+    jokers one. A value is every seat's final tricks won, :data:`_SEAT_BITS` a seat. Positions between
+    tricks go to the transposition table ``keys``/``values`` (a power of two in size, always replaced; its
+    keys hold no trump or rules, so it is cleared for another hand). ``stack`` has a row, of the state's
+    size, per card left to play plus one; ``counts`` adds [positions searched, table hits]. Iterative,
+    not recursive (numba's cache cannot load a recursive function).
+    """
+    t = core.unpack_tables_inline(tables)
+    n = t.num_players[0]
+    rows = stack.shape[0]
+    moves = np.zeros((rows, 4), dtype=np.uint64)
+    ints = np.zeros((rows, 5), dtype=np.int64)
+    best = np.zeros(rows, dtype=np.int64)
+    joker_bits = np.uint64(t.joker_bits[0])
+    stack[0, :] = state
+    depth = 0
+    if _enter(stack, 0, t, keys, counts, moves, best, ints):
+        value = best[0] if best[0] >= 0 else values[-1 - best[0]]
+    else:
+        while True:
+            m, legal = moves[depth, 0], moves[depth, 1]
+            pruned = ints[depth, 4] == ints[depth, 2]
+            card = -1
+            while m and not pruned:
+                bit = m & (~m + np.uint64(1))
+                m ^= bit
+                if bit & joker_bits:
+                    if m & joker_bits:  # two jokers in hand: the same card for the rest of the hand
+                        continue
+                else:
+                    # the next live card of its suit above it: if the seat may play that too, they are the same card
+                    c = core._lowest(bit)
+                    above = np.uint64(t.suit_bits[c // 13 + 1]) & moves[depth, 2] & ~((bit << np.uint64(1)) - np.uint64(1))
+                    if above and (above & (~above + np.uint64(1))) & legal:
+                        continue
+                card = core._lowest(bit)
+                break
+            moves[depth, 0] = m
+            if card >= 0:  # search the child
+                child = stack[depth + 1]
+                child[:] = stack[depth]
+                core.step_one(core.unpack_words(child), t, card)
+                if not _enter(stack, depth + 1, t, keys, counts, moves, best, ints):
+                    depth += 1
+                    continue
+                value = best[depth + 1] if best[depth + 1] >= 0 else values[-1 - best[depth + 1]]
+            else:  # every card tried: this position's value goes to its parent
+                value = best[depth]
+                key = moves[depth, 3]
+                if key:
+                    keys[ints[depth, 3]] = key
+                    values[ints[depth, 3]] = value
+                if depth == 0:
+                    break
+                depth -= 1
+            seat = ints[depth, 0]
+            score = np.int64(t.hand_score[ints[depth, 1], (value >> np.int64(_SEAT_BITS * seat)) & np.int64(31)])
+            if score > ints[depth, 4]:
+                ints[depth, 4] = score
+                best[depth] = value
+    s = core.unpack_words(state)
+    for seat in range(n):
+        s.tricks_won[0, seat] = (value >> np.int64(_SEAT_BITS * seat)) & np.int64(31)
+    s.tricks_done[0] = s.hand_size[0]
+    s.trick_size[0] = 0
+    for seat in range(n):
+        s.trick_cards[0, seat] = core.NONE
+
+
+@numba.njit(cache=True)
+def playout(state, tables, draws, greedy, endgame, stack, keys, values, counts):
+    """Play the hand of ``state`` (the core's one-game state) to its end: random or greedy actions, and with
+    ``endgame`` > 0 the last ``endgame`` tricks (once the bids are in) solved exactly (:func:`solve`, with
+    ``stack``, ``keys``, ``values``, ``counts``).
 
     Random: a bid is ``draws[k]`` (uniform in [0, 1), drawn by the caller) times the number of legal
     bids, rounded down, among the legal bids in order; a card is numba's ``np.random.random()`` times
@@ -98,6 +247,9 @@ def playout(state, tables, draws, greedy):
     drawn = 0
     while done[0] < hand_size[0]:
         seat = current[0]
+        if endgame and phase[0] == core.PLAY and hand_size[0] - done[0] <= endgame:
+            solve(state, tables, stack, keys, values, counts)
+            return
         if phase[0] == core.BID:
             size = hand_size[0]
             forbidden = forbidden_out[0]

@@ -91,7 +91,7 @@ from blackout_env.view import PlayerView
 from .base import Bot
 from .search import sample_hands
 
-__all__ = ["ISMCTSBot", "sample_deal", "DealSampler", "SimState", "DEFAULT_EXPLORATION"]
+__all__ = ["ISMCTSBot", "sample_deal", "DealSampler", "SimState", "Endgame", "DEFAULT_EXPLORATION"]
 
 DEFAULT_EXPLORATION = 0.35
 """UCB exploration constant on scores scaled to 0..1 (0.15, 0.35 and 0.7 were within noise of each other
@@ -162,6 +162,7 @@ def _kernels() -> tuple:
         state.copy().step(state.legal_actions()[0])
         for greedy in (False, True):
             state.copy().rollout(random.Random(0).random, greedy=greedy)
+        state.copy().rollout(random.Random(0).random, endgame=1)
         _ismcts_kernels.seed(0)  # (each search seeds numba's generator again)
     return _KERNELS[0]
 
@@ -183,6 +184,25 @@ def _cards(mask: int) -> list[int]:
 
 
 _NO_DRAWS = np.zeros(0)
+
+
+class Endgame:
+    """Scratch space of the exact endgame solver (``_ismcts_kernels.solve``) for hands of one state size:
+    a stack of states, the transposition table (``2**table_bits`` positions) and the counts of positions
+    searched and found in the table."""
+
+    def __init__(self, state_size: int, cards: int, table_bits: int = 16) -> None:
+        self.stack = np.zeros((cards + 1, state_size), dtype=np.int64)
+        self.keys = np.zeros(1 << table_bits, dtype=np.uint64)
+        self.values = np.zeros(1 << table_bits, dtype=np.int64)
+        self.counts = np.zeros(2, dtype=np.int64)
+
+    def clear(self) -> None:
+        """Forget the table's positions (another hand: trump and rules are not in its keys)."""
+        self.keys.fill(0)
+
+
+_NO_ENDGAME = Endgame(1, 0, table_bits=0)
 
 
 class SimState:
@@ -290,21 +310,37 @@ class SimState:
         score = self.t.rules.hand_score
         return [score(b, w) for b, w in zip(self.bids, self.tricks_won)]
 
-    def rollout(self, rand: Callable[[], float], record: list[int] | None = None, greedy: bool = False) -> None:
+    def rollout(
+        self, rand: Callable[[], float], record: list[int] | None = None, greedy: bool = False,
+        endgame: int = 0, scratch: Endgame | None = None,
+    ) -> None:
         """Play the hand out with uniformly random legal actions, or greedily (``_ismcts_kernels.playout``).
 
         Random: each bid still to make takes one ``rand()`` (uniform in [0, 1), drawn here in order), each
         card with a choice one of numba's random numbers (seeded by :func:`seed_compiled`). Greedy: a seat
-        yet to bid bids its count of likely winners, and plays by the greedy card rule. With ``record``,
-        the actions taken are appended to it.
+        yet to bid bids its count of likely winners, and plays by the greedy card rule. With ``endgame``
+        > 0, the last ``endgame`` tricks (once the bids are in) are solved exactly instead
+        (:meth:`solve`). With ``record``, the actions taken are appended to it (none for solved tricks).
         """
         v, t, at = self.v, self.t, self.at
         start = int(v[at.action_count])
         missing = self.n - int(v[at.bids_made])
         draws = np.array([rand() for _ in range(missing)]) if missing > 0 and not greedy else _NO_DRAWS
-        t.playout(v, t.game, draws, greedy)
+        if endgame and scratch is None:
+            scratch = Endgame(v.size, self.n * self.hand_size)
+        e = scratch or _NO_ENDGAME
+        t.playout(v, t.game, draws, greedy, endgame, e.stack, e.keys, e.values, e.counts)
         if record is not None:
             record.extend(v[at.actions + start : at.actions + int(v[at.action_count])].tolist())
+
+
+    def solve(self, scratch: Endgame | None = None) -> None:
+        """Play the rest of the hand (the bids in) exactly: max-n, each seat maximising its own hand score
+        knowing every hand (``_ismcts_kernels.solve``); the seats' tricks won are the result."""
+        if self.phase != "play":
+            raise ValueError(f"solve: the hand must be in its play phase (every bid in), not {self.phase!r}")
+        e = scratch or Endgame(self.v.size, self.n * self.hand_size)
+        _kernels()[1].solve(self.v, self.t.game, e.stack, e.keys, e.values, e.counts)
 
 
 def seed_compiled(value: int) -> None:
@@ -500,6 +536,9 @@ class ISMCTSBot(Bot):
         voids: draw the other seats' hands consistently with the suits they have shown void in
             (default); 0 deals the unseen cards ignoring voids, as OpenSpiel's ``oh_hell`` resampling does
             (an experiment: such deals can contradict the play so far).
+        endgame: once the bids are in and at most this many tricks are left, a simulation's playout is
+            the exact max-n solution of its determinized deal (:meth:`SimState.solve`: each seat plays for
+            its own hand score knowing every hand) instead of random (or greedy) play; 0 (default): off.
     """
 
     name = "ismcts"
@@ -518,6 +557,7 @@ class ISMCTSBot(Bot):
         objective: str = "score",
         tree: str = "path",
         voids: bool = True,
+        endgame: int = 0,
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -559,9 +599,14 @@ class ISMCTSBot(Bot):
         if not isinstance(voids, (bool, int, np.integer)) or voids not in (0, 1):
             raise ValueError(f"voids: must be 0 or 1, got {voids!r}")
         self.voids = bool(voids)
+        if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 8:
+            raise ValueError(f"endgame: must be a whole number of tricks from 0 (off) to 8, got {endgame!r}")
+        self.endgame = int(endgame)
         _kernels()  # import (and compile, or load from numba's cache) now, not inside a timed decision
         self.last_simulations = 0
         """Simulations run for the last decision."""
+        self.last_solved = 0
+        """Positions the endgame solver searched for the last decision (0 without ``endgame``)."""
         self.last_prior: dict[int, float] | None = None
         """The prior's probability of each legal action at the last decision searched (None without a prior)."""
 
@@ -653,6 +698,9 @@ class ISMCTSBot(Bot):
         at_hands, at_current, at_made, at_bids = at.hands, at.current_player, at.bids_made, at.bids
         assert at.tricks_won == at_bids + n  # the bids, then the tricks won: one slice reads both
         budget = self.simulations
+        endgame = self.endgame
+        scratch = Endgame(root_state.v.size, n * size) if endgame else _NO_ENDGAME
+        stack, keys, values, counts = scratch.stack, scratch.keys, scratch.values, scratch.counts
         deals: list[list[int]] = []
         done = 0
 
@@ -674,7 +722,10 @@ class ISMCTSBot(Bot):
             nonlocal done
             v = state.v
             missing = n - int(v[at_made])  # (SimState.rollout, inlined)
-            playout(v, game, np.array([rand() for _ in range(missing)]) if missing and not greedy else _NO_DRAWS, greedy)
+            playout(
+                v, game, np.array([rand() for _ in range(missing)]) if missing and not greedy else _NO_DRAWS, greedy,
+                endgame, stack, keys, values, counts,
+            )
             both = v[at_bids : at_bids + 2 * n].tolist()
             rewards = [scaled[b][w] for b, w in zip(both[:n], both[n:])]
             for visited, seat in path:
@@ -801,6 +852,7 @@ class ISMCTSBot(Bot):
             if finish(state, path):  # play out at random, back up every seat's scaled score
                 break
         self.last_simulations = done
+        self.last_solved = int(counts[0])
         return root
 
     def _too_short(self, view: PlayerView) -> None:
