@@ -539,6 +539,12 @@ class ISMCTSBot(Bot):
         endgame: once the bids are in and at most this many tricks are left, a simulation's playout is
             the exact max-n solution of its determinized deal (:meth:`SimState.solve`: each seat plays for
             its own hand score knowing every hand) instead of random (or greedy) play; 0 (default): off.
+        bid_search: when > 0, a bid is not searched in the tree: every legal bid is played out on the same
+            sampled deals (``simulations`` playouts in all, the deals shared by the bids), the seats bidding
+            after it bid their likely winners (the greedy rule), the cards are played by the greedy rule
+            until this many tricks are left and the rest is solved exactly (max-n, as ``endgame``); the bid
+            with the best mean scaled score is played (with ``prior_margin``, the prior's favourite unless
+            beaten by more). 0 (default): bids are tree actions like cards.
     """
 
     name = "ismcts"
@@ -558,6 +564,7 @@ class ISMCTSBot(Bot):
         tree: str = "path",
         voids: bool = True,
         endgame: int = 0,
+        bid_search: int = 0,
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -602,6 +609,9 @@ class ISMCTSBot(Bot):
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 8:
             raise ValueError(f"endgame: must be a whole number of tricks from 0 (off) to 8, got {endgame!r}")
         self.endgame = int(endgame)
+        if isinstance(bid_search, bool) or not isinstance(bid_search, (int, np.integer)) or not 0 <= bid_search <= 6:
+            raise ValueError(f"bid_search: must be a whole number of tricks from 0 (off) to 6, got {bid_search!r}")
+        self.bid_search = int(bid_search)
         _kernels()  # import (and compile, or load from numba's cache) now, not inside a timed decision
         self.last_simulations = 0
         """Simulations run for the last decision."""
@@ -678,6 +688,8 @@ class ISMCTSBot(Bot):
             bonus = view.rules.exact_bonus
             scaled = [[(w + bonus * (b == w)) / (size + bonus) for w in range(size + 1)] for b in range(size + 1)]
         sampler = DealSampler(view, voids=self.voids)
+        if self.bid_search and view.phase == "bid":
+            return self._search_bids(view, root_state, scaled, sampler, rand, np_rng, rng)
         c = self.exploration
         split = self.split_by_hand
         greedy = self.rollout == "greedy"
@@ -852,6 +864,49 @@ class ISMCTSBot(Bot):
             if finish(state, path):  # play out at random, back up every seat's scaled score
                 break
         self.last_simulations = done
+        self.last_solved = int(counts[0])
+        return root
+
+    def _search_bids(
+        self, view: PlayerView, root_state: SimState, scaled: list[list[float]], sampler: DealSampler,
+        rand: Callable[[], float], np_rng: np.random.Generator, rng: random.Random,
+    ) -> _Node:
+        """``bid_search``: every legal bid played out on the same sampled deals (greedy bids and play, the last
+        ``bid_search`` tricks solved exactly); a root whose children hold each bid's playouts and scaled scores."""
+        legal = list(view.legal_actions)
+        n, me = view.num_players, view.player
+        self.last_prior = None
+        if self.prior is not None:
+            probabilities = self.prior(view)
+            self.last_prior = {a: float(probabilities.get(a, 0.0)) for a in legal}
+        t, at = root_state.t, root_state.at
+        step, playout, game = t.step, t.playout, t.game
+        at_hands, at_bids = at.hands, at.bids
+        scratch = Endgame(root_state.v.size, n * view.hand_size)
+        stack, keys, values, counts = scratch.stack, scratch.keys, scratch.values, scratch.counts
+        root = _Node()
+        root.untried = []
+        for a in legal:
+            root.children[a] = _Node()
+        deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
+        budget = max(1, self.simulations // len(legal)) if deadline is None else None
+        dealt = 0
+        while budget is None or dealt < budget:
+            for hands in sampler.draw(8 if budget is None else budget, np_rng, rng):
+                for a in legal:
+                    state = root_state.copy()
+                    v = state.v
+                    v[at_hands : at_hands + n] = hands
+                    step(v, game, a)
+                    playout(v, game, _NO_DRAWS, True, self.bid_search, stack, keys, values, counts)
+                    node = root.children[a]
+                    node.visits += 1
+                    node.total += scaled[int(v[at_bids + me])][int(v[at_bids + n + me])]
+                dealt += 1
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        root.visits = root.tried = dealt * len(legal)
+        self.last_simulations = dealt * len(legal)
         self.last_solved = int(counts[0])
         return root
 

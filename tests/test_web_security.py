@@ -269,7 +269,7 @@ def test_tables_are_bounded_per_connection_and_in_all(saves):
 @pytest.mark.parametrize("spec", ["ismcts:simulations=1000000000", "ppo+search:simulations=2001",
                                   "ismcts:time_ms=60000", "search:samples=100000", "search:time_limit_ms=5000",
                                   "ppo+rollout:card_samples=9999", "ismcts:simulations=many",
-                                  "ppo+search:endgame=8"])
+                                  "ppo+search:endgame=8", "ismcts:bid_search=5"])
 def test_a_browser_may_not_ask_a_bot_for_unbounded_work(app, spec):
     with connect(app) as socket_:
         client = Client(socket_)

@@ -62,6 +62,7 @@ BOT_BUDGET_LIMITS: dict[str, float] = {
     "bid_samples": 1024,     # search: sampled deals per bid
     "card_samples": 256,     # ppo+rollout: sampled deals per card decision
     "endgame": 4,            # ismcts, ppo+search: tricks left solved exactly in every simulation
+    "bid_search": 4,         # ismcts, ppo+search: tricks solved exactly in every playout of a bid
 }
 """The most work per decision a browser may ask of a bot, by the policy option that sets it.
 
