@@ -76,7 +76,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -90,6 +90,9 @@ from blackout_env.view import PlayerView
 
 from .base import Bot
 from .search import sample_hands
+
+if TYPE_CHECKING:
+    from .belief import BidModel
 
 __all__ = ["ISMCTSBot", "sample_deal", "DealSampler", "SimState", "Endgame", "DEFAULT_EXPLORATION"]
 
@@ -545,6 +548,10 @@ class ISMCTSBot(Bot):
             until this many tricks are left and the rest is solved exactly (max-n, as ``endgame``); the bid
             with the best mean scaled score is played (with ``prior_margin``, the prior's favourite unless
             beaten by more). 0 (default): bids are tree actions like cards.
+        belief: how the other seats' hands are drawn: ``"uniform"`` (default), every deal consistent with the
+            view alike; ``"bids"``, those deals weighted by the chance of the bids the other seats made with
+            them (:class:`~blackout_baselines.belief.BidBelief`, the shipped bid model); or the path of a bid
+            model file (``blackout belief fit``), weighted by that model.
     """
 
     name = "ismcts"
@@ -565,6 +572,7 @@ class ISMCTSBot(Bot):
         voids: bool = True,
         endgame: int = 0,
         bid_search: int = 0,
+        belief: str = "uniform",
     ) -> None:
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -612,6 +620,20 @@ class ISMCTSBot(Bot):
         if isinstance(bid_search, bool) or not isinstance(bid_search, (int, np.integer)) or not 0 <= bid_search <= 6:
             raise ValueError(f"bid_search: must be a whole number of tricks from 0 (off) to 6, got {bid_search!r}")
         self.bid_search = int(bid_search)
+        if not isinstance(belief, str):
+            raise ValueError(f"belief: must be 'uniform', 'bids' or the path of a bid model file, got {belief!r}")
+        self.belief = belief
+        from .belief import BidBelief, BidModel, default_model  # (numba: imported with the search)
+
+        self._belief_class = BidBelief
+        self.bid_model: BidModel | None = None
+        """The bid model the determinizations are weighted by (None: uniform deals)."""
+        if belief == "bids":
+            self.bid_model = default_model()
+        elif belief != "uniform":
+            if not belief.endswith(".json"):
+                raise ValueError(f"belief: must be 'uniform', 'bids' or the path of a bid model file (.json), got {belief!r}")
+            self.bid_model = BidModel.load(belief)
         _kernels()  # import (and compile, or load from numba's cache) now, not inside a timed decision
         self.last_simulations = 0
         """Simulations run for the last decision."""
@@ -688,8 +710,16 @@ class ISMCTSBot(Bot):
             bonus = view.rules.exact_bonus
             scaled = [[(w + bonus * (b == w)) / (size + bonus) for w in range(size + 1)] for b in range(size + 1)]
         sampler = DealSampler(view, voids=self.voids)
+        belief = None if self.bid_model is None else self._belief_class(view, self.bid_model)
+
+        def draw(count: int) -> list[list[int]]:
+            """``count`` deals of the other seats' hands, uniform or by the belief."""
+            if belief is None:
+                return sampler.draw(count, np_rng, rng)
+            return belief.draw(sampler, count, np_rng, rng)
+
         if self.bid_search and view.phase == "bid":
-            return self._search_bids(view, root_state, scaled, sampler, rand, np_rng, rng)
+            return self._search_bids(view, root_state, scaled, draw)
         c = self.exploration
         split = self.split_by_hand
         greedy = self.rollout == "greedy"
@@ -720,7 +750,7 @@ class ISMCTSBot(Bot):
             """A copy of the root's state with the next deal's hands (deals are drawn in batches)."""
             nonlocal deals
             if not deals:
-                deals = sampler.draw(budget if deadline is None else 32, np_rng, rng)
+                deals = draw(budget if deadline is None else 32)
                 deals.reverse()
             state = root_state.copy()
             # The root's seat to act is the searching player, whose hand (and so legal set) is the same in every
@@ -868,8 +898,7 @@ class ISMCTSBot(Bot):
         return root
 
     def _search_bids(
-        self, view: PlayerView, root_state: SimState, scaled: list[list[float]], sampler: DealSampler,
-        rand: Callable[[], float], np_rng: np.random.Generator, rng: random.Random,
+        self, view: PlayerView, root_state: SimState, scaled: list[list[float]], draw: Callable[[int], list[list[int]]],
     ) -> _Node:
         """``bid_search``: every legal bid played out on the same sampled deals (greedy bids and play, the last
         ``bid_search`` tricks solved exactly); a root whose children hold each bid's playouts and scaled scores."""
@@ -892,7 +921,7 @@ class ISMCTSBot(Bot):
         budget = max(1, self.simulations // len(legal)) if deadline is None else None
         dealt = 0
         while budget is None or dealt < budget:
-            for hands in sampler.draw(8 if budget is None else budget, np_rng, rng):
+            for hands in draw(8 if budget is None else budget):
                 for a in legal:
                     state = root_state.copy()
                     v = state.v

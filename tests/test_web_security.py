@@ -423,3 +423,14 @@ def test_a_server_shared_on_another_address_keeps_origins_and_tables_private(tmp
     assert "not only this machine" in output and "Traceback" not in output
     assert "refused a WebSocket from the page of 'http://evil.example'" in output
 
+
+
+def test_a_browser_may_not_name_a_bid_model_file_but_may_ask_for_the_shipped_one():
+    from blackout_training.web.table import TableError, check_policy_spec
+
+    for spec in ["ismcts:belief=/etc/passwd.json", "ppo+search:belief=../model.json,simulations=10"]:
+        with pytest.raises(TableError, match="may not name a file") as caught:
+            check_policy_spec(spec, "seats")
+        assert caught.value.code == "forbidden"
+    assert check_policy_spec("ppo+search:belief=bids", "seats") == "ppo+search:belief=bids"
+    assert check_policy_spec("ismcts:belief=uniform,simulations=50", "seats") == "ismcts:belief=uniform,simulations=50"
