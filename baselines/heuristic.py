@@ -58,9 +58,21 @@ from typing import TYPE_CHECKING
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.policies import Explanation, action_reasons
-from blackout_env.rules_logic import bid_range, card_power, led_suit_of, suit_led_after, trick_winner
+from blackout_env.rules_logic import bid_range, led_suit_of, suit_led_after, trick_winner
 from blackout_env.view import PlayerView
 
+from ._heuristic_core import (
+    _BEAT_WILLINGNESS_MADE,
+    _BEAT_WILLINGNESS_NEEDING,
+    _BID_SHRINK,
+    _GUARD_DECAY,
+    _RUFF_WILLINGNESS,
+    _SINGLETON_RUFF_VALUE,
+    _VOID_RUFF_VALUE,
+    _beats,
+    _binomial,
+    _strength,
+)
 from .base import Bot
 
 if TYPE_CHECKING:
@@ -77,13 +89,6 @@ __all__ = [
 ]
 
 _SUITS = (0, 1, 2, 3)
-_GUARD_DECAY = 0.2  # chance factor per higher card the player cannot cover with a guard
-_RUFF_WILLINGNESS = 1.0  # an opponent able to ruff is assumed to ruff
-_VOID_RUFF_VALUE = 0.1  # (tuned by duplicate A/B games) extra tricks a void side suit is worth to a trump holder
-_SINGLETON_RUFF_VALUE = 0.05
-_BEAT_WILLINGNESS_NEEDING = 0.7  # a later seat that still needs tricks beats us when it can
-_BEAT_WILLINGNESS_MADE = 0.1  # one that has made (or busted) its bid mostly ducks
-_BID_SHRINK = 0.35  # how strongly the earlier bids move our uncertain chances
 
 
 def trick_distribution(probabilities: Sequence[float]) -> list[float]:
@@ -111,15 +116,6 @@ def expected_bid_scores(view: PlayerView, distribution: Sequence[float]) -> list
         sum(mass * score(bid, won + t) for t, mass in enumerate(distribution))
         for bid in bid_range(view.hand_size)
     ]
-
-
-def _beats(card: int, best: int, led: int | None, trump: int | None) -> bool:
-    """Whether ``card`` played later outranks ``best`` (the trick's winning card so far, or the card led).
-
-    By :func:`~blackout_env.rules_logic.card_power`: a higher power wins, an equal one
-    (two jokers) stays with the card played first.
-    """
-    return card_power(card, led, trump) > card_power(best, led, trump)
 
 
 def _winning_card(trick: Sequence[tuple[int, int]], trump: int | None) -> tuple[int, int | None]:
@@ -270,10 +266,6 @@ class _Table:
         return by_round
 
 
-def _binomial(count: int, p: float) -> list[float]:
-    return [comb(count, x) * p**x * (1 - p) ** (count - x) for x in range(count + 1)]
-
-
 def _future_chances(table: _Table, hand: Sequence[int], adjust: float = 1.0) -> dict[int, float]:
     """Each card's chance to take one of the tricks after the current one (see the module docstring)."""
     view = table.view
@@ -390,13 +382,6 @@ def _trick_chance(table: _Table, card: int) -> float:
     return chance
 
 
-def _strength(card: int, trump: int | None) -> int:
-    """Order for tie-breaks: rank within the category of side suit, trump, joker."""
-    if card >= NUM_STANDARD_CARDS:
-        return 200 + card
-    return (100 if card // 13 == trump else 0) + card % 13
-
-
 class HeuristicBot(Bot):
     """Bids the expected-score-maximising number of tricks, then plays to make exactly that.
 
@@ -420,7 +405,7 @@ class HeuristicBot(Bot):
         """
         if type(self) is not HeuristicBot:
             return None
-        from .heuristic_batch import BatchedHeuristic  # (it imports this module)
+        from .heuristic_batch import BatchedHeuristic  # (numpy and numba: imported when first asked for)
 
         return BatchedHeuristic(rules)
 

@@ -30,7 +30,7 @@ import numpy as np
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.rules import Rules
 
-from . import heuristic as _h
+from . import _heuristic_core as _h
 
 __all__ = ["BatchedHeuristic"]
 
@@ -91,7 +91,7 @@ def _short_table(max_slots: int, places: int) -> np.ndarray:
 
 @lru_cache(maxsize=4)
 def _beats_table(num_cards: int) -> np.ndarray:
-    """``[trump + 1, led + 1, best, card]``: :func:`blackout_baselines.heuristic._beats`, asked once per case.
+    """``[trump + 1, led + 1, best, card]``: :func:`blackout_baselines._heuristic_core._beats`, asked once per case.
 
     Built from the heuristic's own function, so the trick-power fact stays in one place.
     """
@@ -108,7 +108,7 @@ def _beats_table(num_cards: int) -> np.ndarray:
 
 
 def _beats(card: np.ndarray, best: np.ndarray, led: np.ndarray, trump: np.ndarray) -> np.ndarray:
-    """:func:`blackout_baselines.heuristic._beats` on arrays (broadcast; NONE = -1 for no led suit / no trump)."""
+    """:func:`blackout_baselines._heuristic_core._beats` on arrays (broadcast; NONE = -1 for no led suit / no trump)."""
     table = _beats_table(_BEATS_CARDS)
     return table[np.asarray(trump) + 1, np.asarray(led) + 1, best, card]
 

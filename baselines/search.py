@@ -164,7 +164,7 @@ def _strongest_later(game: BlackoutGame, seats: Sequence[int], led: int | None) 
     """The highest :func:`~blackout_env.rules_logic.card_power` any of ``seats`` (to play later in this trick) may play.
 
     A card is beaten by a later seat exactly when this is above its own power (the
-    rule of ``heuristic._beats``); ``CANNOT_WIN - 1`` when no seat is left to play.
+    rule of ``_heuristic_core._beats``); ``CANNOT_WIN - 1`` when no seat is left to play.
     """
     trump = game.trump
     powers = card_powers(led, trump)

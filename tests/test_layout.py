@@ -99,3 +99,29 @@ def test_the_rllib_backend_shares_the_runs_parts_but_not_the_native_trainer():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level and node.module:
                 assert node.module != "ppo.trainer" and not (node.module == "ppo" and node.level == 2), path
+
+
+def test_the_baselines_import_each_other_without_a_cycle():
+    """Among the modules of ``blackout_baselines`` (lazy imports included), no module reaches itself again."""
+    baselines = REPO / "baselines"
+    edges: dict[str, set[str]] = {}
+    for path in baselines.glob("*.py"):
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    targets.add(node.module.split(".")[0])
+                else:
+                    targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("blackout_baselines."):
+                targets.add(node.module.split(".")[1])
+        edges[path.stem] = targets - {path.stem}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in edges.get(start, ()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    cycles = sorted(m for m in edges if m != "__init__" and reaches(m, m, {m}))
+    assert not cycles, f"modules of blackout_baselines in an import cycle: {cycles}"

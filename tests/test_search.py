@@ -121,7 +121,7 @@ def test_playout_policy_is_legal_to_the_end_of_the_hand():
     ids=["standard", "jokers", "no-trump"],
 )
 def test_the_strongest_later_card_decides_whether_a_card_is_sure_to_win_as_beats_does(rules):
-    from blackout_baselines.heuristic import _beats
+    from blackout_baselines._heuristic_core import _beats
     from blackout_baselines.search import _strongest_later
 
     from blackout_env.rules_logic import card_power, playable_cards, suit_led_after
