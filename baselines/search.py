@@ -193,14 +193,13 @@ def playout_card(game: BlackoutGame) -> int:
     seat = game.current_player
     rules = game.rules
     trump = game.trump
-    need = game.bids[seat] - game.tricks_won[seat]
+    bid, won = game.bids[seat], game.tricks_won[seat]
+    need = bid - won
     left = game.tricks_left
     if 0 < need <= left:
         want = True
-    elif need > left:  # the bid cannot be made: a trick more helps only if it scores
-        want = rules.points_per_trick - rules.miss_points_per_trick > 0
-    else:  # made (need 0) or over: another trick is worth this much
-        want = need < 0 and rules.points_per_trick + rules.miss_points_per_trick > 0
+    else:  # the bid cannot be made, or is made (need 0) or over: a trick more helps only if it scores more
+        want = need != 0 and rules.hand_score(bid, won + 1) > rules.hand_score(bid, won)
     trick = game.current_trick
     n = game.num_players
     later = [(seat + i) % n for i in range(1, n - len(trick))]
