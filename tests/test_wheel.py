@@ -71,6 +71,7 @@ def test_wheel_holds_the_rules_presets_and_the_shipped_policy(wheel):
     assert presets and {f"blackout_env/presets/{name}" for name in presets} <= members
     assert "blackout_training/agents/checkpoints/ppo_standard_4p.pt" in members  # ppo-standard
     assert "blackout_training/agents/checkpoints/ppo_generalist.pt" in members  # ppo
+    assert "blackout_baselines/bid_model.json" in members  # ismcts:belief=bids
     assert not any(name.startswith(("training/", "baselines/", "tests/", "configs/")) for name in members)
 
 
