@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -260,6 +261,11 @@ def test_the_readme_main_job_trains_the_default_config_within_the_laptop_budget(
     config = load_config(ROOT / "configs" / "train" / "default.yaml")
     assert config.run.threads == "auto" and 0 < config.run.time_limit_minutes <= 30
     assert config.env.rules == "standard" and config.eval.opponent == "heuristic"
+    assert config.model.critic == "oracle"  # docs/training.md#time-to-strength
+    reference = load_config(ROOT / "configs" / "train" / "default-view.yaml")  # the bench's reference: only the critic differs
+    assert reference.model.critic == "view" and reference.run.name == "default-view"
+    assert dataclasses.replace(reference.model, critic="oracle") == config.model
+    assert (reference.ppo, reference.env, reference.eval) == (config.ppo, config.env, config.eval)
 
 
 def test_init_checkpoint_of_another_network_is_refused_naming_both(tmp_path, capsys):
