@@ -623,9 +623,8 @@ class ISMCTSBot(Bot):
         if not isinstance(belief, str):
             raise ValueError(f"belief: must be 'uniform', 'bids' or the path of a bid model file, got {belief!r}")
         self.belief = belief
-        from .belief import BidBelief, BidModel, default_model  # (numba: imported with the search)
+        from .belief import BidModel, default_model  # (numba: imported with the search)
 
-        self._belief_class = BidBelief
         self.bid_model: BidModel | None = None
         """The bid model the determinizations are weighted by (None: uniform deals)."""
         if belief == "bids":
@@ -710,7 +709,11 @@ class ISMCTSBot(Bot):
             bonus = view.rules.exact_bonus
             scaled = [[(w + bonus * (b == w)) / (size + bonus) for w in range(size + 1)] for b in range(size + 1)]
         sampler = DealSampler(view, voids=self.voids)
-        belief = None if self.bid_model is None else self._belief_class(view, self.bid_model)
+        belief = None
+        if self.bid_model is not None:
+            from .belief import BidBelief
+
+            belief = BidBelief(view, self.bid_model)
 
         def draw(count: int) -> list[list[int]]:
             """``count`` deals of the other seats' hands, uniform or by the belief."""
@@ -718,6 +721,10 @@ class ISMCTSBot(Bot):
                 return sampler.draw(count, np_rng, rng)
             return belief.draw(sampler, count, np_rng, rng)
 
+        self.last_prior = None
+        if self.prior is not None:
+            probabilities = self.prior(view)
+            self.last_prior = {a: float(probabilities.get(a, 0.0)) for a in view.legal_actions}
         if self.bid_search and view.phase == "bid":
             return self._search_bids(view, root_state, scaled, draw)
         c = self.exploration
@@ -729,10 +736,7 @@ class ISMCTSBot(Bot):
         root = _Node()
         root.untried = list(view.legal_actions)
         bias = None
-        self.last_prior = None
-        if self.prior is not None:
-            probabilities = self.prior(view)
-            self.last_prior = {a: float(probabilities.get(a, 0.0)) for a in view.legal_actions}
+        if self.last_prior is not None:
             bias = {a: self.prior_weight * self.last_prior[a] for a in view.legal_actions}
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
         t, at = root_state.t, root_state.at  # bound once: the loops below read the core's state directly
@@ -904,10 +908,6 @@ class ISMCTSBot(Bot):
         ``bid_search`` tricks solved exactly); a root whose children hold each bid's playouts and scaled scores."""
         legal = list(view.legal_actions)
         n, me = view.num_players, view.player
-        self.last_prior = None
-        if self.prior is not None:
-            probabilities = self.prior(view)
-            self.last_prior = {a: float(probabilities.get(a, 0.0)) for a in legal}
         t, at = root_state.t, root_state.at
         step, playout, game = t.step, t.playout, t.game
         at_hands, at_bids = at.hands, at.bids
