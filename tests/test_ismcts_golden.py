@@ -1,9 +1,10 @@
 """Golden decisions of the search bots: the same seeds play the same actions, with the same root statistics.
 
 tests/golden/ismcts_decisions.json holds, for fixed views of every preset, what
-``ISMCTSBot`` chose with six option sets (324 decisions, with the root's visits and
+``ISMCTSBot`` chose with eight option sets (432 decisions, with the root's visits and
 means) and what the shipped ``ppo+search`` chose (269 decisions). It was written by the simulator that ran before the search moved onto
-the compiled core, so a change of the simulator that changes any search shows here.
+the compiled core (the ``endgame`` and ``bid_search`` sets were added later, recorded by the code of
+then, before its greedy playout was rewritten), so a change of the simulator that changes any search shows here.
 After an intended change of behaviour, regenerate with::
 
     BLACKOUT_REGENERATE_GOLDEN=1 pytest tests/test_ismcts_golden.py
@@ -39,6 +40,8 @@ OPTION_SETS = {
     "infoset": {"tree": "infoset"},
     "exact": {"objective": "exact"},
     "prior": {"prior": rising_prior, "prior_margin": 0.1},
+    "endgame": {"endgame": 3},
+    "bid_search": {"bid_search": 2},
 }
 
 
