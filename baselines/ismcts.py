@@ -17,23 +17,17 @@ with each node the information set of the seat to act there:
    seen by all), so what a seat knows at a node is the sequence of actions since
    the decision plus its own hand: a node of the searching player is keyed by the
    actions alone (its hand is the same in every determinization), a node of
-   another seat by the actions and that seat's hand in the determinization
-   (``split_by_hand``, as OpenSpiel's IS-MCTS keys nodes by the acting player's
-   information state). (With the default ``tree="path"`` a node is found by its
-   path from the root, which holds the other seats' hands it passed, so the
-   searching player's later nodes are split by those hands too; ``tree="infoset"``
-   keys every node by its seat's information set alone, in one table, as OpenSpiel
-   does.) At a node, the determinized game gives the legal actions
+   another seat by the actions and that seat's hand in the determinization (as
+   OpenSpiel's IS-MCTS keys nodes by the acting player's information state). A
+   node is found by its path from the root, which holds the other seats' hands it
+   passed, so the searching player's later nodes are split by those hands too.
+   At a node, the determinized game gives the legal actions
    (the dealer's hook included, the follow-suit rule with the sampled hand);
    keyed this way, they are the same in every determinization reaching the
    node, so once each is tried the child with the highest
    ``mean + c * sqrt(ln(parent visits) / visits)`` is followed (UCB1, as
-   OpenSpiel's IS-MCTS does). Pooled nodes (``split_by_hand=False``) see other
-   legal actions in other determinizations and count each child's
-   *availability* instead of the parent's visits, as in the paper. The mean is
-   the hand score of the seat that chose the action, scaled to 0..1 by the
-   rules' lowest and highest score of the hand (``objective="exact"``: 1 for a
-   made bid, else 0).
+   OpenSpiel's IS-MCTS does). The mean is the hand score of the seat that chose
+   the action, scaled to 0..1 by the rules' lowest and highest score of the hand.
 3. **Expand** one legal action not in the tree yet (chosen at random), then
    **play out** the hand with random legal actions (bids included, for seats that
    have not bid) on the compiled core, and **back up** every seat's score: each
@@ -54,8 +48,8 @@ searching player's *true* hand, so in the tree the other seats learn to play
 against that hand as if they could see it. Split by their own hand, their nodes
 hold only what they could know (and, being rarely revisited, they choose almost
 at random below the root). Against OpenSpiel's IS-MCTS, the split tree scored
-higher in each of three comparisons (within noise; docs/ismcts.md); pooled
-SO-ISMCTS stays available as ``split_by_hand=False``.
+higher in each of three comparisons (within noise); pooled SO-ISMCTS, OpenSpiel's
+node keys and other objectives were options until issue 48 (docs/archive.md).
 
 Speed: the simulations run on the compiled core, not on
 :class:`~blackout_env.engine.BlackoutGame`: a determinized hand is the batched engine's
@@ -94,11 +88,21 @@ from .search import sample_hands
 if TYPE_CHECKING:
     from .belief import BidModel
 
-__all__ = ["ISMCTSBot", "sample_deal", "DealSampler", "SimState", "Endgame", "DEFAULT_EXPLORATION"]
+__all__ = ["ISMCTSBot", "sample_deal", "DealSampler", "SimState", "Endgame", "DEFAULT_EXPLORATION", "RETIRED_OPTIONS"]
 
 DEFAULT_EXPLORATION = 0.35
 """UCB exploration constant on scores scaled to 0..1 (0.15, 0.35 and 0.7 were within noise of each other
 against OpenSpiel's IS-MCTS; see docs/ismcts.md)."""
+
+RETIRED_OPTIONS = {
+    "tree": "nodes are found by their path from the root (tree=infoset, OpenSpiel's node keys, was no better)",
+    "split_by_hand": "another seat's nodes are split by its hand (split_by_hand=0, pooled SO-ISMCTS, was no better)",
+    "objective": "a simulation backs up the scaled hand score (objective=exact or tricks was no better)",
+    "voids": "deals respect the voids shown (voids=0, as OpenSpiel's resampling, was no better)",
+    "rollout": "playouts are random (rollout=greedy was no better)",
+}
+"""ISMCTSBot's options retired in issue 48 (used by no default, config or shipped spec, and measured no
+better; docs/archive.md): what stands instead of each."""
 
 
 class _Tables:
@@ -365,7 +369,7 @@ class DealSampler:
     dead-ends.
     """
 
-    def __init__(self, view: PlayerView, voids: bool = True) -> None:
+    def __init__(self, view: PlayerView) -> None:
         self.view = view
         n = view.num_players
         me = view.player
@@ -383,7 +387,7 @@ class DealSampler:
         # places: the other seats in order, then "out of play"; eligible[place, group] (group 4: jokers)
         eligible = np.ones((len(seats) + 1, 5), dtype=bool)
         for place, seat in enumerate(seats):
-            for suit in view.voids[seat] if voids else ():  # voids=False: deal as if nobody had shown a void
+            for suit in view.voids[seat]:
                 eligible[place, suit] = False
         self.eligible = eligible
         self.constrained = not eligible.all()
@@ -477,18 +481,17 @@ def sample_deal(view: PlayerView, rng: random.Random, np_rng: np.random.Generato
 class _Node:
     """A node of the tree; its statistics are those of the action into it.
 
-    ``children`` maps actions to nodes. Under ``split_by_hand``, a node where another
-    seat acts maps ``-1 - hand`` (that seat's hand as a bitmask) to a node whose
-    children are that seat's actions: one information set per hand.
+    ``children`` maps actions to nodes. A node where another seat acts maps ``-1 - hand``
+    (that seat's hand as a bitmask) to a node whose children are that seat's actions:
+    one information set per hand.
     """
 
-    __slots__ = ("children", "visits", "total", "avail", "untried", "tried")
+    __slots__ = ("children", "visits", "total", "untried", "tried")
 
     def __init__(self) -> None:
         self.children: dict[int, _Node] = {}
         self.visits = 0
         self.total = 0.0
-        self.avail = 0
         self.untried: list[int] | None = None
         """An information set's legal actions not in the tree yet (None: not visited)."""
         self.tried = 0
@@ -512,13 +515,6 @@ class ISMCTSBot(Bot):
         time_ms: when given, search for this many milliseconds per decision instead;
             an error if not even one simulation fits.
         exploration: the UCB constant ``c`` on scores scaled to 0..1.
-        split_by_hand: key another seat's nodes by that seat's hand in the
-            determinization as well (its own information set, as OpenSpiel's
-            IS-MCTS does; the default), or pool them over determinizations
-            (``False``: textbook SO-ISMCTS, whose pooled statistics are gathered
-            with the searching player's true hand, so the other seats choose in
-            the tree as if they knew it).
-        rollout: "random" (default) or "greedy" playouts (:meth:`SimState.rollout`).
         prior: a function of the view giving a probability per legal action (e.g.
             a trained policy's); at the root, the action's UCB value gets
             ``prior_weight * probability / (visits + 1)`` (progressive bias: it
@@ -528,20 +524,9 @@ class ISMCTSBot(Bot):
             prior's most probable action unless the search's choice has a mean more than this much
             higher (a network's greedy action overruled only where the search is clearly better);
             by default the most visited action is played.
-        objective: what a simulation backs up for each seat: ``"score"`` (default),
-            its hand score scaled to 0..1; ``"exact"``, 1 if it made its bid, else 0
-            (the chance of making the bid, whatever the bid is worth); ``"tricks"``,
-            a point per trick plus the exact bonus (OpenSpiel's ``oh_hell`` returns), scaled to 0..1.
-        tree: ``"path"`` (default): a node is found by its path from the root; ``"infoset"``:
-            by the acting seat's hand and the actions since the root, in one table (OpenSpiel's
-            keying), so a node is shared by every path and determinization reaching it, and a
-            simulation leaves the tree at a new information set.
-        voids: draw the other seats' hands consistently with the suits they have shown void in
-            (default); 0 deals the unseen cards ignoring voids, as OpenSpiel's ``oh_hell`` resampling does
-            (an experiment: such deals can contradict the play so far).
         endgame: once the bids are in and at most this many tricks are left, a simulation's playout is
             the exact max-n solution of its determinized deal (:meth:`SimState.solve`: each seat plays for
-            its own hand score knowing every hand) instead of random (or greedy) play; 0 (default): off.
+            its own hand score knowing every hand) instead of random play; 0 (default): off.
         bid_search: when > 0, a bid is not searched in the tree: every legal bid is played out on the same
             sampled deals (``simulations`` playouts in all, the deals shared by the bids), the seats bidding
             after it bid their likely winners (the greedy rule), the cards are played by the greedy rule
@@ -552,6 +537,8 @@ class ISMCTSBot(Bot):
             view alike; ``"bids"``, those deals weighted by the chance of the bids the other seats made with
             them (:class:`~blackout_baselines.belief.BidBelief`, the shipped bid model); or the path of a bid
             model file (``blackout belief fit``), weighted by that model.
+
+    The options of :data:`RETIRED_OPTIONS` are refused with a ``ValueError`` naming the retirement.
     """
 
     name = "ismcts"
@@ -562,18 +549,18 @@ class ISMCTSBot(Bot):
         simulations: int = 500,
         time_ms: float | None = None,
         exploration: float = DEFAULT_EXPLORATION,
-        split_by_hand: bool = True,
-        rollout: str = "random",
         prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
         prior_weight: float = 1.0,
         prior_margin: float | None = None,
-        objective: str = "score",
-        tree: str = "path",
-        voids: bool = True,
         endgame: int = 0,
         bid_search: int = 0,
         belief: str = "uniform",
+        **retired: Any,
     ) -> None:
+        for option in retired:
+            if option not in RETIRED_OPTIONS:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument {option!r}")
+            raise ValueError(f"{option}: retired in issue 48, {RETIRED_OPTIONS[option]} (docs/archive.md)")
         super().__init__(seed)
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
             raise ValueError(f"simulations: must be a positive whole number of simulations per decision, got {simulations!r}")
@@ -586,10 +573,6 @@ class ISMCTSBot(Bot):
         self.simulations = int(simulations)
         self.time_ms = None if time_ms is None else float(time_ms)
         self.exploration = float(exploration)
-        self.split_by_hand = bool(split_by_hand)
-        if rollout not in ("random", "greedy"):
-            raise ValueError(f"rollout: must be 'random' or 'greedy', got {rollout!r}")
-        self.rollout = rollout
         if prior is not None and not callable(prior):
             raise ValueError(f"prior: must be a function of a view, got {prior!r}")
         if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not prior_weight >= 0:
@@ -603,17 +586,6 @@ class ISMCTSBot(Bot):
         self.prior = prior
         self.prior_weight = float(prior_weight)
         self.prior_margin = None if prior_margin is None else float(prior_margin)
-        if objective not in ("score", "exact", "tricks"):
-            raise ValueError(f"objective: must be 'score', 'exact' or 'tricks', got {objective!r}")
-        self.objective = objective
-        if tree not in ("path", "infoset"):
-            raise ValueError(f"tree: must be 'path' or 'infoset', got {tree!r}")
-        if tree == "infoset" and not self.split_by_hand:
-            raise ValueError("tree='infoset' keys every node by the acting seat's information set: it needs split_by_hand=1")
-        self.tree = tree
-        if not isinstance(voids, (bool, int, np.integer)) or voids not in (0, 1):
-            raise ValueError(f"voids: must be 0 or 1, got {voids!r}")
-        self.voids = bool(voids)
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 8:
             raise ValueError(f"endgame: must be a whole number of tricks from 0 (off) to 8, got {endgame!r}")
         self.endgame = int(endgame)
@@ -674,11 +646,7 @@ class ISMCTSBot(Bot):
         tried = {a: root.children[a] for a in legal if a in root.children and root.children[a].visits}
         visits = {a: tried[a].visits if a in tried else 0 for a in legal}
         means = {a: child.total / child.visits for a, child in tried.items()}
-        scale = {
-            "score": "mean hand score scaled to 0..1 (the hand's lowest to highest score)",
-            "exact": "share of simulations in which the bid was made",
-            "tricks": "mean of tricks taken plus the exact-bid bonus, scaled to 0..1",
-        }[self.objective]
+        scale = "mean hand score scaled to 0..1 (the hand's lowest to highest score)"
         note = f"visits and {scale} of each action after {self.last_simulations} simulations; it plays the most visited"
         if self.prior_margin is not None:
             note += f", unless the prior's favourite is within {self.prior_margin:g} of its mean"
@@ -700,15 +668,8 @@ class ISMCTSBot(Bot):
         seed_compiled(rng.getrandbits(32))
         n = view.num_players
         root_state = SimState.from_view(view, [view.hand if s == view.player else () for s in range(n)])
-        size = view.hand_size
-        if self.objective == "score":
-            scaled = root_state.t.scores(size)[0]
-        elif self.objective == "exact":  # 1 for a made bid, else 0
-            scaled = [[float(b == w) for w in range(size + 1)] for b in range(size + 1)]
-        else:  # "tricks": a point per trick plus the exact bonus (OpenSpiel's oh_hell returns), scaled to 0..1
-            bonus = view.rules.exact_bonus
-            scaled = [[(w + bonus * (b == w)) / (size + bonus) for w in range(size + 1)] for b in range(size + 1)]
-        sampler = DealSampler(view, voids=self.voids)
+        scaled = root_state.t.scores(view.hand_size)[0]
+        sampler = DealSampler(view)
         belief = None
         if self.bid_model is not None:
             from .belief import BidBelief
@@ -728,8 +689,6 @@ class ISMCTSBot(Bot):
         if self.bid_search and view.phase == "bid":
             return self._search_bids(view, root_state, scaled, draw)
         c = self.exploration
-        split = self.split_by_hand
-        greedy = self.rollout == "greedy"
         me = view.player
         log = math.log
         sqrt = math.sqrt
@@ -739,163 +698,84 @@ class ISMCTSBot(Bot):
         if self.last_prior is not None:
             bias = {a: self.prior_weight * self.last_prior[a] for a in view.legal_actions}
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000.0
-        t, at = root_state.t, root_state.at  # bound once: the loops below read the core's state directly
+        t, at = root_state.t, root_state.at  # bound once: the loop below reads the core's state directly
         step, playout, game = t.step, t.playout, t.game
         at_hands, at_current, at_made, at_bids = at.hands, at.current_player, at.bids_made, at.bids
         assert at.tricks_won == at_bids + n  # the bids, then the tricks won: one slice reads both
         budget = self.simulations
         endgame = self.endgame
-        scratch = Endgame(root_state.v.size, n * size) if endgame else _NO_ENDGAME
+        scratch = Endgame(root_state.v.size, n * view.hand_size) if endgame else _NO_ENDGAME
         stack, keys, values, counts = scratch.stack, scratch.keys, scratch.values, scratch.counts
         deals: list[list[int]] = []
         done = 0
-
-        def determinization() -> SimState:
-            """A copy of the root's state with the next deal's hands (deals are drawn in batches)."""
-            nonlocal deals
+        while True:
+            # --- determinize: a copy of the root's state with the next deal's hands (deals are drawn in batches)
             if not deals:
                 deals = draw(budget if deadline is None else 32)
                 deals.reverse()
             state = root_state.copy()
+            v = state.v
             # The root's seat to act is the searching player, whose hand (and so legal set) is the same in every
             # determinization: the copied legal set stands.
-            state.v[at_hands : at_hands + n] = deals.pop()
-            return state
-
-        def finish(state: SimState, path: list[tuple[_Node, int]]) -> bool:
-            """Play one simulation out from ``state``, back every seat's scaled score up ``path``; True once
-            the budget (simulations or time) is spent."""
-            nonlocal done
-            v = state.v
-            missing = n - int(v[at_made])  # (SimState.rollout, inlined)
-            playout(
-                v, game, np.array([rand() for _ in range(missing)]) if missing and not greedy else _NO_DRAWS, greedy,
-                endgame, stack, keys, values, counts,
-            )
-            both = v[at_bids : at_bids + 2 * n].tolist()
-            rewards = [scaled[b][w] for b, w in zip(both[:n], both[n:])]
-            for visited, seat in path:
-                visited.visits += 1
-                visited.total += rewards[seat]
-            done += 1
-            if deadline is None:
-                return done >= budget
-            if time.perf_counter() >= deadline:
-                if done == 1:
-                    self._too_short(view)
-                return True
-            return False
-
-        if self.tree == "infoset":
-            table: dict[tuple[int, tuple[int, ...]], _Node] = {(root_state.hands[me], ()): root}
-        while self.tree == "infoset":
-            # Nodes are information sets found in one table, keyed by the acting seat's hand and the actions since
-            # the root (as OpenSpiel's IS-MCTS keys them by the information state): a seat's node is shared by every
-            # determinization and every path that reaches it (the other seats' hands are not in its key).
-            state = determinization()
-            v = state.v
-            node = root
-            actions: tuple[int, ...] = ()
-            path = []
-            while True:
-                seat = int(v[at_current])
-                untried = node.untried
-                if untried:  # expand a random untried action
-                    action = untried.pop(int(rand() * len(untried)))
-                    child = node.children[action] = _Node()
-                else:
-                    best_value = -1.0
-                    spread = c * c * log(node.tried)
-                    for a, child in node.children.items():
-                        visits = child.visits
-                        value = child.total / visits + sqrt(spread / visits)
-                        if bias is not None and node is root:
-                            value += bias[a] / (visits + 1)
-                        if value > best_value:
-                            best_value, action = value, a
-                    child = node.children[action]
-                node.tried += 1
-                path.append((child, seat))
-                if step(v, game, action):  # the hand is over
-                    break
-                actions += (action,)
-                key = (int(v[at_hands + int(v[at_current])]), actions)
-                node = table.get(key)
-                if node is None:  # a new information set: enter it in the tree and leave the tree
-                    node = table[key] = _Node()
-                    node.untried = state.legal_actions()
-                    break
-            if finish(state, path):
-                break
-        while self.tree == "path":
-            state = determinization()
-            v = state.v
+            v[at_hands : at_hands + n] = deals.pop()
             node = root
             path: list[tuple[_Node, int]] = []  # (node entered, seat that chose the action into it)
-            # --- select with UCB over the children legal in this determinization; expand one
+            # --- select with UCB among the information set's actions; expand one
             over = False  # (the root is a decision: its hand is not over)
             while not over:
                 seat = int(v[at_current])
-                if seat != me and split:
+                if seat != me:
                     # this seat's information set in this determinization: its hand joins the key
                     key = -1 - int(v[at_hands + seat])
                     own = node.children.get(key)
                     if own is None:
                         own = node.children[key] = _Node()
                     node = own
-                if seat == me or split:
-                    # an information set of the seat to act: the same legal actions in every determinization
-                    untried = node.untried
-                    if untried is None:
-                        untried = node.untried = state.legal_actions()
-                    if untried:  # expand a random untried action
-                        action = untried.pop(int(rand() * len(untried)))
-                        child = node.children[action] = _Node()
-                    else:
-                        best_value = -1.0
-                        spread = c * c * log(node.tried)
-                        if bias is None or node is not root:
-                            for a, child in node.children.items():
-                                visits = child.visits
-                                value = child.total / visits + sqrt(spread / visits)
-                                if value > best_value:
-                                    best_value, action = value, a
-                        else:  # the root, with the prior's progressive bias
-                            for a, child in node.children.items():
-                                visits = child.visits
-                                value = child.total / visits + sqrt(spread / visits) + bias[a] / (visits + 1)
-                                if value > best_value:
-                                    best_value, action = value, a
-                        child = node.children[action]
-                    node.tried += 1
+                # an information set of the seat to act: the same legal actions in every determinization
+                untried = node.untried
+                if untried is None:
+                    untried = node.untried = state.legal_actions()
+                if untried:  # expand a random untried action
+                    action = untried.pop(int(rand() * len(untried)))
+                    child = node.children[action] = _Node()
                 else:
-                    # pooled statistics of another seat (split_by_hand off): its legal actions vary with the
-                    # determinization, so UCB counts a child's availability, not the parent's visits
-                    legal = state.legal_actions()
-                    children = node.children
-                    untried = [a for a in legal if a not in children]
-                    for a in legal:
-                        if a in children:
-                            children[a].avail += 1
-                    if untried:
-                        action = untried[int(rand() * len(untried))]
-                        child = children[action] = _Node()
-                        child.avail = 1
-                    else:
-                        best_value = -1.0
-                        for a in legal:
-                            child = children[a]
+                    best_value = -1.0
+                    spread = c * c * log(node.tried)
+                    if bias is None or node is not root:
+                        for a, child in node.children.items():
                             visits = child.visits
-                            value = child.total / visits + c * sqrt(log(child.avail) / visits)
+                            value = child.total / visits + sqrt(spread / visits)
                             if value > best_value:
                                 best_value, action = value, a
-                        child = children[action]
+                    else:  # the root, with the prior's progressive bias
+                        for a, child in node.children.items():
+                            visits = child.visits
+                            value = child.total / visits + sqrt(spread / visits) + bias[a] / (visits + 1)
+                            if value > best_value:
+                                best_value, action = value, a
+                    child = node.children[action]
+                node.tried += 1
                 path.append((child, seat))
                 over = step(v, game, action)
                 node = child
                 if not child.visits:  # just expanded: leave the tree
                     break
-            if finish(state, path):  # play out at random, back up every seat's scaled score
+            # --- play out at random (SimState.rollout, inlined), back every seat's scaled score up the path
+            missing = n - int(v[at_made])
+            draws = np.array([rand() for _ in range(missing)]) if missing else _NO_DRAWS
+            playout(v, game, draws, False, endgame, stack, keys, values, counts)
+            both = v[at_bids : at_bids + 2 * n].tolist()
+            rewards = [scaled[b][w] for b, w in zip(both[:n], both[n:])]
+            for visited, chooser in path:
+                visited.visits += 1
+                visited.total += rewards[chooser]
+            done += 1
+            if deadline is None:
+                if done >= budget:
+                    break
+            elif time.perf_counter() >= deadline:
+                if done == 1:
+                    self._too_short(view)
                 break
         self.last_simulations = done
         self.last_solved = int(counts[0])

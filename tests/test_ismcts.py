@@ -1,6 +1,7 @@
 """The IS-MCTS bot: its simulator (the compiled core) plays as the engine, its deals agree with the view, it sees views only."""
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -127,8 +128,7 @@ def test_deals_with_voids_are_drawn_from_every_consistent_place():
     assert holders == expected
 
 
-@pytest.mark.parametrize("tree", ["path", "infoset"])
-def test_the_decision_depends_on_the_view_only(tree):
+def test_the_decision_depends_on_the_view_only():
     """Redeal the other players' hidden cards (consistently with the view): same view, same seed, same decision."""
     rules = Rules(num_players=4, hand_sizes=[10])
     rng = np.random.default_rng(5)
@@ -139,20 +139,19 @@ def test_the_decision_depends_on_the_view_only(tree):
         other = determinize(view, sample_hands(view, rng))
         assert other.hands != game.hands or view.tricks_left <= 1
         assert other.view(player) == view
-        first = ISMCTSBot(seed=11, simulations=60, tree=tree).act(view)
-        second = ISMCTSBot(seed=11, simulations=60, tree=tree).act(other.view(player))
+        first = ISMCTSBot(seed=11, simulations=60).act(view)
+        second = ISMCTSBot(seed=11, simulations=60).act(other.view(player))
         assert first == second
         checked += 1
     assert checked == 8
 
 
-@pytest.mark.parametrize("tree", ["path", "infoset"])
-def test_the_same_seed_plays_the_same_hand(tree):
+def test_the_same_seed_plays_the_same_hand():
     rules = Rules(num_players=4, hand_sizes=[6])
 
     def play(seed: int) -> list[int]:
         game = BlackoutGame(rules, seed=3)
-        bots = [ISMCTSBot(seed=seed + s, simulations=40, tree=tree) for s in range(4)]
+        bots = [ISMCTSBot(seed=seed + s, simulations=40) for s in range(4)]
         while not game.is_over:
             game.step(bots[game.current_player].act(game.view(game.current_player)))
         return game.actions
@@ -161,10 +160,9 @@ def test_the_same_seed_plays_the_same_hand(tree):
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-@pytest.mark.parametrize("tree", ["path", "infoset"])
-def test_only_legal_actions_in_every_preset(preset, tree):
+def test_only_legal_actions_in_every_preset(preset):
     rules = Rules.preset(preset)
-    bot = ISMCTSBot(seed=0, simulations=12, tree=tree)
+    bot = ISMCTSBot(seed=0, simulations=12)
     for game in random_moments(rules, 3, 6):
         round_index = game.round_index
         while game.round_index == round_index and not game.is_over:
@@ -196,11 +194,6 @@ def test_the_dealer_never_makes_the_forbidden_bid():
         ({"time_ms": -1.0}, "time_ms"),
         ({"time_ms": "fast"}, "time_ms"),
         ({"exploration": -0.1}, "exploration"),
-        ({"rollout": "smart"}, "rollout"),
-        ({"objective": "win"}, "objective"),
-        ({"tree": "flat"}, "tree"),
-        ({"voids": "no"}, "voids"),
-        ({"tree": "infoset", "split_by_hand": 0}, "split_by_hand"),
     ],
 )
 def test_bad_budgets_are_refused(options, message):
@@ -208,6 +201,28 @@ def test_bad_budgets_are_refused(options, message):
         ISMCTSBot(**options)
     with pytest.raises(ValueError, match=message):
         make_bot("ismcts", **options)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["ismcts:tree=infoset", "ismcts:tree=path", "ismcts:objective=exact", "ismcts:objective=tricks", "ismcts:voids=0",
+     "ismcts:split_by_hand=0", "ismcts:rollout=greedy", "ppo+search:rollout=greedy"],
+)
+def test_a_retired_option_is_refused_in_one_line_naming_its_retirement(spec):
+    # (CHANGELOG.md: removed in issue 48; docs/archive.md keeps what they did and how they measured)
+    from blackout_env.policies import load_policy
+
+    option = spec.split(":")[1].split("=")[0]
+    with pytest.raises(ValueError, match=rf"^policy '{re.escape(spec)}': {option}: retired in issue 48, .*docs/archive.md\)$") as error:
+        load_policy(spec)
+    assert "\n" not in str(error.value)
+    with pytest.raises(ValueError, match=f"{option}: retired"):
+        ISMCTSBot(**{option: 0})
+
+
+def test_an_unknown_option_is_still_an_unexpected_argument():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tress'"):
+        ISMCTSBot(tress="path")
 
 
 def test_a_bot_where_numba_cannot_be_imported_says_so(monkeypatch):
@@ -239,11 +254,10 @@ def test_a_time_budget_runs_simulations_until_it_is_spent():
     assert bot.last_simulations > 1
 
 
-@pytest.mark.parametrize("tree", ["path", "infoset"])
-def test_the_budget_is_the_number_of_simulations(tree):
+def test_the_budget_is_the_number_of_simulations():
     game = BlackoutGame(Rules(num_players=4, hand_sizes=[10]), seed=0)
     view = game.view(game.current_player)
-    bot = ISMCTSBot(seed=0, simulations=123, tree=tree)
+    bot = ISMCTSBot(seed=0, simulations=123)
     values = bot.action_values(view)
     assert bot.last_simulations == 123
     assert sum(visits for visits, _ in values.values()) == 123
