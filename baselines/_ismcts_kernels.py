@@ -41,14 +41,15 @@ def greedy_bid(hand, trump, side, trumps):
 
 
 @numba.njit(cache=True)
-def greedy_card(legal, power_flat, num_cards, trump, led, win_power, want, last):
+def greedy_card(legal, power_flat, led_after, num_cards, trump, led, win_power, want, last):
     """The greedy playout's card (as its bit) among ``legal`` (two or more cards).
 
     A seat that still needs tricks plays its strongest card, or, last to play, the
     cheapest card that wins; if none can win the trick, its weakest. A seat that
-    needs no more tricks plays its strongest card that loses to the trick so far,
-    else its weakest (leading: its weakest). Power is the core's table of
-    :func:`blackout_env.rules_logic.card_power` (a card that would lead counts in its own suit).
+    needs no more tricks plays its strongest card that loses to the trick so far
+    (of power ``win_power``; -1 before the first card), else its weakest (leading: its weakest).
+    Power is the core's table of :func:`blackout_env.rules_logic.card_power`, with the led suit
+    once the card is played (the core's ``led_after``: a card that would lead counts in its own suit).
     """
     zero = np.uint64(0)
     strongest = weakest = cheapest_win = best_loser = zero
@@ -58,7 +59,7 @@ def greedy_card(legal, power_flat, num_cards, trump, led, win_power, want, last)
         bit = m & (~m + np.uint64(1))
         m ^= bit
         card = core._lowest(bit)
-        suit = led if led >= 0 or card >= NUM_STANDARD_CARDS else card // 13
+        suit = np.int64(led_after[led + 1, card])
         p = np.int64(power_flat[((trump + 1) * 5 + suit + 1) * num_cards + card])
         if p > strongest_p:
             strongest_p, strongest = p, bit
@@ -241,7 +242,7 @@ def playout(state, tables, draws, greedy, endgame, stack, keys, values, counts):
     n, num_cards = t.num_players[0], t.num_cards[0]
     current, phase, bids, won = s.current_player, s.phase, s.bids, s.tricks_won
     hand_size, done, forbidden_out = s.hand_size, s.tricks_done, s.forbidden_bid
-    trump, led_suit, trick_cards, trick_size = s.trump, s.led_suit, s.trick_cards, s.trick_size
+    trump, led_suit, trick_size = s.trump, s.led_suit, s.trick_size
     legal_cards, hands = s.legal_cards, s.hands
     power_flat = t.power_flat
     drawn = 0
@@ -267,15 +268,10 @@ def playout(state, tables, draws, greedy, endgame, stack, keys, values, counts):
             legal = legal_cards[0]
             if legal & (legal - np.uint64(1)):  # more than one card
                 if greedy:
-                    led = np.int64(led_suit[0])
-                    row = ((trump[0] + 1) * 5 + led + 1) * num_cards
-                    win_power = -1
-                    for other in range(n):
-                        if trick_cards[0, other] >= 0:
-                            win_power = max(win_power, np.int64(power_flat[row + trick_cards[0, other]]))
+                    win_power = max(np.int64(-1), core.trick_best(s, t, 0) >> 6)
                     legal = greedy_card(
-                        legal, power_flat, num_cards, trump[0], led, win_power, bids[0, seat] > won[0, seat],
-                        trick_size[0] == n - 1,
+                        legal, power_flat, t.led_after, num_cards, trump[0], np.int64(led_suit[0]), win_power,
+                        bids[0, seat] > won[0, seat], trick_size[0] == n - 1,
                     )
                 else:  # pick one at random
                     for _ in range(np.int64(np.random.random() * _count(legal))):

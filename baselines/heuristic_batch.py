@@ -29,6 +29,7 @@ import numpy as np
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.rules import Rules
+from blackout_env.rules_logic import CANNOT_WIN, card_powers
 
 from . import _heuristic_core as _h
 
@@ -113,6 +114,13 @@ def _beats(card: np.ndarray, best: np.ndarray, led: np.ndarray, trump: np.ndarra
     return table[np.asarray(trump) + 1, np.asarray(led) + 1, best, card]
 
 
+@lru_cache(maxsize=1)
+def _power_table() -> np.ndarray:
+    """``[trump + 1, led + 1, card]``: :func:`~blackout_env.rules_logic.card_powers` (index 0: none)."""
+    suits = (None, 0, 1, 2, 3)
+    return np.array([[card_powers(led, trump) for led in suits] for trump in suits], dtype=np.int64)
+
+
 class _State:
     """What the acting seat of each game may know, as arrays: the heuristic's ``_Table`` for many games."""
 
@@ -130,6 +138,7 @@ class _State:
         self.tricks_won = engine.tricks_won[g].astype(np.int64)
         self.trick_cards = engine.trick_cards[g].astype(np.int64)
         self.leader = engine.leader[g].astype(np.int64)
+        self.led_suit = engine.led_suit[g].astype(np.int64)
         rows = np.arange(G)
         self.hand = _bits_to_bool(engine.hands[g, me], C)
         self.legal = _bits_to_bool(engine.legal_cards[g], C)
@@ -436,23 +445,13 @@ class BatchedHeuristic:
         r = np.arange(R)[:, None]
         trump = state.trump[rows][:, None]
         trick_cards = state.trick_cards[rows]
-        leader = state.leader[rows]
         me = state.me[rows]
-        # the trick's winning card so far and its led suit, in order of play
-        led = np.full(R, _NONE)
-        best = np.full(R, _NONE)
-        for k in range(n):
-            card = trick_cards[np.arange(R), (leader + k) % n]
-            present = card >= 0
-            led = np.where(present & (led < 0) & (card < NUM_STANDARD_CARDS), card // 13, led)
-        for k in range(n):
-            card = trick_cards[np.arange(R), (leader + k) % n]
-            present = card >= 0
-            first = present & (best < 0)
-            better = present & (best >= 0) & _beats(card, np.maximum(best, 0), led, trump[:, 0])
-            best = np.where(first | better, card, best)
-        has_trick = best >= 0
-        can_win = ~has_trick[:, None] | _beats(cards, np.maximum(best, 0)[:, None], led[:, None], trump)
+        # the led suit (the core's), and a card wins the trick so far when its power is above the highest in
+        # the trick (the winner's, rules_logic.trick_winner; before the first card, below every power)
+        led = state.led_suit[rows]
+        powers = _power_table()[trump[:, 0] + 1, led + 1]  # (R, cards)
+        win_power = np.where(trick_cards >= 0, powers[r, np.maximum(trick_cards, 0)], CANNOT_WIN - 1).max(axis=1)
+        can_win = powers[r, cards] > win_power[:, None]
         joker = cards >= NUM_STANDARD_CARDS
         suit = np.where(joker, 0, cards // 13)
         rank = cards % 13

@@ -31,8 +31,8 @@ several times slower. Trick power and its
 tie-break, the led suit after a card, whether a card is trump, voids shown, the
 hook's forbidden bid, the suit a turned card names, the bust test, the seat each
 deck card is dealt to, who acts first and where the turned card lies are table
-lookups; the dealer of a round and the bid range (0..hand size) are mirrored
-inline, each marked with the function it mirrors; the legal cards are
+lookups (the trick's best card so far, :func:`trick_best`, by power and tie-break); the dealer of a
+round and the bid range (0..hand size) are mirrored inline, each marked with the function it mirrors; the legal cards are
 ``rules_logic.playable_bits`` (``playable_cards`` on bitsets) compiled. The differential
 tests (``tests/test_batched_differential.py``, ``tests/test_batched.py``) play
 the same deals and actions through the engine and these kernels and compare
@@ -508,6 +508,19 @@ def check_actions(state, tables, actions, games):
 
 
 @numba.njit(cache=True, inline="always")
+def trick_best(s, t, g):
+    """The best card of game ``g``'s trick so far (rules_logic.trick_winner's) as its key, card_power * 64 +
+    trick_key_low (the tie-break): ``>> 6`` is its power, ``& 7`` its seat; below -2**61 before the first card."""
+    row = ((np.int64(s.trump[g]) + 1) * 5 + np.int64(s.led_suit[g]) + 1) * t.num_cards[0]
+    first, best = np.int64(s.leader[g]), np.int64(-(2**62))
+    for seat in range(t.num_players[0]):
+        card = np.int64(s.trick_cards[g, seat])
+        if card >= 0:
+            best = max(best, np.int64(t.power_flat[row + card]) * 64 + t.trick_key_low[first, seat])
+    return best
+
+
+@numba.njit(cache=True, inline="always")
 def advance_game(s, t, g, action):
     """Record ``action`` and apply it in game ``g`` of ``s`` (:data:`GameState`) under the rules' tables ``t``
     (:data:`RuleTables`): the engine's bid, play and finish trick. True when its hand is over.
@@ -516,9 +529,7 @@ def advance_game(s, t, g, action):
     (:func:`step_game`, and its playouts) and the AEC env on one game.
     """
     n, num_cards = t.num_players[0], t.num_cards[0]
-    voids_shown, led_after, is_trump, power_flat, trick_key_low = (
-        t.voids_shown, t.led_after, t.is_trump, t.power_flat, t.trick_key_low
-    )
+    voids_shown, led_after, is_trump = t.voids_shown, t.led_after, t.is_trump
     current_player, phase, leader, bids, bids_made, bid_total, hands, played, played_order, voids = (
         s.current_player, s.phase, s.leader, s.bids, s.bids_made, s.bid_total, s.hands, s.played, s.played_order,
         s.voids,
@@ -560,16 +571,8 @@ def advance_game(s, t, g, action):
         current_player[g] = seat + 1 if seat + 1 < n else 0
         return False
     current_player[g] = seat
-    # The trick's end: the winner ranks by power, then by order of play (trick_key_low: the tie-break
-    # of rules_logic.trick_winner)
     first = np.int64(leader[g])
-    row = (suit + 1) * 5 + np.int64(led_suit[g]) + 1
-    best = np.int64(-(2**62))
-    for seat in range(n):
-        key = np.int64(power_flat[row * num_cards + trick_cards[g, seat]]) * 64 + trick_key_low[first, seat]
-        if key > best:
-            best = key
-    winner = best & 7
+    winner = trick_best(s, t, g) & 7  # the trick's end
     tricks_won[g, winner] += 1
     for seat in range(n):
         s.last_trick[g, seat] = trick_cards[g, seat]

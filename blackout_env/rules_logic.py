@@ -43,8 +43,8 @@ trick power, trick winner  :func:`card_power`, :func:`trick_winner`; the engine,
                            heuristic and search bots, the batched ``power`` table, the
                            ``power`` table of the policy's card features; the tie-break (of
                            equal powers the first played wins) is :func:`trick_winner`'s,
-                           which the batched ``trick_key_low`` table asks (the IS-MCTS
-                           simulator runs the batched step)
+                           which the batched ``trick_key_low`` table asks (the kernels'
+                           ``trick_best``: the batched step, the IS-MCTS greedy playout)
 trump cards, trump broken  :func:`is_trump`; the engine (through :func:`card_facts`), the
                            AEC env's last view of a hand, the play front-end, the batched
                            ``is_trump`` table

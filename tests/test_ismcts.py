@@ -290,19 +290,21 @@ def test_the_greedy_playout_wins_cheaply_when_it_needs_a_trick_and_ducks_high_wh
     from blackout_baselines._ismcts_kernels import greedy_card
 
     from blackout_env.cards import parse_card, parse_cards
-    from blackout_env.rules_logic import card_power
+    from blackout_env.rules_logic import card_power, suit_led_after
 
     rules = Rules(num_players=4, hand_sizes=[10])
     trump, nc = 0, rules.num_cards  # trump clubs
     power_flat = np.array(
         [card_power(c, led, t) for t in (None, 0, 1, 2, 3) for led in (None, 0, 1, 2, 3) for c in range(nc)]
     )
+    after = [[suit_led_after(led, c) for c in range(nc)] for led in (None, 0, 1, 2, 3)]
+    led_after = np.array([[-1 if suit is None else suit for suit in row] for row in after])  # -1: no led suit yet
     legal = np.uint64(sum(1 << c for c in parse_cards("4H 9H QH AH")))
     led = 2  # hearts led, the 10 of hearts winning so far
     win = card_power(parse_card("10H"), led, trump)
 
     def card(want: bool, last: bool, led: int = led, win: int = win) -> int:
-        return int(greedy_card(legal, power_flat, nc, trump, led, win, want, last)).bit_length() - 1
+        return int(greedy_card(legal, power_flat, led_after, nc, trump, led, win, want, last)).bit_length() - 1
 
     assert card(want=True, last=True) == parse_card("QH")
     assert card(want=True, last=False) == parse_card("AH")
