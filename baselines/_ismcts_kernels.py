@@ -257,7 +257,7 @@ def playout(state, tables, draws, greedy, endgame, stack, keys, values, counts):
             if greedy:
                 estimate = greedy_bid(hands[0, seat], trump[0], SIDE_TRICKS, TRUMP_TRICKS)
                 tricks, distance = -1, 10**6
-                for bid in range(size + 1):  # bids 0..hand size: mirrors rules_logic.bid_range
+                for bid in core.bid_range(size):
                     if bid != forbidden and abs(bid - estimate) < distance:
                         tricks, distance = bid, abs(bid - estimate)
             else:

@@ -29,7 +29,7 @@ import numpy as np
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import CANNOT_WIN, card_powers
+from blackout_env.rules_logic import CANNOT_WIN, bid_range, card_powers
 
 from . import _heuristic_core as _h
 
@@ -374,16 +374,17 @@ class BatchedHeuristic:
         R = len(rows)
         dist = self._distribution(chances)  # (R, size + 1)
         won = state.tricks_won[rows, state.me[rows]]
-        values = np.zeros((R, size + 1))
-        for bid in range(size + 1):
+        bids = bid_range(size)
+        values = np.zeros((R, len(bids)))
+        for bid in bids:
             value = np.zeros(R)
-            for t in range(size + 1):
+            for t in range(size + 1):  # tricks still to take
                 value = value + dist[:, t] * self.score_table[bid, won + t]
             values[:, bid] = value
-        permitted = np.arange(size + 1)[None, :] != state.forbidden[rows][:, None]
+        permitted = np.array(bids)[None, :] != state.forbidden[rows][:, None]
         best = np.argmax(permitted, axis=1)
         best_value = values[np.arange(R), best]
-        for bid in range(size + 1):
+        for bid in bids:
             better = permitted[:, bid] & (values[:, bid] > best_value + 1e-12)
             best = np.where(better, bid, best)
             best_value = np.where(better, values[:, bid], best_value)

@@ -134,7 +134,7 @@ class _Tables:
         """(scaled, raw): the hand score of (bid, tricks) for this hand size, scaled to 0..1 and as points."""
         cached = self._scores.get(hand_size)
         if cached is None:
-            raw = [[self.rules.hand_score(b, t) for t in range(hand_size + 1)] for b in range(hand_size + 1)]
+            raw = [[self.rules.hand_score(b, t) for t in range(hand_size + 1)] for b in bid_range(hand_size)]
             low = min(min(row) for row in raw)
             high = max(max(row) for row in raw)
             span = float(high - low) or 1.0

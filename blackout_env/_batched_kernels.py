@@ -32,8 +32,8 @@ tie-break, the led suit after a card, whether a card is trump, voids shown, the
 hook's forbidden bid, the suit a turned card names, the bust test, the seat each
 deck card is dealt to, who acts first and where the turned card lies are table
 lookups (the trick's best card so far, :func:`trick_best`, by power and tie-break); the dealer of a
-round and the bid range (0..hand size) are mirrored inline, each marked with the function it mirrors; the legal cards are
-``rules_logic.playable_bits`` (``playable_cards`` on bitsets) compiled. The differential
+round is mirrored inline, marked with the function it mirrors; the legal cards and the bids are
+``rules_logic.playable_bits`` (``playable_cards`` on bitsets) and ``bid_range`` compiled. The differential
 tests (``tests/test_batched_differential.py``, ``tests/test_batched.py``) play
 the same deals and actions through the engine and these kernels and compare
 states, observations and masks exactly.
@@ -481,15 +481,21 @@ def encode(out, state, offsets, wrap, n, num_cards, bid_width, no_suit, per_max_
 
 
 # ------------------------------------------------------------------- step
+bid_range = numba.njit(cache=True, inline="always")(rules_logic.bid_range)
+"""rules_logic.bid_range compiled: the bids of a hand, for every kernel here and the IS-MCTS playouts."""
+_playable = numba.njit(cache=True, inline="always")(rules_logic.playable_bits)
+"""rules_logic.playable_bits compiled: the legal cards of legal_game (the batched engine and the IS-MCTS simulator)."""
+
+
 @numba.njit(cache=True, inline="always")
-def action_legal(action, num_cards, num_actions, legal_cards, phase, hand_size, forbidden_bid):
+def action_legal(action, num_cards, legal_cards, phase, hand_size, forbidden_bid):
     """Whether ``action`` is legal in a game with these legal cards, phase, hand size and forbidden bid."""
-    if action < 0 or action >= num_actions:
+    if action < 0:
         return False
     if action < num_cards:
         return (legal_cards >> np.uint64(action)) & np.uint64(1) != 0
-    tricks = action - num_cards  # bids 0..hand size: mirrors rules_logic.bid_range
-    return phase == BID and tricks <= hand_size and tricks != forbidden_bid
+    tricks = action - num_cards  # bids from 0; an action past the last bid is above every hand size
+    return phase == BID and tricks < len(bid_range(hand_size)) and tricks != forbidden_bid
 
 
 @numba.njit(cache=True)
@@ -497,12 +503,9 @@ def check_actions(state, tables, actions, games):
     """How many of games ``games`` got an action that is illegal (0: all legal)."""
     s, t = unpack_bytes(state), unpack_tables(tables)
     num_cards = t.num_cards[0]
-    num_actions = num_cards + t.max_bid[0] + 1
     bad = 0
     for g in games:
-        if not action_legal(
-            actions[g], num_cards, num_actions, s.legal_cards[g], s.phase[g], s.hand_size[g], s.forbidden_bid[g]
-        ):
+        if not action_legal(actions[g], num_cards, s.legal_cards[g], s.phase[g], s.hand_size[g], s.forbidden_bid[g]):
             bad += 1
     return bad
 
@@ -602,10 +605,6 @@ def advance(state, tables, actions, games, over):
     return count
 
 
-_playable = numba.njit(cache=True, inline="always")(rules_logic.playable_bits)
-"""rules_logic.playable_bits compiled: the legal cards of legal_game (the batched engine and the IS-MCTS simulator)."""
-
-
 @numba.njit(cache=True, inline="always")
 def legal_game(s, t, g):
     """The acting seat's legal cards (bitset) and the dealer's forbidden bid (NONE: none) in game ``g`` of ``s``."""
@@ -638,7 +637,7 @@ def mask_row(row, num_cards, legal_cards, phase, hand_size, forbidden_bid):
     row[:] = 0
     _set_cards(row, 0, legal_cards, np.int8(1))
     if phase == BID:
-        for k in range(hand_size + 1):  # mirrors rules_logic.bid_range
+        for k in bid_range(hand_size):
             if k != forbidden_bid:
                 row[num_cards + k] = 1
 
@@ -655,10 +654,9 @@ def action_mask(state, tables, mask):
 
 @numba.njit(cache=True, inline="always")
 def random_bid(draw, hand_size, forbidden):
-    """The bid (tricks) of a uniform ``draw`` in [0, 1): its place among the legal bids in order, bids 0..hand
-    size (mirrors rules_logic.bid_range) less the dealer's ``forbidden`` one (NONE: none)."""
+    """The bid (tricks) of a uniform ``draw`` in [0, 1): its place in the bid_range less ``forbidden`` (NONE: none)."""
     hooked = forbidden != NONE
-    tricks = np.int64(draw * (hand_size + 1 - np.int64(hooked)))
+    tricks = np.int64(draw * (len(bid_range(hand_size)) - np.int64(hooked)))
     if hooked and tricks >= forbidden:
         tricks += 1
     return tricks
@@ -862,8 +860,7 @@ def env_step(state, tables, encoding, floats, row, mask, action):
     """
     s, t = unpack_words(state), unpack_tables_inline(tables)
     num_cards = t.num_cards[0]
-    if not action_legal(action, num_cards, num_cards + t.max_bid[0] + 1, s.legal_cards[0], s.phase[0],
-                        s.hand_size[0], s.forbidden_bid[0]):
+    if not action_legal(action, num_cards, s.legal_cards[0], s.phase[0], s.hand_size[0], s.forbidden_bid[0]):
         return ILLEGAL
     if step_one(s, t, action):
         return HAND_OVER

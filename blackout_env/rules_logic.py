@@ -22,7 +22,7 @@ who bids first and leads   :func:`first_to_act`; ``BlackoutGame``, the AEC env's
                            batched ``first_to_act`` table
 the bid range              :func:`bid_range`; ``BlackoutGame.legal_actions`` and ``.bid``,
                            :func:`illegal_action_reason`, the IS-MCTS simulator's legal bids;
-                           the compiled kernels mirror it inline (bids 0..hand size)
+                           compiled as the batched kernels' ``bid_range`` (masks, checks, bids)
 decisions per match        :func:`decisions_per_hand`; ``Rules.decisions_per_match`` (the
                            batched engine's action record, training's rollout lengths)
 dealer's hook              :func:`forbidden_bid`; ``BlackoutGame.legal_actions`` and
