@@ -11,6 +11,8 @@ from blackout_training.evaluation.positions import (
     SUITE_PATH,
     Position,
     PositionError,
+    _layouts,
+    count_layouts,
     judge,
     load_positions,
     run_suite,
@@ -48,6 +50,24 @@ def test_a_hand_written_obvious_bid_is_proved():
     position = verify(Position.from_dict(DEALER_ACE))
     assert position.seat == 2
     assert len(position.lows_highs[position.acceptable[0]]) == 50 * 49  # every card for each of the two others
+
+
+def test_the_layouts_are_counted_suit_by_suit_without_the_suits_a_seat_is_void_in():
+    clubs, hearts = [0, 1], [26, 27]  # 2C 3C, 2H 3H
+    assert count_layouts(clubs + hearts, [1, 1], [set(), set()]) == 4 * 3
+    assert count_layouts(clubs + hearts, [1, 1], [{0}, set()]) == 2 * 3  # the first seat has shown no clubs
+    assert count_layouts(clubs + hearts, [2, 1], [{0}, {2}]) == 1 * 2  # both hearts, then a club
+    assert count_layouts(clubs + hearts, [1, 1], [{0, 2}, set()]) == 0
+    assert count_layouts(clubs + hearts + [52], [1, 1], [{0, 2}, set()]) == 1 * 4  # a joker belongs to no suit
+
+
+def test_the_count_is_the_number_of_layouts_searched(suite):
+    for position in suite[::5] + [p for p in suite if p.rules.num_players == 7]:
+        game = position.game()
+        unseen, others, _, _ = _layouts(game, game.current_player)
+        voids = [game.view(game.current_player).voids[s] for s in others]
+        sizes = [len(game.hands[s]) - (game.turned_card in game.hands[s]) for s in others]
+        assert count_layouts(unseen, sizes, voids) == len(position.lows_highs[position.acceptable[0]]), position.id
 
 
 def test_a_planted_wrong_answer_is_rejected():

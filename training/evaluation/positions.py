@@ -21,7 +21,8 @@ So a position whose "obvious" answer is wrong, or right only for some layouts, c
 enter the suite. The acting seat's own later choices would need a strategy that does not
 see the hidden cards; the verifier avoids that question by accepting only positions where
 they are forced: bids in a hand of one card, and plays with at most two cards in hand
-(the last card is then forced). Searches are bounded (:data:`MAX_LAYOUTS` layouts).
+(the last card is then forced). Searches are bounded (:data:`MAX_LAYOUTS` layouts, counted
+with the voids shown: :func:`count_layouts`).
 
 Positions live in ``positions.yaml`` beside this module (shipped in the package); the
 format is in docs/positions.md.
@@ -33,7 +34,7 @@ import hashlib
 import itertools
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -47,7 +48,7 @@ from blackout_env.rules import Rules
 
 __all__ = [
     "MAX_LAYOUTS", "SUITE_PATH", "Position", "PositionError", "PositionResult", "action_from_text", "action_text",
-    "judge", "load_positions", "run_suite", "search", "suite_digest", "verify",
+    "count_layouts", "judge", "load_positions", "run_suite", "search", "suite_digest", "verify",
 ]
 
 SUITE_PATH = Path(__file__).resolve().parent / "positions.yaml"
@@ -219,15 +220,12 @@ def _layouts(game: BlackoutGame, seat: int) -> tuple[list[int], list[int], Itera
     shown = {s: [game.turned_card] for s in range(game.num_players) if s != seat and game.turned_card in game.hands[s]}
     others = [s for s in range(game.num_players) if s != seat and game.hands[s]]
     sizes = [len(game.hands[s]) - len(shown.get(s, [])) for s in others]
-    count = 1
-    left = len(unseen)
-    for size in sizes:
-        count *= math.comb(left, size)
-        left -= size
 
     def allowed(s: int, card: int) -> bool:
         suit = suit_of(card)
         return suit is None or suit not in view.voids[s]
+
+    count = count_layouts(unseen, sizes, [view.voids[s] for s in others])
 
     def deal(index: int, pool: list[int]) -> Iterator[list[list[int]]]:
         if index == len(others):
@@ -240,6 +238,36 @@ def _layouts(game: BlackoutGame, seat: int) -> tuple[list[int], list[int], Itera
                 yield [[*hand, *shown.get(s, [])], *tail]
 
     return unseen, others, deal(0, unseen), count
+
+
+def count_layouts(unseen: Sequence[int], sizes: Sequence[int], voids: Sequence[Iterable[int]]) -> int:
+    """How many ways there are to deal hands of ``sizes`` from ``unseen``, a seat never a card of a suit it is void in.
+
+    The layouts :func:`search` enumerates (the cards left over stay undealt), counted without dealing
+    them: suit by suit, each seat that may hold the suit takes ``k`` of its cards still free in
+    ``comb(free, k)`` ways. The voids a hand has shown cut its layouts a great deal (at 7 players,
+    where two cards stay undealt, they are what keeps a position's layouts within :data:`MAX_LAYOUTS`).
+    """
+    free_by_suit: dict[int | None, int] = {}
+    for card in unseen:
+        free_by_suit[suit_of(card)] = free_by_suit.get(suit_of(card), 0) + 1
+    void_sets = [set(v) for v in voids]
+    ways: dict[tuple[int, ...], int] = {tuple(sizes): 1}
+    for suit, free in free_by_suit.items():
+        stage: dict[tuple[tuple[int, ...], int], int] = {(needs, free): count for needs, count in ways.items()}
+        for index, void in enumerate(void_sets):
+            if suit is not None and suit in void:
+                continue
+            taken: dict[tuple[tuple[int, ...], int], int] = {}
+            for (needs, left), count in stage.items():
+                for k in range(min(needs[index], left) + 1):
+                    key = (needs[:index] + (needs[index] - k,) + needs[index + 1:], left - k)
+                    taken[key] = taken.get(key, 0) + count * math.comb(left, k)
+            stage = taken
+        ways = {}
+        for (needs, _), count in stage.items():
+            ways[needs] = ways.get(needs, 0) + count
+    return ways.get(tuple(0 for _ in sizes), 0)
 
 
 def _outcomes(game: BlackoutGame, seat: int) -> tuple[float, float]:
@@ -262,11 +290,12 @@ def _outcomes(game: BlackoutGame, seat: int) -> tuple[float, float]:
     return low, high
 
 
-def search(position: Position) -> dict[int, list[tuple[float, float]]]:
+def search(position: Position, max_layouts: int = MAX_LAYOUTS) -> dict[int, list[tuple[float, float]]]:
     """Per legal action of the acting seat, its (worst, best) hand score in each layout of the unseen cards.
 
     PositionError when the position cannot be searched: a bid in a hand of more than one card,
-    a play with more than two cards in hand, or more than :data:`MAX_LAYOUTS` layouts.
+    a play with more than two cards in hand, or more than ``max_layouts`` layouts (those that respect
+    the voids shown, :func:`count_layouts`; default :data:`MAX_LAYOUTS`).
     """
     game = position.game()
     seat = game.current_player
@@ -276,8 +305,8 @@ def search(position: Position) -> dict[int, list[tuple[float, float]]]:
     if game.phase == "play" and len(game.hands[seat]) > 2:
         raise PositionError(f"{name}: a play can be verified only with at most two cards in hand")
     unseen, others, layouts, count = _layouts(game, seat)
-    if count > MAX_LAYOUTS:
-        raise PositionError(f"{name}: {count:,} layouts of the {len(unseen)} unseen cards; at most {MAX_LAYOUTS:,} are searched")
+    if count > max_layouts:
+        raise PositionError(f"{name}: {count:,} layouts of the {len(unseen)} unseen cards; at most {max_layouts:,} are searched")
     legal = list(game.legal_actions())
     outcomes: dict[int, list[tuple[float, float]]] = {a: [] for a in legal}
     for layout in layouts:
