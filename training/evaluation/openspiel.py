@@ -28,7 +28,8 @@ from .tournament import confidence_half_width, single_threaded_torch
 
 __all__ = [
     "to_openspiel_card", "from_openspiel_action", "require_openspiel", "simulations_per_search", "OpenSpielPlayer",
-    "check_openspiel_rules", "load_openspiel_ismcts", "openspiel_rules_problems", "play_deal", "pool_sittings", "run_agent", "speed", "summarise", "table",
+    "check_openspiel_rules", "load_openspiel_ismcts", "openspiel_rules_problems", "play_deal", "pool_sittings",
+    "run_agent", "speed", "summarise", "table",
 ]
 
 INSTALL_BENCH = "pip install -e \".[bench]\", or pip install \"blackout-rl[bench]\""
@@ -145,9 +146,10 @@ class OpenSpielPlayer:
             pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT if self.redeals == 1
             else pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT
         )
+        # evaluation reseeds with any 32-bit number; OpenSpiel's seeds are C ints
         self.bot = pyspiel.ISMCTSBot(
-            value % 2**31, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c, self.per_search,
-            -1, final_policy, False, False,
+            value % 2**31, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c,
+            self.per_search, -1, final_policy, False, False,
         )
 
     def search_state(self, state: Any, view: Any = None) -> Any:
