@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 import yaml
 from blackout_training.cli import main
@@ -16,8 +17,11 @@ from blackout_training.evaluation.positions import (
     judge,
     load_positions,
     run_suite,
+    search,
     verify,
 )
+
+from blackout_env import BlackoutGame, Rules
 
 # The dealer (seat 2) holds the ace of trump (spades, the turned card is the 5) in a one-card hand at 3 players;
 # the others bid 1 each, so the hook forbids nothing: bid 1 takes the trick whatever the others hold.
@@ -62,12 +66,35 @@ def test_the_layouts_are_counted_suit_by_suit_without_the_suits_a_seat_is_void_i
 
 
 def test_the_count_is_the_number_of_layouts_searched(suite):
-    for position in suite[::5] + [p for p in suite if p.rules.num_players == 7]:
-        game = position.game()
+    sevens = [p for p in suite if p.rules.num_players == 7]
+    for position in [p for p in suite[::5] + sevens if p.rules.hand_sizes != (1,) or p.rules.num_players < 7]:
+        game = position.game()  # (the 7-player bids are searched by kinds of trick: below)
         unseen, others, _, _ = _layouts(game, game.current_player)
         voids = [game.view(game.current_player).voids[s] for s in others]
         sizes = [len(game.hands[s]) - (game.turned_card in game.hands[s]) for s in others]
         assert count_layouts(unseen, sizes, voids) == len(position.lows_highs[position.acceptable[0]]), position.id
+
+
+def _outcome_kinds(outcomes):
+    """Per layout, the (worst, best) of every legal action: what the judgement reads, as a set of layouts."""
+    legal = sorted(outcomes)
+    return legal, {tuple(outcomes[a][i] for a in legal) for i in range(len(outcomes[legal[0]]))}
+
+
+def test_a_one_card_bid_searched_by_kinds_of_trick_finds_the_outcomes_of_every_layout(suite):
+    """The kinds of :func:`trick_kinds` (used past the bound: bids at 7 players) against every layout, at 3 players."""
+    rng = np.random.default_rng(5)
+    positions = [p for p in suite if p.rules.num_players == 3 and p.rules.hand_sizes == (1,)]
+    rules = Rules.preset("standard").replace(num_players=3, hand_sizes=[1])
+    for number in range(4):  # and some not chosen as obvious: every bid searched alike
+        deck, dealer = rng.permutation(52).tolist(), int(rng.integers(3))
+        hands = [list(hand) for hand in BlackoutGame(rules, decks=[deck], first_dealer=dealer).hands]
+        positions.append(Position(f"random-{number}", rules, dealer, hands, deck[3], [], [], ""))
+    for position in positions:
+        every_layout = search(position)
+        by_kinds = search(position, max_layouts=100)  # past this bound, one layout of each kind is searched
+        assert len(by_kinds[position.game().legal_actions()[0]]) < len(every_layout[position.game().legal_actions()[0]])
+        assert _outcome_kinds(by_kinds) == _outcome_kinds(every_layout), position.id
 
 
 def test_a_planted_wrong_answer_is_rejected():

@@ -27,6 +27,7 @@ from blackout_training.evaluation.positions import (
     Position,
     PositionError,
     action_text,
+    layout_count,
     search,
     verify,
 )
@@ -87,17 +88,19 @@ def _prove(position: Position, game: BlackoutGame, seat: int, most_layouts: int 
     except PositionError:
         return None
     legal = list(outcomes)
-    layouts = len(outcomes[legal[0]])
-    best = [max(outcomes[a][i][0] for a in legal) for i in range(layouts)]
-    acceptable = [a for a in legal if all(outcomes[a][i][0] == best[i] for i in range(layouts))]
+    searched = len(outcomes[legal[0]])
+    best = [max(outcomes[a][i][0] for a in legal) for i in range(searched)]
+    acceptable = [a for a in legal if all(outcomes[a][i][0] == best[i] for i in range(searched))]
     if not acceptable or len(acceptable) == len(legal):
         return None
     rules = position.rules
     words = " or ".join(action_text(a, rules) for a in acceptable)
     position.acceptable = acceptable
+    layouts = layout_count(position)
+    kinds = f" (of {searched} kind{'s' if searched > 1 else ''} that the trick can tell apart)" if searched < layouts else ""
     position.reason = (
-        f"{_need_words(game, seat)}: in all {layouts} layouts of the unseen cards {words} scores at least what any "
-        "other action could, whatever the others play, and more in some"
+        f"{_need_words(game, seat)}: in all {layouts} layouts of the unseen cards{kinds} {words} scores at least what "
+        "any other action could, whatever the others play, and more in some"
     )
     try:
         verify(position)
