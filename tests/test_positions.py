@@ -15,6 +15,7 @@ from blackout_training.evaluation.positions import (
     _layouts,
     count_layouts,
     judge,
+    layout_count,
     load_positions,
     run_suite,
     search,
@@ -95,6 +96,14 @@ def test_a_one_card_bid_searched_by_kinds_of_trick_finds_the_outcomes_of_every_l
         by_kinds = search(position, max_layouts=100)  # past this bound, one layout of each kind is searched
         assert len(by_kinds[position.game().legal_actions()[0]]) < len(every_layout[position.game().legal_actions()[0]])
         assert _outcome_kinds(by_kinds) == _outcome_kinds(every_layout), position.id
+
+
+def test_the_seven_player_bids_are_searched_by_kinds_of_trick(suite):
+    sevens = [p for p in suite if p.rules.num_players == 7 and p.game().phase == "bid"]
+    assert len(sevens) >= 4
+    for position in sevens:
+        assert layout_count(position) == 50 * 49 * 48 * 47 * 46 * 45  # every unseen card for each of six others
+        assert len(position.lows_highs[position.acceptable[0]]) <= 2_000
 
 
 def test_a_planted_wrong_answer_is_rejected():
