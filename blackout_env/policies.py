@@ -25,6 +25,10 @@ Specs
   ``phases``, ``card_samples``, ``margin``, ``belief`` and ``checkpoint=PATH``.
 - ``rllib:PATH``: a policy trained on Ray RLlib (``blackout train`` with
   ``algo: rllib_ppo``): its run folder or RLlib checkpoint (needs the ``rllib`` extra).
+- ``openspiel_ismcts``: OpenSpiel's IS-MCTS deciding from states redealt from the view, the
+  player of the OpenSpiel cross-check, an external anchor (needs the ``bench`` extra); options
+  ``simulations``, ``uct_c``, ``rollout_seed`` and ``redeals``; standard-style tables only
+  (3 to 7 players, a turned trump, the hook).
 
 Seeds. ``load_policy(spec, seed=s)`` seeds the policy with ``s``; a ``seed``
 option in the spec (``random:seed=3``) wins over ``s``. Evaluation, play and
@@ -329,9 +333,9 @@ bots here, then every name an installed package registers (:data:`ENTRY_POINT_GR
 ENTRY_POINT_GROUP = "blackout.policies"
 """Installed packages add policy names through this entry-point group: ``NAME = "module:function [extra]"``.
 
-This package's own agents (``ppo``, ``ppo-standard``, ``ppo+search``, ``ppo+rollout``, ``rllib``) come so,
-from its ``pyproject.toml``: ``blackout_env`` names no training module. The extra, when given, is what to
-install when the module is missing (``train``: torch). Nothing is imported until a spec is loaded."""
+This package's own agents (``ppo``, ``ppo-standard``, ``ppo+search``, ``ppo+rollout``, ``rllib``,
+``openspiel_ismcts``) come so, from its ``pyproject.toml``: ``blackout_env`` names no training module. The
+extra, when given, is what to install when the module is missing (``train``: torch; ``bench``: OpenSpiel). Nothing is imported until a spec is loaded."""
 
 
 def _extra_hint(extras: list[str]) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 import yaml
 from blackout_training.cli import main
@@ -11,11 +12,17 @@ from blackout_training.evaluation.positions import (
     SUITE_PATH,
     Position,
     PositionError,
+    _layouts,
+    count_layouts,
     judge,
+    layout_count,
     load_positions,
     run_suite,
+    search,
     verify,
 )
+
+from blackout_env import BlackoutGame, Rules
 
 # The dealer (seat 2) holds the ace of trump (spades, the turned card is the 5) in a one-card hand at 3 players;
 # the others bid 1 each, so the hook forbids nothing: bid 1 takes the trick whatever the others hold.
@@ -37,7 +44,7 @@ def _suite_data() -> list[dict]:
 def test_the_shipped_suite_loads_and_every_position_is_proved(suite):
     assert len(suite) >= 60
     assert len({p.id for p in suite}) == len(suite)
-    assert {p.rules.num_players for p in suite} >= {3, 4, 5, 6}
+    assert {p.rules.num_players for p in suite} == {3, 4, 5, 6, 7}
     assert any(p.game().phase == "bid" for p in suite) and any(p.game().phase == "play" for p in suite)
     for position in suite:
         assert position.lows_highs, position.id  # searched
@@ -48,6 +55,55 @@ def test_a_hand_written_obvious_bid_is_proved():
     position = verify(Position.from_dict(DEALER_ACE))
     assert position.seat == 2
     assert len(position.lows_highs[position.acceptable[0]]) == 50 * 49  # every card for each of the two others
+
+
+def test_the_layouts_are_counted_suit_by_suit_without_the_suits_a_seat_is_void_in():
+    clubs, hearts = [0, 1], [26, 27]  # 2C 3C, 2H 3H
+    assert count_layouts(clubs + hearts, [1, 1], [set(), set()]) == 4 * 3
+    assert count_layouts(clubs + hearts, [1, 1], [{0}, set()]) == 2 * 3  # the first seat has shown no clubs
+    assert count_layouts(clubs + hearts, [2, 1], [{0}, {2}]) == 1 * 2  # both hearts, then a club
+    assert count_layouts(clubs + hearts, [1, 1], [{0, 2}, set()]) == 0
+    assert count_layouts(clubs + hearts + [52], [1, 1], [{0, 2}, set()]) == 1 * 4  # a joker belongs to no suit
+
+
+def test_the_count_is_the_number_of_layouts_searched(suite):
+    sevens = [p for p in suite if p.rules.num_players == 7]
+    for position in [p for p in suite[::5] + sevens if p.rules.hand_sizes != (1,) or p.rules.num_players < 7]:
+        game = position.game()  # (the 7-player bids are searched by kinds of trick: below)
+        unseen, others, _, _ = _layouts(game, game.current_player)
+        voids = [game.view(game.current_player).voids[s] for s in others]
+        sizes = [len(game.hands[s]) - (game.turned_card in game.hands[s]) for s in others]
+        assert count_layouts(unseen, sizes, voids) == len(position.lows_highs[position.acceptable[0]]), position.id
+
+
+def _outcome_kinds(outcomes):
+    """Per layout, the (worst, best) of every legal action: what the judgement reads, as a set of layouts."""
+    legal = sorted(outcomes)
+    return legal, {tuple(outcomes[a][i] for a in legal) for i in range(len(outcomes[legal[0]]))}
+
+
+def test_a_one_card_bid_searched_by_kinds_of_trick_finds_the_outcomes_of_every_layout(suite):
+    """The kinds of :func:`trick_kinds` (used past the bound: bids at 7 players) against every layout, at 3 players."""
+    rng = np.random.default_rng(5)
+    positions = [p for p in suite if p.rules.num_players == 3 and p.rules.hand_sizes == (1,)]
+    rules = Rules.preset("standard").replace(num_players=3, hand_sizes=[1])
+    for number in range(4):  # and some not chosen as obvious: every bid searched alike
+        deck, dealer = rng.permutation(52).tolist(), int(rng.integers(3))
+        hands = [list(hand) for hand in BlackoutGame(rules, decks=[deck], first_dealer=dealer).hands]
+        positions.append(Position(f"random-{number}", rules, dealer, hands, deck[3], [], [], ""))
+    for position in positions:
+        every_layout = search(position)
+        by_kinds = search(position, max_layouts=100)  # past this bound, one layout of each kind is searched
+        assert len(by_kinds[position.game().legal_actions()[0]]) < len(every_layout[position.game().legal_actions()[0]])
+        assert _outcome_kinds(by_kinds) == _outcome_kinds(every_layout), position.id
+
+
+def test_the_seven_player_bids_are_searched_by_kinds_of_trick(suite):
+    sevens = [p for p in suite if p.rules.num_players == 7 and p.game().phase == "bid"]
+    assert len(sevens) >= 4
+    for position in sevens:
+        assert layout_count(position) == 50 * 49 * 48 * 47 * 46 * 45  # every unseen card for each of six others
+        assert len(position.lows_highs[position.acceptable[0]]) <= 2_000
 
 
 def test_a_planted_wrong_answer_is_rejected():

@@ -6,6 +6,13 @@ bots; at every decision the verifier can search (a bid in a one-card hand, a pla
 two cards in hand), the acting seat's best actions in every layout are tried as the acceptable
 set, and the position is kept when the verifier proves it and it leaves some legal action out.
 Usage: python docs/data/make_positions.py OUT.yaml [PER_TABLE] [SEED] [GAMES_PER_TABLE]
+
+``--add SUITE.yaml PLAYERS HAND_SIZE COUNT SEED GAMES MOST_LAYOUTS`` appends to a suite instead
+(numbered after its positions, the command added to its header): up to COUNT positions of one
+table (standard rules), found in GAMES games from SEED, each searched over at most MOST_LAYOUTS
+layouts (small searches keep the suite quick to load). The 7-player positions were added so: at 7
+players two cards stay undealt, so only positions late in the hand, where the voids shown cut the
+layouts, are within the verifier's bound.
 """
 
 from __future__ import annotations
@@ -15,7 +22,15 @@ import sys
 import numpy as np
 import yaml
 from blackout_training.agents.policies import load_policy
-from blackout_training.evaluation.positions import Position, PositionError, action_text, search, verify
+from blackout_training.evaluation.positions import (
+    MAX_LAYOUTS,
+    Position,
+    PositionError,
+    action_text,
+    layout_count,
+    search,
+    verify,
+)
 
 from blackout_env.engine import BlackoutGame
 from blackout_env.rules import Rules
@@ -39,7 +54,9 @@ def _need_words(game: BlackoutGame, seat: int) -> str:
     return f"needs {bid - won} more trick{'s' if bid - won > 1 else ''}"
 
 
-def candidates(players: int, hand_size: int, overrides: dict, games: int, rng: np.random.Generator) -> list[Position]:
+def candidates(
+    players: int, hand_size: int, overrides: dict, games: int, rng: np.random.Generator, most_layouts: int = MAX_LAYOUTS,
+) -> list[Position]:
     rules = Rules.preset("standard").replace(num_players=players, hand_sizes=[hand_size], **overrides)
     bots = [load_policy("heuristic", rules, 0), load_policy("random", rules, 0)]
     found: list[Position] = []
@@ -58,30 +75,32 @@ def candidates(players: int, hand_size: int, overrides: dict, games: int, rng: n
                 turned = start.turned_card if all(start.turned_card not in hand for hand in hands) else None
                 position = Position(f"t{players}-{hand_size}-{number}-{len(game.actions)}", rules, dealer, hands,
                                     turned, list(game.actions), [], "")
-                kept = _prove(position, game, seat)
+                kept = _prove(position, game, seat, most_layouts)
                 if kept is not None:
                     found.append(kept)
             game.step(seated[seat].act(game.view(seat)))
     return found
 
 
-def _prove(position: Position, game: BlackoutGame, seat: int) -> Position | None:
+def _prove(position: Position, game: BlackoutGame, seat: int, most_layouts: int = MAX_LAYOUTS) -> Position | None:
     try:
-        outcomes = search(position)
+        outcomes = search(position, most_layouts)
     except PositionError:
         return None
     legal = list(outcomes)
-    layouts = len(outcomes[legal[0]])
-    best = [max(outcomes[a][i][0] for a in legal) for i in range(layouts)]
-    acceptable = [a for a in legal if all(outcomes[a][i][0] == best[i] for i in range(layouts))]
+    searched = len(outcomes[legal[0]])
+    best = [max(outcomes[a][i][0] for a in legal) for i in range(searched)]
+    acceptable = [a for a in legal if all(outcomes[a][i][0] == best[i] for i in range(searched))]
     if not acceptable or len(acceptable) == len(legal):
         return None
     rules = position.rules
     words = " or ".join(action_text(a, rules) for a in acceptable)
     position.acceptable = acceptable
+    layouts = layout_count(position)
+    kinds = f" (of {searched} kind{'s' if searched > 1 else ''} that the trick can tell apart)" if searched < layouts else ""
     position.reason = (
-        f"{_need_words(game, seat)}: in all {layouts} layouts of the unseen cards {words} scores at least what any "
-        "other action could, whatever the others play, and more in some"
+        f"{_need_words(game, seat)}: in all {layouts} layouts of the unseen cards{kinds} {words} scores at least what "
+        "any other action could, whatever the others play, and more in some"
     )
     try:
         verify(position)
@@ -90,7 +109,36 @@ def _prove(position: Position, game: BlackoutGame, seat: int) -> Position | None
     return position
 
 
+def add_table(path: str, players: int, hand_size: int, count: int, seed: int, games: int, most_layouts: int) -> None:
+    """Append up to ``count`` positions of one table to the suite at ``path`` (see the module docstring)."""
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
+    existing = yaml.safe_load(text)["positions"]
+    found = candidates(players, hand_size, {}, games=games, rng=np.random.default_rng(seed), most_layouts=most_layouts)
+    # a mix of what the acting seat needs (a trick more, none more...): in turn from each kind, in the order found
+    kinds: dict[str, list[Position]] = {}
+    for position in found:
+        kinds.setdefault(position.reason.split(":")[0].split(" of ")[0], []).append(position)
+    print({kind: len(positions) for kind, positions in kinds.items()})
+    queues = list(kinds.values())
+    picked = [queue[i] for i in range(len(found)) for queue in queues if i < len(queue)][:count]
+    chosen = [position for position in found if position in picked]
+    print(f"{players} players, hand {hand_size}: {len(found)} found, {len(chosen)} kept")
+    for index, position in enumerate(chosen, start=len(existing)):
+        position.id = f"p{index + 1:03d}-{players}p-{hand_size}c"
+    header += "# Added by: python docs/data/make_positions.py " + " ".join(sys.argv[1:]) + "\n"
+    suite = existing + [p.to_dict() for p in chosen]
+    text = yaml.safe_dump({"positions": suite}, sort_keys=False, width=120, allow_unicode=True)
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(header + text)
+    print(f"wrote {len(suite)} positions to {path}")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--add":
+        add_table(sys.argv[2], *(int(value) for value in sys.argv[3:9]))
+        sys.exit(0)
     out = sys.argv[1]
     per_table = int(sys.argv[2]) if len(sys.argv) > 2 else 12
     rng = np.random.default_rng(int(sys.argv[3]) if len(sys.argv) > 3 else 0)

@@ -17,7 +17,8 @@ from blackout_env.rules import Rules
 
 AGENTS_HELP = (
     "policy specs: random, heuristic, search, ismcts, search:samples=64, ppo, ppo-standard, ppo:PATH, ppo+search, "
-    "ppo+rollout, or a name registered in the blackout.policies entry points"
+    "ppo+rollout, openspiel_ismcts[:simulations=N,uct_c=C,redeals=K] (OpenSpiel's IS-MCTS, an external anchor; needs "
+    "the bench extra), or a name registered in the blackout.policies entry points"
 )
 
 

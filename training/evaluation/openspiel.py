@@ -7,7 +7,9 @@ rebuilt from their seat's view (:class:`OpenSpielPlayer`; with ``redeals`` K > 1
 search each, their visit counts summed). :func:`run_agent` plays one agent's duplicate
 seating and :func:`summarise` gives its figures; :func:`speed` times decisions against OpenSpiel's bot.
 ``blackout bench openspiel_ismcts`` (:mod:`blackout_training.bench.openspiel_ismcts`) is the command,
-and its docstring the full description. Needs ``open_spiel`` (the ``bench`` extra).
+and its docstring the full description. The same player is a policy of ours, the spec
+``openspiel_ismcts`` of ``blackout eval`` and ``blackout ladder`` (:func:`load_openspiel_ismcts`): an
+external anchor on the ladder. Needs ``open_spiel`` (the ``bench`` extra).
 """
 
 from __future__ import annotations
@@ -26,13 +28,12 @@ from .tournament import confidence_half_width, single_threaded_torch
 
 __all__ = [
     "to_openspiel_card", "from_openspiel_action", "require_openspiel", "simulations_per_search", "OpenSpielPlayer",
-    "play_deal", "pool_sittings", "run_agent", "speed", "summarise", "table",
+    "check_openspiel_rules", "load_openspiel_ismcts", "openspiel_rules_problems", "play_deal", "pool_sittings",
+    "run_agent", "speed", "summarise", "table",
 ]
 
-MISSING = (
-    "OpenSpiel is not installed: this benchmark needs the bench extra "
-    "(pip install -e \".[bench]\", or pip install \"blackout-rl[bench]\")"
-)
+INSTALL_BENCH = "pip install -e \".[bench]\", or pip install \"blackout-rl[bench]\""
+MISSING = f"OpenSpiel is not installed: this benchmark needs the bench extra ({INSTALL_BENCH})"
 
 _OPENSPIEL_SUIT = (0, 1, 3, 2)  # ours C D H S -> OpenSpiel's suit order C D S H
 _OUR_SUIT = (0, 1, 3, 2)  # and back (the map is its own inverse)
@@ -112,13 +113,17 @@ class OpenSpielPlayer:
     Seeded (:meth:`seed`), the redealt states are the same from run to run; OpenSpiel's C++ search is not
     quite: it breaks ties between equal UCB values in its hash map's iteration order, which changes from
     run to run (even within one process), so its actions repeat only where it meets no such tie.
+
+    It is also a policy of ours (:meth:`act`, the spec ``openspiel_ismcts`` of ``blackout eval`` and
+    ``blackout ladder``, :func:`load_openspiel_ismcts`): a seat there has no mirrored state, so it
+    searches from states redealt from its view, as the cross-check's field does with ``redeal``.
     """
 
     openspiel = True
 
     def __init__(
         self, pyspiel: Any, simulations: int, uct_c: float, rollout_seed: int = 0, redeal: bool = True,
-        redeals: int = 1,
+        redeals: int = 1, name: str = "openspiel_ismcts",
     ) -> None:
         self.per_search = simulations_per_search(simulations, redeals)
         if redeals > 1 and not redeal:
@@ -127,8 +132,10 @@ class OpenSpielPlayer:
         self.rollout_seed = rollout_seed
         self.redeal = bool(redeal)
         self.redeals = redeals
+        self.name = name
         self.bot = None
         self.rng = np.random.default_rng(0)
+        self._rules_checked: Rules | None = None
 
     def seed(self, value: int) -> None:
         """A fresh ISMCTSBot (and rollout evaluator, and redeals) seeded with ``value``."""
@@ -139,9 +146,10 @@ class OpenSpielPlayer:
             pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT if self.redeals == 1
             else pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT
         )
+        # evaluation reseeds with any 32-bit number; OpenSpiel's seeds are C ints
         self.bot = pyspiel.ISMCTSBot(
-            value, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c, self.per_search,
-            -1, final_policy, False, False,
+            value % 2**31, pyspiel.RandomRolloutEvaluator(1, (value + self.rollout_seed) % 2**31), self.uct_c,
+            self.per_search, -1, final_policy, False, False,
         )
 
     def search_state(self, state: Any, view: Any = None) -> Any:
@@ -159,7 +167,7 @@ class OpenSpielPlayer:
             return from_openspiel_action(self.bot.step(self.search_state(state, view)))
         if view is None:
             raise ValueError("redeals > 1 rebuilds the searched states from the seat's view: pass the view")
-        legal = sorted(from_openspiel_action(a) for a in state.legal_actions())
+        legal = sorted(view.legal_actions)  # the mirrored state's, checked equal at every decision
         if len(legal) == 1:
             return legal[0]
         shares = dict.fromkeys(legal, 0.0)
@@ -168,6 +176,22 @@ class OpenSpielPlayer:
                 shares[from_openspiel_action(action)] += share
         best = max(shares.values())
         return next(a for a in legal if shares[a] >= best - _TIE_TOLERANCE)
+
+    def act(self, view: Any) -> int:
+        """The action for ``view``'s seat, as a policy of ours (``blackout eval``, ``blackout ladder``).
+
+        Searched from states redealt from the view alone (``redeals`` of them); a decision with one
+        legal action is played without search. ValueError when the view's rules are not a game that
+        OpenSpiel's ``oh_hell`` plays (:func:`openspiel_rules_problems`).
+        """
+        if view.rules != self._rules_checked:
+            check_openspiel_rules(view.rules, self.name)
+            self._rules_checked = view.rules
+        if len(view.legal_actions) == 1:
+            return int(view.legal_actions[0])
+        if self.bot is None:
+            self.seed(0)
+        return self.act_openspiel(None, view)
 
 
 def parse_openspiel_spec(spec: str, simulations: int = 500, uct_c: float = 2.0) -> dict[str, Any] | None:
@@ -201,6 +225,65 @@ def parse_openspiel_spec(spec: str, simulations: int = 500, uct_c: float = 2.0) 
     if parsed["redeals"] > 1 and not parsed["redeal"]:
         raise ValueError(f"{spec}: redeals > 1 draws the hidden cards from the seat's view: it needs redeal=1")
     return parsed
+
+
+def openspiel_rules_problems(rules: Rules) -> list[str]:
+    """How ``rules`` differ from the game OpenSpiel's ``oh_hell`` plays, in words (empty: it plays them).
+
+    Its game: 3 to 7 players, 52 cards, trump named by a card turned after the deal (so a hand leaves
+    at least one card to turn), the dealer's hook, trump led at any time. Its scoring is its own (a
+    point a trick plus 10 for an exact bid) whatever ours is: its search aims at that, and our rules
+    score its games, as in the cross-check.
+    """
+    problems = []
+    if rules.jokers:
+        problems.append(f"jokers {rules.jokers} (it has none)")
+    if rules.trump != "turned":
+        problems.append(f"trump {rules.trump!r} (it turns a card for trump)")
+    if not rules.hook:
+        problems.append("no hook (its dealer always has the hook)")
+    if rules.lead_trump != "any":
+        problems.append(f"lead_trump {rules.lead_trump!r} (it leads trump at any time)")
+    largest = max(rules.hand_sizes)
+    if rules.num_players * largest >= rules.deck_size:
+        problems.append(f"hands of {largest} cards at {rules.num_players} players leave no card to turn")
+    return problems
+
+
+def check_openspiel_rules(rules: Rules, spec: str = OPENSPIEL_SPEC) -> None:
+    """ValueError naming ``spec`` and the rules' differences when OpenSpiel's ``oh_hell`` does not play ``rules``."""
+    problems = openspiel_rules_problems(rules)
+    if problems:
+        raise ValueError(f"policy {spec!r}: OpenSpiel's oh_hell does not play these rules: {'; '.join(problems)}")
+
+
+def load_openspiel_ismcts(argument: str | None, rules: Rules | None, seed: int | None) -> OpenSpielPlayer:
+    """The loader behind the policy spec ``openspiel_ismcts[:simulations=N,uct_c=C,rollout_seed=K,redeals=R]``.
+
+    OpenSpiel's IS-MCTS (``pyspiel.ISMCTSBot``, random rollouts) in a seat of ``blackout eval`` or
+    ``blackout ladder``: an external anchor, the player of the cross-check with its options
+    (:func:`parse_openspiel_spec`; default 500 simulations, ``uct_c`` 2), always redealing from its view
+    (``redeal=0``, the mirrored state, exists only in the cross-check). ValueError (one line) for a bad
+    option, rules OpenSpiel's ``oh_hell`` does not play, or OpenSpiel not installed (the ``bench`` extra).
+    """
+    spec = OPENSPIEL_SPEC if argument is None else f"{OPENSPIEL_SPEC}:{argument}"
+    options = parse_openspiel_spec(spec)
+    if not options["redeal"]:
+        raise ValueError(
+            f"policy {spec!r}: redeal=0 searches from the cross-check's mirrored state, which a seat of eval or "
+            f"the ladder does not have: as a policy it always redeals from its view"
+        )
+    if rules is not None:
+        check_openspiel_rules(rules, spec)
+    try:
+        pyspiel = require_openspiel()
+    except ImportError:
+        raise ValueError(
+            f"policy {spec!r} needs OpenSpiel, which is not installed: install the bench extra ({INSTALL_BENCH})"
+        ) from None
+    player = OpenSpielPlayer(pyspiel, **options, name=spec)
+    player.seed(0 if seed is None else seed)
+    return player
 
 
 def load_player(pyspiel: Any, spec: str, rules: Rules, seed: int) -> Any:

@@ -21,7 +21,9 @@ So a position whose "obvious" answer is wrong, or right only for some layouts, c
 enter the suite. The acting seat's own later choices would need a strategy that does not
 see the hidden cards; the verifier avoids that question by accepting only positions where
 they are forced: bids in a hand of one card, and plays with at most two cards in hand
-(the last card is then forced). Searches are bounded (:data:`MAX_LAYOUTS` layouts).
+(the last card is then forced). Searches are bounded (:data:`MAX_LAYOUTS` layouts, counted
+with the voids shown: :func:`count_layouts`); a bid in a one-card hand with more layouts is
+searched over one layout of each kind that its trick cannot tell apart (:func:`trick_kinds`).
 
 Positions live in ``positions.yaml`` beside this module (shipped in the package); the
 format is in docs/positions.md.
@@ -33,7 +35,7 @@ import hashlib
 import itertools
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -44,10 +46,11 @@ import yaml
 from blackout_env.cards import card_to_str, cards_to_str, deck, parse_card, parse_cards, suit_of
 from blackout_env.engine import BlackoutGame
 from blackout_env.rules import Rules
+from blackout_env.rules_logic import card_power, first_to_act
 
 __all__ = [
     "MAX_LAYOUTS", "SUITE_PATH", "Position", "PositionError", "PositionResult", "action_from_text", "action_text",
-    "judge", "load_positions", "run_suite", "search", "suite_digest", "verify",
+    "count_layouts", "judge", "layout_count", "trick_kinds", "load_positions", "run_suite", "search", "suite_digest", "verify",
 ]
 
 SUITE_PATH = Path(__file__).resolve().parent / "positions.yaml"
@@ -219,15 +222,12 @@ def _layouts(game: BlackoutGame, seat: int) -> tuple[list[int], list[int], Itera
     shown = {s: [game.turned_card] for s in range(game.num_players) if s != seat and game.turned_card in game.hands[s]}
     others = [s for s in range(game.num_players) if s != seat and game.hands[s]]
     sizes = [len(game.hands[s]) - len(shown.get(s, [])) for s in others]
-    count = 1
-    left = len(unseen)
-    for size in sizes:
-        count *= math.comb(left, size)
-        left -= size
 
     def allowed(s: int, card: int) -> bool:
         suit = suit_of(card)
         return suit is None or suit not in view.voids[s]
+
+    count = count_layouts(unseen, sizes, [view.voids[s] for s in others])
 
     def deal(index: int, pool: list[int]) -> Iterator[list[list[int]]]:
         if index == len(others):
@@ -240,6 +240,82 @@ def _layouts(game: BlackoutGame, seat: int) -> tuple[list[int], list[int], Itera
                 yield [[*hand, *shown.get(s, [])], *tail]
 
     return unseen, others, deal(0, unseen), count
+
+
+def count_layouts(unseen: Sequence[int], sizes: Sequence[int], voids: Sequence[Iterable[int]]) -> int:
+    """How many ways there are to deal hands of ``sizes`` from ``unseen``, a seat never a card of a suit it is void in.
+
+    The layouts :func:`search` enumerates (the cards left over stay undealt), counted without dealing
+    them: suit by suit, each seat that may hold the suit takes ``k`` of its cards still free in
+    ``comb(free, k)`` ways. The voids a hand has shown cut its layouts a great deal (at 7 players,
+    where two cards stay undealt, they are what keeps a position's layouts within :data:`MAX_LAYOUTS`).
+    """
+    free_by_suit: dict[int | None, int] = {}
+    for card in unseen:
+        free_by_suit[suit_of(card)] = free_by_suit.get(suit_of(card), 0) + 1
+    void_sets = [set(v) for v in voids]
+    ways: dict[tuple[int, ...], int] = {tuple(sizes): 1}
+    for suit, free in free_by_suit.items():
+        stage: dict[tuple[tuple[int, ...], int], int] = {(needs, free): count for needs, count in ways.items()}
+        for index, void in enumerate(void_sets):
+            if suit is not None and suit in void:
+                continue
+            taken: dict[tuple[tuple[int, ...], int], int] = {}
+            for (needs, left), count in stage.items():
+                for k in range(min(needs[index], left) + 1):
+                    key = (needs[:index] + (needs[index] - k,) + needs[index + 1:], left - k)
+                    taken[key] = taken.get(key, 0) + count * math.comb(left, k)
+            stage = taken
+        ways = {}
+        for (needs, _), count in stage.items():
+            ways[needs] = ways.get(needs, 0) + count
+    return ways.get(tuple(0 for _ in sizes), 0)
+
+
+def trick_kinds(game: BlackoutGame, seat: int, unseen: Sequence[int], others: Sequence[int]) -> list[list[list[int]]] | None:
+    """One layout of each kind that a one-card hand's trick cannot tell apart, for a bid there; None elsewhere.
+
+    For a bid in a one-card hand without jokers, every later play is forced, so a layout matters to the
+    acting seat only through whether its card ``c`` wins the trick: the card of highest
+    :func:`~blackout_env.rules_logic.card_power` under the led suit, the suit of the leader's card (two
+    standard cards have equal power only when neither can win). Two unseen cards are then interchangeable
+    when they compare the same with ``c`` under every led suit and have the same suit (the suit counts only
+    when some card's comparison depends on the led suit), and the seats after the leader count only as a
+    multiset. Each kind is one layout: the leader's kind of card, then a multiset of kinds for the rest,
+    each within the cards of its kind. Bids at 7 players (50 x 49 x ... x 45 layouts) are searched so.
+    """
+    if game.phase != "bid" or game.hand_size != 1 or game.rules.jokers:
+        return None
+    if any(game.turned_card in game.hands[s] for s in others):  # a trump card shown in a hand: not dealt freely
+        return None
+    (mine,) = game.hands[seat]
+
+    def compare(card: int) -> tuple[int, ...]:
+        return tuple(
+            (card_power(card, led, game.trump) > card_power(mine, led, game.trump))
+            - (card_power(card, led, game.trump) < card_power(mine, led, game.trump))
+            for led in range(4)
+        )
+
+    by_led = any(len(set(compare(card))) > 1 for card in unseen)
+    kinds: dict[tuple[Any, ...], list[int]] = {}
+    for card in unseen:
+        kinds.setdefault((suit_of(card) if by_led else None, compare(card)), []).append(card)
+    pools = list(kinds.values())
+    leader = first_to_act(game.dealer, game.num_players)
+    rest = [s for s in others if s != leader]
+    layouts = []
+    for lead in range(len(pools)) if leader in others else [None]:
+        for chosen in itertools.combinations_with_replacement(range(len(pools)), len(rest)):
+            wanted = [*chosen] if lead is None else [lead, *chosen]
+            if any(wanted.count(kind) > len(pools[kind]) for kind in set(wanted)):
+                continue
+            left = [list(pool) for pool in pools]
+            cards = dict(zip(rest, (left[kind].pop() for kind in chosen)))
+            if lead is not None:
+                cards[leader] = left[lead].pop()
+            layouts.append([[cards[s]] for s in others])
+    return layouts
 
 
 def _outcomes(game: BlackoutGame, seat: int) -> tuple[float, float]:
@@ -262,11 +338,20 @@ def _outcomes(game: BlackoutGame, seat: int) -> tuple[float, float]:
     return low, high
 
 
-def search(position: Position) -> dict[int, list[tuple[float, float]]]:
+def layout_count(position: Position) -> int:
+    """How many layouts of the unseen cards the acting seat's view leaves (:func:`count_layouts`)."""
+    game = position.game()
+    return _layouts(game, game.current_player)[3]
+
+
+def search(position: Position, max_layouts: int = MAX_LAYOUTS) -> dict[int, list[tuple[float, float]]]:
     """Per legal action of the acting seat, its (worst, best) hand score in each layout of the unseen cards.
 
     PositionError when the position cannot be searched: a bid in a hand of more than one card,
-    a play with more than two cards in hand, or more than :data:`MAX_LAYOUTS` layouts.
+    a play with more than two cards in hand, or more than ``max_layouts`` layouts (those that respect
+    the voids shown, :func:`count_layouts`; default :data:`MAX_LAYOUTS`). A bid in a one-card hand with
+    more is searched over one layout of each kind its trick cannot tell apart (:func:`trick_kinds`), when
+    those are few enough: the same outcomes, fewer times over.
     """
     game = position.game()
     seat = game.current_player
@@ -276,8 +361,13 @@ def search(position: Position) -> dict[int, list[tuple[float, float]]]:
     if game.phase == "play" and len(game.hands[seat]) > 2:
         raise PositionError(f"{name}: a play can be verified only with at most two cards in hand")
     unseen, others, layouts, count = _layouts(game, seat)
-    if count > MAX_LAYOUTS:
-        raise PositionError(f"{name}: {count:,} layouts of the {len(unseen)} unseen cards; at most {MAX_LAYOUTS:,} are searched")
+    if count > max_layouts:
+        kinds = trick_kinds(game, seat, unseen, others)
+        if kinds is None or len(kinds) > max_layouts:
+            raise PositionError(
+                f"{name}: {count:,} layouts of the {len(unseen)} unseen cards; at most {max_layouts:,} are searched"
+            )
+        layouts = iter(kinds)
     legal = list(game.legal_actions())
     outcomes: dict[int, list[tuple[float, float]]] = {a: [] for a in legal}
     for layout in layouts:
