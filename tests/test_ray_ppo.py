@@ -11,6 +11,7 @@ import csv
 import importlib.util
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -72,6 +73,28 @@ def test_bad_ray_settings_are_refused_naming_the_key():
                               ("ray.workers=2", "unknown config key 'ray.workers'")]:
         with pytest.raises(ConfigError, match=message):
             load_config(TINY, ["algo=ppo_ray", override])
+
+
+@needs_ray
+def test_the_workers_of_a_ray_started_here_run_at_the_trainers_priority():
+    """Ray nices its workers to 15 by default: beside one busy process the samplers got a few percent of a core."""
+    script = """
+import os, ray
+from blackout_training.ppo.ray_cluster import connect_ray
+
+@ray.remote(num_cpus=1)
+def niceness():
+    return os.nice(0)
+
+assert connect_ray(None, 1, what="test", needs_rllib=False)
+print(ray.get(niceness.remote()), os.nice(0), "RAY_worker_niceness" in os.environ)
+ray.shutdown()
+"""
+    env = {key: value for key, value in os.environ.items() if key != "RAY_worker_niceness"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    worker, driver, left_set = done.stdout.split()[-3:]
+    assert worker == driver and left_set == "False"
 
 
 # ------------------------------------------------------------- on a two-node Ray cluster
