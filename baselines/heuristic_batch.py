@@ -29,7 +29,7 @@ import numpy as np
 
 from blackout_env.cards import NUM_STANDARD_CARDS
 from blackout_env.rules import Rules
-from blackout_env.rules_logic import CANNOT_WIN, bid_range, card_powers
+from blackout_env.rules_logic import CANNOT_WIN, bid_range, card_powers, suit_led_after
 
 from . import _heuristic_core as _h
 
@@ -119,6 +119,12 @@ def _power_table() -> np.ndarray:
     """``[trump + 1, led + 1, card]``: :func:`~blackout_env.rules_logic.card_powers` (index 0: none)."""
     suits = (None, 0, 1, 2, 3)
     return np.array([[card_powers(led, trump) for led in suits] for trump in suits], dtype=np.int64)
+
+
+@lru_cache(maxsize=1)
+def _lead_suits() -> np.ndarray:
+    """``[card]``: the led suit once ``card`` leads a trick (:func:`~blackout_env.rules_logic.suit_led_after`; a joker: none)."""
+    return np.array([_NONE if (s := suit_led_after(None, c)) is None else s for c in range(_BEATS_CARDS)], dtype=np.int64)
 
 
 class _State:
@@ -429,7 +435,7 @@ class BatchedHeuristic:
 
         leading = none_beat(beaters[r, own_suit[:, None] + 1], False)[:, 0]
         # a later seat averages over the card led, in the pool's order
-        lead_suit = np.where(c < NUM_STANDARD_CARDS, c // 13, _NONE)
+        lead_suit = _lead_suits()[c]
         counts = pool & _beats(card[:, None], c, lead_suit, trump[:, None])
         led = np.where(lead_suit >= 0, lead_suit, own_suit[:, None])
         lead_beats = _beats(c, card[:, None], led, trump[:, None])  # the led card is not in the other hands
