@@ -6,7 +6,7 @@ playout's count: aces and kings of side suits, trumps from the ten up, jokers),
 counted from the bids of a policy in self-play (``blackout belief fit``; the fitted
 table of the shipped ``ppo`` lies beside this module). :class:`BidBelief` turns a
 view and that model into determinizations: deals are drawn as
-:class:`~blackout_baselines.ismcts.DealSampler` draws them (every one consistent
+:class:`~blackout_baselines.deals.DealSampler` draws them (every one consistent
 with the view: the voids, the cards shown, the counts), each weighted by the chance
 of the bids the other seats made with the hands it gives them (their cards now plus
 those they have played), and redrawn in proportion to the weights (sampling

@@ -5,7 +5,7 @@ Whitehouse, "Information Set Monte Carlo Tree Search" (IEEE TCIAIG 4(2), 2012),
 with each node the information set of the seat to act there:
 
 1. **Determinize.** Each simulation samples the cards every other seat holds
-   now, consistently with the acting player's view (:class:`DealSampler`): each
+   now, consistently with the acting player's view (:class:`~blackout_baselines.deals.DealSampler`): each
    seat gets exactly as many unseen cards as it still holds, never a card of a
    suit it has shown void in, the dealer keeps a card shown to everyone (the
    dealer's last card under ``no_card_trump: dealer_last``), and the rest of the
@@ -83,12 +83,12 @@ from blackout_env.rules_logic import bid_range
 from blackout_env.view import PlayerView
 
 from .base import Bot
-from .search import sample_hands
+from .deals import DealSampler, _cards, _mask
 
 if TYPE_CHECKING:
     from .belief import BidModel
 
-__all__ = ["ISMCTSBot", "sample_deal", "DealSampler", "SimState", "Endgame", "DEFAULT_EXPLORATION", "RETIRED_OPTIONS"]
+__all__ = ["ISMCTSBot", "SimState", "Endgame", "DEFAULT_EXPLORATION", "RETIRED_OPTIONS"]
 
 DEFAULT_EXPLORATION = 0.35
 """UCB exploration constant on scores scaled to 0..1 (0.15, 0.35 and 0.7 were within noise of each other
@@ -172,22 +172,6 @@ def _kernels() -> tuple:
         state.copy().rollout(random.Random(0).random, endgame=1)
         _ismcts_kernels.seed(0)  # (each search seeds numba's generator again)
     return _KERNELS[0]
-
-
-def _mask(cards: Sequence[int]) -> int:
-    mask = 0
-    for c in cards:
-        mask |= 1 << c
-    return mask
-
-
-def _cards(mask: int) -> list[int]:
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(low.bit_length() - 1)
-        mask ^= low
-    return cards
 
 
 _NO_DRAWS = np.zeros(0)
@@ -353,129 +337,6 @@ class SimState:
 def seed_compiled(value: int) -> None:
     """Seed the random numbers of the playouts' cards (numba's generator)."""
     _kernels()[1].seed(value)
-
-
-class DealSampler:
-    """Draws the cards every seat holds now, consistently with a view, many deals at a time.
-
-    Each seat other than the viewer gets as many unseen cards as it still holds,
-    never a card of a suit it has shown void in, plus any card shown to all (the
-    dealer's shown card); the viewer keeps its hand; the other unseen cards are out
-    of play. Deals are drawn uniformly among the consistent ones, by rejection of
-    uniform shuffles (vectorized); when voids make that rare, the remainder comes
-    from a sequential sampler (each constrained card goes to a place that may hold
-    it, with chance proportional to the room left there; close to uniform), and
-    from :func:`~blackout_baselines.search.sample_hands` in the rare case that one
-    dead-ends.
-    """
-
-    def __init__(self, view: PlayerView) -> None:
-        self.view = view
-        n = view.num_players
-        me = view.player
-        shown = view.shown_cards
-        shown_set = {c for cards in shown for c in cards}
-        self.pool_list = pool = [c for c in view.unseen_cards if c not in shown_set]
-        self.pool = np.array(pool, dtype=np.int64)
-        self.seats = seats = [s for s in range(n) if s != me]
-        self.need = need = [view.cards_left(s) - len(shown[s]) for s in seats]
-        out = len(pool) - sum(need)
-        if out < 0 or any(k < 0 for k in need):
-            raise ValueError("DealSampler: the view's card counts are inconsistent")
-        self.fixed = [_mask(shown[s]) for s in range(n)]
-        self.fixed[me] = _mask(view.hand)
-        # places: the other seats in order, then "out of play"; eligible[place, group] (group 4: jokers)
-        eligible = np.ones((len(seats) + 1, 5), dtype=bool)
-        for place, seat in enumerate(seats):
-            for suit in view.voids[seat]:
-                eligible[place, suit] = False
-        self.eligible = eligible
-        self.constrained = not eligible.all()
-        self.capacity = need + [out]
-        # per unseen card, the places that may hold it (None: every place)
-        homes = [None if eligible[:, g].all() else np.flatnonzero(eligible[:, g]).tolist() for g in range(5)]
-        self.homes = [(card, homes[min(card // 13, 4)]) for card in pool]
-        self.place_of_position = np.repeat(np.arange(len(seats) + 1), self.capacity)
-        self.bounds = np.cumsum([0] + need)
-        self.acceptance = 1.0
-
-    def draw(self, count: int, np_rng: np.random.Generator, rng: random.Random) -> list[list[int]]:
-        """``count`` deals, each a list of hand bitmasks by seat."""
-        deals: list[list[int]] = []
-        for _ in range(4):
-            missing = count - len(deals)
-            if missing <= 0:
-                break
-            batch = missing if not self.constrained else min(int(missing / max(self.acceptance, 0.01) * 1.3) + 8, 20000)
-            deals.extend(self._shuffled(batch, np_rng)[:missing])
-            if not self.constrained:
-                break
-        while len(deals) < count:
-            deals.append(self._sequential(rng))
-        return deals
-
-    def _shuffled(self, batch: int, np_rng: np.random.Generator) -> list[list[int]]:
-        cards = np_rng.permuted(np.broadcast_to(self.pool, (batch, len(self.pool))), axis=1)
-        if self.constrained:
-            groups = np.minimum(cards // 13, 4)
-            ok = self.eligible[self.place_of_position, groups].all(axis=1)
-            self.acceptance = 0.5 * self.acceptance + 0.5 * max(float(ok.mean()), 0.001)
-            cards = cards[ok]
-        bits = np.left_shift(np.uint64(1), cards.astype(np.uint64))
-        # cards are distinct, so a sum of their bits is their union; seat i holds positions bounds[i]:bounds[i+1]
-        sums = np.zeros((len(cards), len(self.pool) + 1), dtype=np.uint64)
-        np.cumsum(bits, axis=1, out=sums[:, 1:])
-        held = (sums[:, self.bounds[1:]] - sums[:, self.bounds[:-1]]).tolist()
-        result = []
-        for row in held:
-            masks = self.fixed[:]
-            for seat, mask in zip(self.seats, row):
-                masks[seat] |= mask
-            result.append(masks)
-        return result
-
-    def _sequential(self, rng: random.Random) -> list[int]:
-        cards = self.homes
-        for _ in range(10):
-            room = self.capacity[:]
-            held = [0] * len(room)
-            free = []
-            dead_end = False
-            for card, home in cards:
-                if home is None:
-                    free.append(card)
-                    continue
-                options = [p for p in home if room[p]]
-                total = sum(room[p] for p in options)
-                if not total:
-                    dead_end = True
-                    break
-                pick = rng.random() * total
-                for place in options:
-                    pick -= room[place]
-                    if pick < 0:
-                        break
-                room[place] -= 1
-                held[place] |= 1 << card
-            if dead_end:
-                continue
-            rng.shuffle(free)
-            start = 0
-            for place, k in enumerate(room):
-                held[place] |= _mask(free[start : start + k])
-                start += k
-            masks = self.fixed[:]
-            for place, seat in enumerate(self.seats):
-                masks[seat] |= held[place]
-            return masks
-        hands = sample_hands(self.view, np.random.default_rng(rng.getrandbits(63)))
-        return [_mask(h) for h in hands]
-
-
-def sample_deal(view: PlayerView, rng: random.Random, np_rng: np.random.Generator) -> list[list[int]]:
-    """One deal drawn by :class:`DealSampler`: the cards every seat holds now, as sorted lists by seat."""
-    masks = DealSampler(view).draw(1, np_rng, rng)[0]
-    return [_cards(m) for m in masks]
 
 
 class _Node:

@@ -3,7 +3,7 @@
 For each decision the bot
 
 1. **samples the unseen cards** into the other hands consistently with its view
-   (:func:`sample_hands`): each seat gets exactly the number of cards it still
+   (:func:`~blackout_baselines.deals.sample_hands`): each seat gets exactly the number of cards it still
    holds, never a card of a suit it has shown void in, the dealer keeps a card
    shown to everyone, and the cards out of play take the rest;
 2. **rebuilds the hand** as an engine game from those cards and the cards
@@ -29,129 +29,26 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-import numpy as np
-
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.engine import BlackoutGame, deck_order
+from blackout_env.engine import BlackoutGame
 from blackout_env.policies import Explanation, action_reasons
-from blackout_env.rules import Rules
 from blackout_env.rules_logic import CANNOT_WIN, card_powers, dealer_of_round, playable_cards, suit_led_after
 from blackout_env.view import PlayerView
 
 from .base import Bot
+from .deals import deal_deck, initial_hands, sample_hands
 from .heuristic import HeuristicBot, _beats, _strength, _winning_card
 
-__all__ = ["SearchBot", "sample_hands", "deal_deck", "determinize", "playout_card"]
-
-_GROUPS = 5  # the four suits and the jokers
-
-
-def _group(card: int) -> int:
-    return 4 if card >= NUM_STANDARD_CARDS else card // 13
-
-
-def _feasible(counts: Sequence[int], capacity: Sequence[int], eligible: Sequence[Sequence[bool]]) -> bool:
-    """Hall's condition: every set of card groups fits in the places that may hold them."""
-    groups = [g for g in range(_GROUPS) if counts[g]]
-    for mask in range(1, 1 << len(groups)):
-        chosen = [groups[i] for i in range(len(groups)) if mask >> i & 1]
-        need = sum(counts[g] for g in chosen)
-        room = sum(cap for h, cap in enumerate(capacity) if any(eligible[h][g] for g in chosen))
-        if need > room:
-            return False
-    return True
-
-
-def sample_hands(view: PlayerView, rng: np.random.Generator) -> list[list[int]]:
-    """The cards every seat holds now, sampled consistently with ``view``.
-
-    The player keeps its own hand; each other seat gets as many unseen cards as
-    it holds, none of a suit it is known to be void in, plus any card shown to
-    all (the dealer's last card under ``no_card_trump: dealer_last``). Cards are
-    placed one by one into a random place that can hold them, checking with
-    Hall's condition that the rest still fits, so a sample always exists.
-    """
-    n = view.num_players
-    shown = view.shown_cards
-    shown_set = {c for cards in shown for c in cards}
-    pool = [c for c in view.unseen_cards if c not in shown_set]
-    hands: list[list[int]] = [list(shown[s]) for s in range(n)]
-    hands[view.player] = list(view.hand)
-    seats = [s for s in range(n) if s != view.player]
-    capacity = [view.cards_left(s) - len(shown[s]) for s in seats]
-    capacity.append(len(pool) - sum(capacity))  # the cards out of play
-    if capacity[-1] < 0 or any(c < 0 for c in capacity):
-        raise ValueError("sample_hands: the view's card counts are inconsistent")
-    eligible = [[g == 4 or g not in view.voids[s] for g in range(_GROUPS)] for s in seats]
-    eligible.append([True] * _GROUPS)
-    places: list[list[int]] = [[] for _ in capacity]
-    order = [pool[i] for i in rng.permutation(len(pool))]
-    constrained = any(not all(e) for e in eligible[:-1])
-    if not constrained:
-        start = 0
-        for h, cap in enumerate(capacity):
-            places[h] = order[start : start + cap]
-            start += cap
-    else:
-        counts = [0] * _GROUPS
-        for c in order:
-            counts[_group(c)] += 1
-        # Most constrained groups first, so that dead ends are rare and cheap to avoid.
-        order.sort(key=lambda c: sum(e[_group(c)] for e in eligible))
-        for card in order:
-            g = _group(card)
-            counts[g] -= 1
-            options = [h for h in range(len(capacity)) if capacity[h] > 0 and eligible[h][g]]
-            weights = np.array([capacity[h] for h in options], dtype=float)
-            while True:
-                pick = options[int(rng.choice(len(options), p=weights / weights.sum()))] if len(options) > 1 else options[0]
-                capacity[pick] -= 1
-                if len(options) == 1 or _feasible(counts, capacity, eligible):
-                    break
-                capacity[pick] += 1
-                keep = [i for i, h in enumerate(options) if h != pick]
-                options = [options[i] for i in keep]
-                weights = weights[keep]
-            places[pick].append(card)
-    for seat, cards in zip(seats, places):
-        hands[seat].extend(cards)
-    return hands
-
-
-def deal_deck(
-    rules: Rules,
-    dealer: int,
-    hands: Sequence[Sequence[int]],
-    turned_card: int | None = None,
-    turned_card_held_by_dealer: bool = False,
-) -> list[int]:
-    """A deck order that deals ``hands`` (seat by seat) by the dealing protocol.
-
-    ``d[k]`` goes to seat ``(dealer + 1 + k) % n`` for ``k < n * h``; the
-    turned card, when given, goes to ``d[n * h]`` (or is the dealer's last card,
-    ``d[n * h - 1]``, when held by the dealer); the other cards follow in order.
-    """
-    if len(hands) != rules.num_players:
-        raise ValueError(f"deal_deck: expected {rules.num_players} hands, got {len(hands)}")
-    ordered = [list(hand) for hand in hands]
-    if turned_card_held_by_dealer and turned_card is not None:
-        # The dealer's shown card is the last card dealt, so it goes last in the dealer's hand.
-        ordered[dealer].remove(turned_card)
-        ordered[dealer].append(turned_card)
-        turned_card = None
-    return deck_order(ordered, dealer, turned_card, jokers=rules.jokers)
-
+__all__ = ["SearchBot", "determinize", "playout_card"]
 
 def determinize(view: PlayerView, hands: Sequence[Sequence[int]]) -> BlackoutGame:
-    """An engine game at the view's moment in which the seats hold ``hands`` (from :func:`sample_hands`).
+    """An engine game at the view's moment in which the seats hold ``hands`` (from :func:`~blackout_baselines.deals.sample_hands`).
 
-    The deck of the current hand is dealt by :func:`deal_deck` from each seat's
+    The deck of the current hand is dealt by :func:`~blackout_baselines.deals.deal_deck` from each seat's
     current cards plus the cards it has played; then the hand's actions are
     replayed.
     """
     rules = view.rules
-    initial = [list(hands[seat]) + list(view.played[seat]) for seat in range(view.num_players)]
-    deck = deal_deck(rules, view.dealer, initial, view.turned_card, view.turned_card_held_by_dealer)
+    deck = deal_deck(rules, view.dealer, initial_hands(view, hands), view.turned_card, view.turned_card_held_by_dealer)
     r = view.round_index
     dealer = view.dealer
     game = BlackoutGame(rules, seed=0, decks={r: deck}, first_dealer=dealer_of_round(dealer, -r, view.num_players), start_round=r)

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 from blackout_baselines import BOTS, HeuristicBot, RandomBot, SearchBot, make_bot
-from blackout_baselines.search import deal_deck, determinize, sample_hands
+from blackout_baselines.deals import deal_deck, sample_hands
+from blackout_baselines.search import determinize
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from blackout_baselines import ISMCTSBot, make_bot
 from blackout_baselines.belief import MAX_TRICKS, BidBelief, BidModel, bid_records, default_model, likely_winners
+from blackout_baselines.deals import DealSampler, sample_hands
 from blackout_baselines.heuristic import HeuristicBot
-from blackout_baselines.ismcts import DealSampler
-from blackout_baselines.search import determinize, sample_hands
+from blackout_baselines.search import determinize
 
 from blackout_env import BlackoutGame, Rules
 

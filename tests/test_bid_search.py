@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 from blackout_baselines import ISMCTSBot, make_bot
-from blackout_baselines.search import determinize, sample_hands
+from blackout_baselines.deals import sample_hands
+from blackout_baselines.search import determinize
 
 from blackout_env import BlackoutGame, Rules
 

@@ -6,8 +6,9 @@ import random
 import numpy as np
 import pytest
 from blackout_baselines import ISMCTSBot, RandomBot, make_bot
+from blackout_baselines.deals import sample_hands
 from blackout_baselines.ismcts import Endgame, SimState
-from blackout_baselines.search import determinize, sample_hands
+from blackout_baselines.search import determinize
 
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.cards import NUM_STANDARD_CARDS

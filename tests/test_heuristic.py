@@ -6,8 +6,8 @@ from math import comb, prod
 import numpy as np
 import pytest
 from blackout_baselines import HeuristicBot
+from blackout_baselines.deals import deal_deck
 from blackout_baselines.heuristic import card_win_probabilities, one_card_win_probability, trick_distribution
-from blackout_baselines.search import deal_deck
 
 from blackout_env import BlackoutGame, Rules, parse_card
 from blackout_env.cards import card_to_str

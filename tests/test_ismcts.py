@@ -6,8 +6,9 @@ import re
 import numpy as np
 import pytest
 from blackout_baselines import ISMCTSBot, RandomBot, make_bot
-from blackout_baselines.ismcts import DealSampler, SimState, seed_compiled
-from blackout_baselines.search import determinize, sample_hands
+from blackout_baselines.deals import DealSampler, sample_hands
+from blackout_baselines.ismcts import SimState, seed_compiled
+from blackout_baselines.search import determinize
 
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.cards import NUM_STANDARD_CARDS

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from blackout_baselines.search import deal_deck, sample_hands  # noqa: E402
+from blackout_baselines.deals import deal_deck, sample_hands  # noqa: E402
 from blackout_training.agents.policies import load_policy  # noqa: E402
 from blackout_training.agents.policy_net import load_policy_bot  # noqa: E402
 from blackout_training.agents.rollout_policy import RolloutPolicy  # noqa: E402

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 from blackout_baselines import HeuristicBot, RandomBot, SearchBot
-from blackout_baselines.search import determinize, playout_card, sample_hands
+from blackout_baselines.deals import sample_hands
+from blackout_baselines.search import determinize, playout_card
 
 from blackout_env import BlackoutGame, Rules
 

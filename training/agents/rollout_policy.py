@@ -3,7 +3,7 @@
 At a decision, :class:`RolloutPolicy`
 
 1. **samples the unseen cards** consistently with the player's view
-   (:func:`blackout_baselines.search.sample_hands`: the card counts, the voids
+   (:func:`blackout_baselines.deals.sample_hands`: the card counts, the voids
    shown, a card shown to all), ``samples`` times;
 2. **deals each sample into the batched engine** (:class:`~blackout_env.batched.BatchedBlackout`,
    one game per (sample, legal action)), at the view's hand, with the view's
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from blackout_baselines.search import deal_deck, sample_hands
+from blackout_baselines.deals import deal_deck, initial_hands, sample_hands
 
 from blackout_env import PlayerView, Rules
 from blackout_env.batched import BatchedBlackout
@@ -172,8 +172,7 @@ class RolloutPolicy:
         decks = np.tile(np.arange(rules.deck_size, dtype=np.int8), (games, rules.num_rounds, 1))
         for s in range(samples):
             hands = sample_hands(view, self.rng)
-            dealt = [list(hands[seat]) + list(view.played[seat]) for seat in range(n)]
-            deck = deal_deck(rules, view.dealer, dealt, view.turned_card, view.turned_card_held_by_dealer)
+            deck = deal_deck(rules, view.dealer, initial_hands(view, hands), view.turned_card, view.turned_card_held_by_dealer)
             decks[s * per_sample : (s + 1) * per_sample, round_index] = deck
         # The match's first dealer, so that the games' dealer of this hand is the view's.
         table = rules.replace(first_dealer=dealer_of_round(view.dealer, -round_index, n))

@@ -19,7 +19,7 @@ import random
 
 import numpy as np
 from blackout_baselines.belief import DEFAULT_BID_MODEL, BidBelief, BidModel, bid_records
-from blackout_baselines.ismcts import DealSampler
+from blackout_baselines.deals import DealSampler
 
 from blackout_env import BlackoutGame, Rules, preset_names
 

@@ -297,17 +297,17 @@ def load_player(pyspiel: Any, spec: str, rules: Rules, seed: int) -> Any:
 def openspiel_state_from_view(pyspiel: Any, view: Any, rng: np.random.Generator) -> Any:
     """An OpenSpiel ``oh_hell`` state built from one of our views alone (standard rules, 52 cards).
 
-    The hidden cards are drawn consistently with the view (:func:`blackout_baselines.ismcts.sample_deal`),
+    The hidden cards are drawn consistently with the view (:func:`blackout_baselines.deals.sample_deal`),
     so the state's information state for the viewer is the one the viewer holds in the mirrored game:
     a check that our views carry everything OpenSpiel's information state does.
     """
     import random
 
-    from blackout_baselines.ismcts import sample_deal
+    from blackout_baselines.deals import initial_hands, sample_deal
 
     n = view.num_players
     now = sample_deal(view, random.Random(int(rng.integers(2**62))), rng)
-    hands = [sorted(list(now[s]) + list(view.played[s])) for s in range(n)]
+    hands = [sorted(cards) for cards in initial_hands(view, now)]
     os_game = pyspiel.load_game("oh_hell", {"players": n, "num_tricks_fixed": view.hand_size})
     state = os_game.new_initial_state()
     state.apply_action(view.hand_size)
