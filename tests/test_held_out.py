@@ -9,6 +9,7 @@ from blackout_training.cli import main
 from blackout_training.evaluation.generalist import row_rules
 from blackout_training.evaluation.held_out import (
     DEFAULT_HELD_OUT_SEED,
+    LONG_KEY,
     MAX_LISTED_HANDS,
     NAMED_TABLES,
     held_out_generator,
@@ -175,7 +176,11 @@ def test_the_training_seeds_are_the_run_seeds_of_every_run_that_drew_tables():
          "--held-out-seed 3 is a training seed, the seed of a run that drew its tables (run.seed of configs/train/generalist-bots.yaml"),
         (["--held-out", "2", "--held-out-seed", "-1"], "--held-out-seed must be a whole number >= 0"),
         (["--held-out", "-1"], "--held-out must be 0 or more"),
-        (["--held-out-seed", "5"], "--held-out-seed 5: give --held-out N too"),
+        (["--held-out-seed", "5"], "--held-out-seed 5: give --held-out N or --held-out-long N too"),
+        (["--held-out-long", "-1"], "--held-out-long must be 0 or more"),
+        (["--held-out-long", "1", "--held-out-seed", "3"], "--held-out-seed 3 is a training seed"),
+        (["--rows", "held-out-long-1009-2"],
+         "'held-out-long-1009-2': held-out table 2 of seed 1009 is 'held-out-long-1009-2-per-trick'"),
         (["--rows", "held-out-12-8-4-1-5p"], "'held-out-12-8-4-1-5p': hand_sizes: 5 players x 12 cards = 60 > 52"),
         (["--rows", "held-out-1009-2"], "'held-out-1009-2': held-out table 2 of seed 1009 is 'held-out-1009-2-per-trick'"),
         (["--rows", "standard,held-out-1009-0"], "'held-out-1009-0': held-out tables count from 1"),
@@ -218,3 +223,40 @@ def test_rows_may_name_held_out_tables_one_by_one(tmp_path):
     assert figures["held_out_seed"] == DEFAULT_HELD_OUT_SEED
     drawn = held_out_rows(DEFAULT_HELD_OUT_SEED, 50)
     assert [(r["row"], r["family"], Rules.from_dict(r["rules"])) for r in figures["rows"]] == [drawn[7], drawn[49]]
+
+
+LONG = held_out_rows(DEFAULT_HELD_OUT_SEED, 400, long=True)
+
+
+def test_long_hands_tables_deal_a_long_hand_at_three_or_four_players_in_both_families():
+    counts = Counter()
+    for index, (name, family, rules) in enumerate(LONG):
+        per_trick = index % 4 == 1
+        assert family == ("long-per-trick" if per_trick else "long")
+        assert name == f"held-out-long-{DEFAULT_HELD_OUT_SEED}-{index + 1}" + ("-per-trick" if per_trick else "")
+        check_table(rules)
+        assert rules.exact_bonus > rules.miss_points + rules.miss_points_per_trick
+        longest = max(rules.hand_sizes)
+        assert (rules.num_players, longest in range(14, 18)) == (3, True) or (rules.num_players, longest) == (4, 13)
+        if per_trick:
+            assert rules.points_per_bid == 0 and rules.points_per_trick in (1, 2)
+        counts[rules.num_players, longest, _kind(rules)] += 1
+    assert {players for players, *_ in counts} == {3, 4}
+    assert {longest for players, longest, _ in counts if players == 3} == {14, 15, 16, 17}
+    assert {kind for *_, kind in counts} == {*PATTERNS, "list"}
+
+
+def test_long_hands_tables_have_their_own_stream_the_same_whatever_the_count():
+    assert held_out_rows(7, 3, long=True) == held_out_rows(7, 10, long=True)[:3]
+    assert held_out_generator(7, 0, LONG_KEY).integers(2**62) != held_out_generator(7, 0).integers(2**62)
+    general = {rules for _, rules in held_out_rules(DEFAULT_HELD_OUT_SEED, 400)}
+    assert not any(rules in general for _, _, rules in LONG)
+    assert held_out_rows(7, 3) == held_out_rows(7, 3, long=False)  # the general draw is unchanged by the option
+
+
+def test_bench_generalist_plays_long_hands_rows(tmp_path):
+    out_json = tmp_path / "table.json"
+    assert main(["bench", "generalist", "--policy", "random", "--rows", "held-out-long-1009-5", "--held-out-long", "1",
+                 "--deals", "1", "--json", str(out_json)]) == 0
+    figures = json.loads(out_json.read_text())
+    assert [(r["row"], r["family"]) for r in figures["rows"]] == [(n, f) for n, f, _ in [LONG[0], LONG[4]]]

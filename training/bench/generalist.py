@@ -23,7 +23,9 @@ range, every fourth table from the per-trick family), drawn from
 ``--held-out-seed`` (default 1009; a seed that training drew tables from is
 refused before anything runs). They print as a second table, one row per table:
 the difference with its interval, both sides' bid-made rates, and the rules in
-one line. ``--rows held-out-12-8-4-1`` plays the named held-out table (3
+one line. ``--held-out-long N`` adds N rows of long-hands held-out tables (3
+players with a longest hand of 14 to 17 cards, or 4 players with 13; their own
+draw from the same seed). ``--rows held-out-12-8-4-1`` plays the named held-out table (3
 players, hands 12-8-4-1, trump must break, 1 per trick and 5 for an exact bid).
 
 The JSON keeps each row's per-deal differences and seed, so runs with other
@@ -68,7 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="ppo", help="the agent's policy spec (default ppo, the shipped generalist)")
     parser.add_argument(
         "--rows", default=None,
-        help="comma-separated rows, PRESET, PRESET-Np or a held-out table by its row name, held-out-SEED-I[-per-trick] "
+        help="comma-separated rows, PRESET, PRESET-Np or a held-out table by its row name, "
+        "held-out[-long]-SEED-I[-per-trick] "
         "(default: every preset, then standard-3p,-5p,-6p,-7p; "
         "\"\" with --versus: the versus rows alone)",
     )
@@ -85,6 +88,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--held-out", type=int, default=0, metavar="N",
         help="also N rows of random rule sets that training never draws (default 0); \"\" --rows: these alone",
+    )
+    parser.add_argument(
+        "--held-out-long", type=int, default=0, metavar="N",
+        help="also N rows of long-hands held-out tables (3 players with a 14-17-card hand, 4 players with 13; default 0)",
     )
     parser.add_argument(
         "--held-out-seed", type=int, default=None, metavar="S",
@@ -109,20 +116,25 @@ def run(args: argparse.Namespace) -> int:
     if args.pool is not None:
         policy, rows = pool_rows(args.pool)
         return _write(args, policy, rows)
-    if args.held_out < 0:
-        raise ValueError(f"--held-out must be 0 or more, got {args.held_out}")
-    if args.held_out_seed is not None and not args.held_out:
-        raise ValueError(f"--held-out-seed {args.held_out_seed}: give --held-out N too (the number of held-out tables)")
+    for option, count in (("--held-out", args.held_out), ("--held-out-long", args.held_out_long)):
+        if count < 0:
+            raise ValueError(f"{option} must be 0 or more, got {count}")
+    drawing = args.held_out or args.held_out_long
+    if args.held_out_seed is not None and not drawing:
+        raise ValueError(f"--held-out-seed {args.held_out_seed}: give --held-out N or --held-out-long N too (the number "
+                         "of held-out tables)")
     held_out_seed = DEFAULT_HELD_OUT_SEED if args.held_out_seed is None else args.held_out_seed
-    if args.held_out:
+    if drawing:
         check_held_out_seed(held_out_seed, args.policy)
     names = default_rows() if args.rows is None else [row.strip() for row in args.rows.split(",") if row.strip()]
-    if not names and not args.versus and not args.held_out:
-        raise ValueError("--rows: name at least one row (or give --versus or --held-out)")
+    if not names and not args.versus and not drawing:
+        raise ValueError("--rows: name at least one row (or give --versus, --held-out or --held-out-long)")
     drawn = [row for row in names if HELD_OUT_ROW.fullmatch(row)]
     tables = [(row, row_rules(row), OPPONENT, args.deals, None) for row in names if row not in drawn]
     held_out = [(row, rules, OPPONENT, args.deals, family)
                 for row, family, rules in held_out_rows(held_out_seed, args.held_out)]
+    held_out += [(row, rules, OPPONENT, args.deals, family)
+                 for row, family, rules in held_out_rows(held_out_seed, args.held_out_long, long=True)]
     held_out += [(row, rules, OPPONENT, args.deals, family) for row, family, rules in _drawn_rows(drawn, args.policy)]
     versus = [(f"{VERSUS_TABLE}-vs-{spec}", Rules.preset(VERSUS_TABLE), spec, args.versus_deals or args.deals, None)
               for spec in args.versus]
@@ -135,12 +147,13 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise ValueError(f"row {row!r} ({rules_line(rules)}): {error}") from None
     rows = play_table(args, plan)
-    seeds = {int(HELD_OUT_ROW.fullmatch(row).group(1)) for row in drawn} | ({held_out_seed} if args.held_out else set())
+    seeds = {int(HELD_OUT_ROW.fullmatch(row).group(1)) for row in drawn} | ({held_out_seed} if drawing else set())
     return _write(args, args.policy, rows, seeds.pop() if len(seeds) == 1 else None)
 
 
-HELD_OUT_ROW = re.compile(r"held-out-([0-9]+)-([0-9]+)(-per-trick)?")
-"""A held-out table by its row name (``held-out-SEED-I``, ``-per-trick`` for that family), as ``--held-out`` names it."""
+HELD_OUT_ROW = re.compile(r"held-out-(?:long-)?([0-9]+)-([0-9]+)(-per-trick)?")
+"""A held-out table by its row name (``held-out-SEED-I``, ``-per-trick`` for that family), as ``--held-out`` names it
+(``held-out-long-SEED-I``: ``--held-out-long``'s)."""
 
 
 def _drawn_rows(names: list[str], policy: str) -> list[tuple[str, str, Rules]]:
@@ -151,7 +164,7 @@ def _drawn_rows(names: list[str], policy: str) -> list[tuple[str, str, Rules]]:
         if index < 1:
             raise ValueError(f"--rows: {name!r}: held-out tables count from 1")
         check_held_out_seed(seed, policy)
-        row = held_out_rows(seed, index)[-1]
+        row = held_out_rows(seed, index, long=name.startswith("held-out-long-"))[-1]
         if row[0] != name:
             raise ValueError(f"--rows: {name!r}: held-out table {index} of seed {seed} is {row[0]!r}")
         rows.append(row)

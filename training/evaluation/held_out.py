@@ -15,6 +15,14 @@ bid, random first dealer is one; it is also the named row ``held-out-12-8-4-1``,
 (``exact_bonus > miss_points + miss_points_per_trick``, trick points aside; the scoring is
 drawn again until it does): a table where bidding does not matter tests nothing.
 
+The *long-hands* tables (:func:`held_out_long_table`, ``--held-out-long N``) are where a network
+that rarely meets long hands in training is tested on them: 3 players with a longest hand of 14 to
+17 cards, or 4 players with 13 (every card dealt), the hands in any pattern up from or down to
+that one or a list that holds it, every other option and both scoring families as above (every
+fourth table, from the second, per-trick). They draw from their own streams
+(``spawn_key=(HELD_OUT_KEY, LONG_KEY, i)``), so table ``i`` of each kind is the same whatever else
+is asked.
+
 How the held-out draw is kept apart from training's
 ---------------------------------------------------
 Training draws its random tables (:func:`blackout_training.ppo.tables.random_rules` and ``wide_rules``) from
@@ -49,14 +57,18 @@ from blackout_env import Rules
 from blackout_env.rules import MATCH_LENGTHS, PATTERNS, hand_schedule
 
 __all__ = [
-    "DEFAULT_HELD_OUT_SEED", "HELD_OUT_KEY", "NAMED_TABLES", "held_out_generator", "held_out_rows", "held_out_rules",
-    "held_out_table", "rules_line",
+    "DEFAULT_HELD_OUT_SEED", "HELD_OUT_KEY", "LONG_KEY", "NAMED_TABLES", "held_out_generator", "held_out_long_table",
+    "held_out_rows", "held_out_rules", "held_out_table", "rules_line",
 ]
 
 HELD_OUT_KEY = 0x48454C44
 """The spawn key word of every held-out stream ("HELD" in ASCII); no training stream has a spawn key."""
 DEFAULT_HELD_OUT_SEED = 1009
 """The held-out seed when ``--held-out-seed`` is not given (no training run uses it)."""
+LONG_KEY = 0x4C4F4E47
+"""The second spawn key word of the long-hands tables' streams ("LONG")."""
+LONG_HANDS = (14, 17)
+"""The longest hand of a 3-player long-hands table (at 4 players it is 13, every card dealt)."""
 PER_TRICK_EVERY = 4
 """Table ``i`` is from the per-trick family when ``i % PER_TRICK_EVERY == 1`` (the 2nd, 6th, 10th, ...)."""
 MAX_LISTED_HANDS = 6
@@ -72,9 +84,11 @@ NAMED_TABLES = {
 """Held-out tables by name, rows of ``--rows`` (and ``NAME-Np``): a per-trick table from a house game."""
 
 
-def held_out_generator(seed: int, index: int) -> np.random.Generator:
-    """The random stream of held-out table ``index`` of ``seed`` (spawn key ``(HELD_OUT_KEY, index)``)."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(HELD_OUT_KEY, index))))
+def held_out_generator(seed: int, index: int, *family: int) -> np.random.Generator:
+    """The random stream of held-out table ``index`` of ``seed`` (spawn key ``(HELD_OUT_KEY, index)``;
+    the long tables' ``(HELD_OUT_KEY, LONG_KEY, index)``)."""
+    key = (HELD_OUT_KEY, *family, index)
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
 
 
 def held_out_table(rng: np.random.Generator, per_trick: bool) -> Rules:
@@ -88,13 +102,34 @@ def held_out_table(rng: np.random.Generator, per_trick: bool) -> Rules:
         hands["max_hand_size"] = int(rng.integers(1, full + 1))
     elif kind == "list":
         hands["hand_sizes"] = [int(size) for size in rng.integers(1, full + 1, size=int(rng.integers(1, MAX_LISTED_HANDS + 1)))]
-    options = dict(
+    return Rules(num_players=players, jokers=jokers, **hands, **_options(rng, players), **_scoring(rng, per_trick))
+
+
+def held_out_long_table(rng: np.random.Generator, per_trick: bool) -> Rules:
+    """One valid rule set with long hands (see the module): 3 players and a hand of 14-17 cards, or 4 players and 13."""
+    players = int(rng.integers(3, 5))
+    jokers = int(rng.choice([0, 0, 1, 2]))
+    full = (52 + jokers) // players
+    longest = int(rng.integers(LONG_HANDS[0], LONG_HANDS[1] + 1)) if players == 3 else full
+    kind = str(rng.choice([*PATTERNS, "list"]))
+    hands: dict = {"hand_sizes": kind, "max_hand_size": longest}
+    if kind == "list":
+        others = rng.integers(1, full + 1, size=int(rng.integers(0, MAX_LISTED_HANDS)))
+        hands = {"hand_sizes": [longest, *(int(size) for size in others)]}
+    return Rules(num_players=players, jokers=jokers, **hands, **_options(rng, players), **_scoring(rng, per_trick))
+
+
+def _options(rng: np.random.Generator, players: int) -> dict:
+    return dict(
         hook=bool(rng.integers(2)),
         trump=str(rng.choice(["turned", "none", "rotating"])),
         no_card_trump=str(rng.choice(["none", "dealer_last"])),
         lead_trump=str(rng.choice(["any", "broken"])),
         first_dealer="random" if rng.integers(2) else int(rng.integers(players)),
     )
+
+
+def _scoring(rng: np.random.Generator, per_trick: bool) -> dict:
     while True:
         if per_trick:
             trick = int(rng.integers(1, 3))
@@ -105,24 +140,37 @@ def held_out_table(rng: np.random.Generator, per_trick: bool) -> Rules:
                            points_per_trick=int(rng.integers(0, 3)), miss_points=int(rng.integers(-10, 1)),
                            miss_points_per_trick=int(rng.integers(-10, 1)))
         if scoring["exact_bonus"] > scoring["miss_points"] + scoring["miss_points_per_trick"]:
-            break  # a made bid outscores a miss: bidding matters
-    return Rules(num_players=players, jokers=jokers, **hands, **options, **scoring)
+            return scoring  # a made bid outscores a miss: bidding matters
 
 
-def held_out_rules(seed: int, count: int) -> list[tuple[str, Rules]]:
-    """The first ``count`` held-out tables of ``seed``, each with its family (``"general"`` or ``"per-trick"``)."""
+def held_out_rules(seed: int, count: int, long: bool = False) -> list[tuple[str, Rules]]:
+    """The first ``count`` held-out tables of ``seed``, each with its family (``"general"`` or ``"per-trick"``).
+
+    ``long``: the long-hands tables instead (:func:`held_out_long_table`, their own stream), families
+    ``"long"`` and ``"long-per-trick"``.
+    """
     tables = []
     for index in range(count):
-        family = "per-trick" if index % PER_TRICK_EVERY == 1 else "general"
-        tables.append((family, held_out_table(held_out_generator(seed, index), family == "per-trick")))
+        per_trick = index % PER_TRICK_EVERY == 1
+        if long:
+            family = "long-per-trick" if per_trick else "long"
+            rng = held_out_generator(seed, index, LONG_KEY)
+            tables.append((family, held_out_long_table(rng, per_trick)))
+        else:
+            family = "per-trick" if per_trick else "general"
+            tables.append((family, held_out_table(held_out_generator(seed, index), per_trick)))
     return tables
 
 
-def held_out_rows(seed: int, count: int) -> list[tuple[str, str, Rules]]:
-    """``(row name, family, rules)`` of the first ``count`` held-out tables: ``held-out-SEED-I``, ``...-per-trick``."""
+def held_out_rows(seed: int, count: int, long: bool = False) -> list[tuple[str, str, Rules]]:
+    """``(row name, family, rules)`` of the first ``count`` held-out tables: ``held-out-SEED-I``, ``...-per-trick``.
+
+    ``long``: the long-hands tables, ``held-out-long-SEED-I`` (``...-per-trick``).
+    """
+    prefix = "held-out-long" if long else "held-out"
     return [
-        (f"held-out-{seed}-{index + 1}" + ("-per-trick" if family == "per-trick" else ""), family, rules)
-        for index, (family, rules) in enumerate(held_out_rules(seed, count))
+        (f"{prefix}-{seed}-{index + 1}" + ("-per-trick" if family.endswith("per-trick") else ""), family, rules)
+        for index, (family, rules) in enumerate(held_out_rules(seed, count, long))
     ]
 
 
