@@ -268,6 +268,15 @@ def test_the_readme_main_job_trains_the_default_config_within_the_laptop_budget(
     assert (reference.ppo, reference.env, reference.eval) == (config.ppo, config.env, config.eval)
 
 
+def test_the_ray_config_is_the_default_run_in_two_samplers():
+    default = load_config(ROOT / "configs" / "train" / "default.yaml")
+    ray = load_config(ROOT / "configs" / "train" / "ray.yaml")  # docs/rllib.md: "the default run with 2 samplers"
+    assert ray.algo == "ppo_ray" and ray.ray.num_samplers * ray.env.num_envs == default.env.num_envs
+    assert ray.model == default.model and (ray.ppo, ray.eval, ray.opponents) == (default.ppo, default.eval, default.opponents)
+    assert dataclasses.replace(ray.env, num_envs=default.env.num_envs) == default.env
+    assert dataclasses.replace(ray.run, name=default.run.name) == default.run
+
+
 def test_init_checkpoint_of_another_network_is_refused_naming_both(tmp_path, capsys):
     first = tiny_args(tmp_path, "--set", "eval.final_deals=0", "--set", "eval.every_updates=0")
     assert main(first) == 0
