@@ -113,8 +113,9 @@ def cluster():
     local.shutdown()
 
 
-def test_one_sampler_trains_exactly_as_the_native_trainer_and_its_checkpoint_plays(cluster, tmp_path):
-    steps = ["ppo.total_steps=768", "ray.num_samplers=1"]
+@pytest.mark.parametrize("critic", ["view", "oracle"])
+def test_one_sampler_trains_exactly_as_the_native_trainer_and_its_checkpoint_plays(cluster, tmp_path, critic):
+    steps = ["ppo.total_steps=768", "ray.num_samplers=1", f"model.critic={critic}"]
     native = train(tiny(tmp_path, *steps, "algo=ppo", "run.name=native"), log=lambda *_: None)
     distributed = train(tiny(tmp_path, *steps, "run.name=ray"), log=lambda *_: None)
     assert distributed.updates == native.updates == 3
