@@ -67,9 +67,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ._checks import check_choice
-from .rules import Rules
-from .view import PlayerView
+from .._checks import check_choice
+from ..game.rules import Rules
+from ..game.view import PlayerView
 
 __all__ = [
     "EXPLANATION_KINDS",

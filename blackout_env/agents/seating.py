@@ -34,14 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encoding import action_mask, encode
+from ..game.encoding import action_mask, encode
+from ..game.rules import Rules
+from ..game.universal import observation_kind, rules_actions, universal_action_mask, universal_observation
 from .policies import as_policy, policy_names
-from .rules import Rules
-from .universal import observation_kind, rules_actions, universal_action_mask, universal_observation
 
 if TYPE_CHECKING:
-    from .batched import BatchedBlackout
-    from .view import PlayerView
+    from ..batched import BatchedBlackout
+    from ..game.view import PlayerView
 
 __all__ = ["KINDS", "Seat"]
 

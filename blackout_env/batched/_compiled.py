@@ -25,7 +25,7 @@ def kernels() -> Any:
     """The kernels module, imported on first use; a clear ImportError where numba cannot be imported."""
     if not _KERNELS:
         try:
-            module = importlib.import_module("blackout_env._batched_kernels")
+            module = importlib.import_module("blackout_env.batched._kernels")
         except ImportError as error:  # e.g. a compiled engine unpickled where numba is missing
             raise ImportError(
                 f"the compiled core (batched engine, observation encoder, IS-MCTS simulations) is compiled with numba, "

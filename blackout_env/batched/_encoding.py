@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..game.encoding import NO_SUIT, observation_layout, score_scale
+from ..game.rules import Rules
+from ..game.rules_logic import bid_out_of_reach
 from ._compiled import kernels
-from .encoding import NO_SUIT, observation_layout, score_scale
-from .rules import Rules
-from .rules_logic import bid_out_of_reach
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .batched import BatchedBlackout
+    from .engine import BatchedBlackout
 
 __all__ = ["BatchedEncoder", "one_game_encoding"]
 

@@ -67,7 +67,7 @@ from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.dispatcher import Dispatcher
 from numba.np.arrayobj import make_array, populate_array
 
-from . import cards, rules_logic
+from ..game import cards, rules_logic
 
 CORE_SOURCES = (Path(cards.__file__), Path(rules_logic.__file__), Path(__file__))
 """The files whose code or constants the compiled core inlines (the kernels here, the IS-MCTS playouts)."""

@@ -92,15 +92,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._batched_encoding import BatchedEncoder
-from ._checks import check_choice
-from ._compiled import kernels, numba_available
-from ._seeding import check_seed
-from .cards import NUM_STANDARD_CARDS, suit_of
-from .encoding import observation_size
-from .engine import BlackoutGame, IllegalActionError
-from .rules import Rules
-from .rules_logic import (
+from .._checks import check_choice
+from .._seeding import check_seed
+from ..game.cards import NUM_STANDARD_CARDS, suit_of
+from ..game.encoding import observation_size
+from ..game.engine import BlackoutGame, IllegalActionError
+from ..game.rules import Rules
+from ..game.rules_logic import (
     REWARDS,
     card_power,
     dealt_to,
@@ -113,8 +111,10 @@ from .rules_logic import (
     turned_card,
     voids_shown,
 )
-from .universal import observation_kind, universal_observation, universal_size
-from .view import PlayerView
+from ..game.universal import observation_kind, universal_observation, universal_size
+from ..game.view import PlayerView
+from ._compiled import kernels, numba_available
+from ._encoding import BatchedEncoder
 
 __all__ = ["BatchedBlackout", "BatchStep", "EPISODES", "REWARDS", "numba_available"]
 

@@ -159,19 +159,19 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ._batched_encoding import one_game_encoding
-from ._checks import check_choice
-from ._compiled import kernels
-from ._seeding import check_seed
-from .batched import game_tables
-from .encoding import observation_bounds, observation_size
-from .engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round
-from .render import render_image, render_text, seat_name
-from .rules import Rules
-from .rules_logic import REWARDS, dealer_of_round, first_to_act, is_trump, seat_rewards, voids_shown
-from .state import hands_vector, state_bounds
-from .universal import observation_kind, universal_bounds, universal_observation
-from .view import PlayerView
+from .._checks import check_choice
+from .._seeding import check_seed
+from ..batched import game_tables
+from ..batched._compiled import kernels
+from ..batched._encoding import one_game_encoding
+from ..game.encoding import observation_bounds, observation_size
+from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round
+from ..game.render import render_image, render_text, seat_name
+from ..game.rules import Rules
+from ..game.rules_logic import REWARDS, dealer_of_round, first_to_act, is_trump, seat_rewards, voids_shown
+from ..game.state import hands_vector, state_bounds
+from ..game.universal import observation_kind, universal_bounds, universal_observation
+from ..game.view import PlayerView
 
 __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
 

@@ -52,13 +52,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ._seeding import check_seed
+from .._seeding import check_seed
+from ..agents.seating import Seat
+from ..game.encoding import observation_bounds
+from ..game.engine import IllegalActionError
+from ..game.rules import Rules
+from ..game.universal import universal_bounds
 from .aec import raw_env
-from .encoding import observation_bounds
-from .engine import IllegalActionError
-from .rules import Rules
-from .seating import Seat
-from .universal import universal_bounds
 
 __all__ = ["BlackoutGymEnv", "OPPONENT_NAMES"]
 

@@ -99,13 +99,13 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .batched import BatchedBlackout, BatchStep, action_array
-from .encoding import observation_bounds
-from .engine import IllegalActionError, action_to_str
+from ..agents.seating import Seat
+from ..batched import BatchedBlackout, BatchStep, action_array
+from ..game.encoding import observation_bounds
+from ..game.engine import IllegalActionError, action_to_str
+from ..game.rules import Rules
+from ..game.universal import observation_kind, universal_bounds
 from .gym_env import check_learner_seat, opponent_specs
-from .rules import Rules
-from .seating import Seat
-from .universal import observation_kind, universal_bounds
 
 try:  # Gymnasium >= 1.1 names the autoreset modes
     from gymnasium.vector import AutoresetMode

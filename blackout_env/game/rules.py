@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ._checks import check_choice
+from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES
 from .rules_logic import bid_range, decisions_per_hand
 

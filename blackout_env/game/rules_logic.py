@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._checks import check_choice
+from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS, suit_of
 
 if TYPE_CHECKING:  # the view imports this module

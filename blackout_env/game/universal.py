@@ -54,7 +54,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._checks import check_choice
+from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS
 from .encoding import Block, _block_specs, observation_layout, observation_size
 from .rules import LEAD_TRUMP_MODES, NO_CARD_TRUMP_MODES, SCORING_FIELDS, TRUMP_MODES, Rules
