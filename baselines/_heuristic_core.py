@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from math import comb
 
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.rules_logic import card_power
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.rules_logic import card_power
 
 _GUARD_DECAY = 0.2  # chance factor per higher card the player cannot cover with a guard
 _RUFF_WILLINGNESS = 1.0  # an opponent able to ruff is assumed to ruff

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from blackout_env import _batched_kernels as core
-from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.batched import _kernels as core
+from blackout_env.game.cards import NUM_STANDARD_CARDS
 
 # The greedy bid's likely tricks in one suit, by the suit's 13-bit slice of the hand: as a side suit (aces and
 # kings), as trump (the ten and up, and lower trumps a little).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from blackout_env.view import PlayerView
+from blackout_env.game.view import PlayerView
 
 __all__ = ["Bot"]
 

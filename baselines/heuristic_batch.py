@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import CANNOT_WIN, bid_range, card_powers
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import CANNOT_WIN, bid_range, card_powers
 
 from . import _heuristic_core as _h
 

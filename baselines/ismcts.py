@@ -74,13 +74,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from blackout_env._compiled import kernels
+from blackout_env.agents.policies import Explanation, action_reasons
 from blackout_env.batched import game_tables
-from blackout_env.engine import BlackoutGame
-from blackout_env.policies import Explanation, action_reasons
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import bid_range
-from blackout_env.view import PlayerView
+from blackout_env.batched._compiled import kernels
+from blackout_env.game.engine import BlackoutGame
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import bid_range
+from blackout_env.game.view import PlayerView
 
 from .base import Bot
 from .search import sample_hands

@@ -31,12 +31,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.engine import BlackoutGame, deck_order
-from blackout_env.policies import Explanation, action_reasons
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import CANNOT_WIN, card_powers, dealer_of_round, playable_cards, suit_led_after
-from blackout_env.view import PlayerView
+from blackout_env.agents.policies import Explanation, action_reasons
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.engine import BlackoutGame, deck_order
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import CANNOT_WIN, card_powers, dealer_of_round, playable_cards, suit_led_after
+from blackout_env.game.view import PlayerView
 
 from .base import Bot
 from .heuristic import HeuristicBot, _beats, _strength, _winning_card

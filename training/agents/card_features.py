@@ -44,10 +44,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from blackout_env import Rules, encoding
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.rules_logic import card_power
-from blackout_env.universal import MAX_PLAYERS, UNIVERSAL_CARDS, observation_kind, universal_layout
+from blackout_env import Rules
+from blackout_env.game import encoding
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.rules_logic import card_power
+from blackout_env.game.universal import MAX_PLAYERS, UNIVERSAL_CARDS, observation_kind, universal_layout
 
 __all__ = ["CardFeatures"]
 

@@ -9,7 +9,7 @@ works everywhere (evaluation, play, training opponents, Gym opponents).
 
 from __future__ import annotations
 
-from blackout_env import policies as _policies
-from blackout_env.policies import *  # noqa: F403 - the one registry, re-exported
+from blackout_env.agents import policies as _policies
+from blackout_env.agents.policies import *  # noqa: F403 - the one registry, re-exported
 
 __all__ = list(_policies.__all__)

@@ -41,9 +41,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from blackout_env import PlayerView, Rules, encoding
-from blackout_env.policies import Explanation, action_reasons
-from blackout_env.universal import (
+from blackout_env import PlayerView, Rules
+from blackout_env.agents.policies import Explanation, action_reasons
+from blackout_env.game import encoding
+from blackout_env.game.universal import (
     MAX_HAND,
     UNIVERSAL_CARDS,
     UNIVERSAL_NUM_ACTIONS,

@@ -40,10 +40,10 @@ import torch
 from blackout_baselines.search import deal_deck, sample_hands
 
 from blackout_env import PlayerView, Rules
+from blackout_env.agents.policies import Explanation, action_reasons, parse_options
 from blackout_env.batched import BatchedBlackout
-from blackout_env.policies import Explanation, action_reasons, parse_options
-from blackout_env.rules_logic import dealer_of_round
-from blackout_env.universal import rules_actions, universal_action_mask, universal_actions
+from blackout_env.game.rules_logic import dealer_of_round
+from blackout_env.game.universal import rules_actions, universal_action_mask, universal_actions
 
 from .policy_net import PolicyBot, load_policy_bot
 

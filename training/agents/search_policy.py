@@ -25,7 +25,7 @@ from __future__ import annotations
 from blackout_baselines import ISMCTSBot
 
 from blackout_env import Rules
-from blackout_env.policies import parse_options
+from blackout_env.agents.policies import parse_options
 
 from .policy_net import load_policy_bot
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from blackout_env import BlackoutGame, BlackoutGymEnv, Rules, env, observation_size, raw_env
-from blackout_env.aec import with_wrappers
+from blackout_env.envs.aec import with_wrappers
 
 from . import check_output_file, check_positive, command, write_json
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
-from blackout_env.vector_env import BlackoutVectorEnv
+from blackout_env.envs.vector_env import BlackoutVectorEnv
 
 from . import check_output_file, command, write_json
 

@@ -62,9 +62,9 @@ from typing import Any
 import numpy as np
 
 from blackout_env import __version__
-from blackout_env.policies import parse_options, parse_spec
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import match_places
+from blackout_env.agents.policies import parse_options, parse_spec
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import match_places
 
 from ..agents.policies import Policy, load_policy
 from .sequential import SPRT

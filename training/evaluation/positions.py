@@ -43,10 +43,10 @@ from typing import Any
 
 import yaml
 
-from blackout_env.cards import card_to_str, cards_to_str, deck, parse_card, parse_cards, suit_of
-from blackout_env.engine import BlackoutGame
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import card_power, first_to_act
+from blackout_env.game.cards import card_to_str, cards_to_str, deck, parse_card, parse_cards, suit_of
+from blackout_env.game.engine import BlackoutGame
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import card_power, first_to_act
 
 __all__ = [
     "MAX_LAYOUTS", "SUITE_PATH", "Position", "PositionError", "PositionResult", "action_from_text", "action_text",

@@ -33,9 +33,9 @@ from typing import IO, Any
 import numpy as np
 
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
-from blackout_env.cards import card_to_str, parse_card
-from blackout_env.policies import ActionReason, Explanation, explain
-from blackout_env.scoresheet import score_sheet
+from blackout_env.agents.policies import ActionReason, Explanation, explain
+from blackout_env.game.cards import card_to_str, parse_card
+from blackout_env.game.scoresheet import score_sheet
 
 from ..agents.policies import Policy, absolute_paths, load_policy
 from . import screen

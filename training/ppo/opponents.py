@@ -20,8 +20,8 @@ import numpy as np
 import torch
 
 from blackout_env import Rules
-from blackout_env.seating import Seat
-from blackout_env.universal import universal_actions
+from blackout_env.agents.seating import Seat
+from blackout_env.game.universal import universal_actions
 
 from ..agents.policy_net import ActorCritic
 from .config import OpponentsConfig

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from blackout_env import PlayerView, Rules, RulesError, preset_names
-from blackout_env.universal import MAX_PLAYERS
+from blackout_env.game.universal import MAX_PLAYERS
 
 from ..evaluation.held_out import held_out_table
 from .returns import hand_scale

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import torch
 
-from blackout_env import Rules, encoding
-from blackout_env.universal import (
+from blackout_env import Rules
+from blackout_env.game import encoding
+from blackout_env.game.universal import (
     UNIVERSAL_CARDS,
     UNIVERSAL_NUM_ACTIONS,
     universal_columns,

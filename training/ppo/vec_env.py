@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
-from blackout_env import BlackoutGame, PlayerView, Rules, encoding
-from blackout_env.universal import observation_kind, rules_actions, universal_action_mask, universal_observation
+from blackout_env import BlackoutGame, PlayerView, Rules
+from blackout_env.game import encoding
+from blackout_env.game.universal import observation_kind, rules_actions, universal_action_mask, universal_observation
 
 if TYPE_CHECKING:
     from blackout_env.batched import BatchedBlackout

@@ -29,7 +29,8 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-from blackout_env import Rules, encoding
+from blackout_env import Rules
+from blackout_env.game import encoding
 
 from ..agents.policy_net import (
     ActorCritic,
