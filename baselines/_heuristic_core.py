@@ -20,7 +20,7 @@ _BID_SHRINK = 0.35  # how strongly the earlier bids move our uncertain chances
 def _beats(card: int, best: int, led: int | None, trump: int | None) -> bool:
     """Whether ``card`` played later outranks ``best`` (the trick's winning card so far, or the card led).
 
-    By :func:`~blackout_env.rules_logic.card_power`: a higher power wins, an equal one
+    By :func:`~blackout_env.game.rules_logic.card_power`: a higher power wins, an equal one
     (two jokers) stays with the card played first.
     """
     return card_power(card, led, trump) > card_power(best, led, trump)

@@ -398,7 +398,7 @@ class HeuristicBot(Bot):
         return self.choose_card(view, legal)
 
     def batched(self, rules: Rules) -> BatchedHeuristic | None:
-        """This bot's decisions for many games of a batched engine at once (:class:`~blackout_env.seating.Seat`).
+        """This bot's decisions for many games of a batched engine at once (:class:`~blackout_env.agents.seating.Seat`).
 
         The same actions as :meth:`act` (``tests/test_heuristic_batch.py``); None for a subclass, whose
         choices the batched version would not follow.

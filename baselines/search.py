@@ -161,7 +161,7 @@ def determinize(view: PlayerView, hands: Sequence[Sequence[int]]) -> BlackoutGam
 
 
 def _strongest_later(game: BlackoutGame, seats: Sequence[int], led: int | None) -> int:
-    """The highest :func:`~blackout_env.rules_logic.card_power` any of ``seats`` (to play later in this trick) may play.
+    """The highest :func:`~blackout_env.game.rules_logic.card_power` any of ``seats`` (to play later in this trick) may play.
 
     A card is beaten by a later seat exactly when this is above its own power (the
     rule of ``_heuristic_core._beats``); ``CANNOT_WIN - 1`` when no seat is left to play.

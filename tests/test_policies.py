@@ -1,4 +1,4 @@
-"""Policy specs and the registry (``blackout_env.policies``): one registry for evaluation, play, training and Gym."""
+"""Policy specs and the registry (``blackout_env.agents.policies``): one registry for evaluation, play, training and Gym."""
 
 from __future__ import annotations
 

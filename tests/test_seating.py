@@ -1,4 +1,4 @@
-"""One way to seat a policy at a table (blackout_env.seating.Seat), for the Gym env, the vector env and the league."""
+"""One way to seat a policy at a table (blackout_env.agents.seating.Seat), for the Gym env, the vector env and the league."""
 
 from __future__ import annotations
 

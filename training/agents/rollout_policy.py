@@ -224,7 +224,7 @@ class RolloutPolicy:
 
 
 def load_ppo_rollout(argument: str | None, rules: Rules | None, seed: int | None) -> RolloutPolicy:
-    """The loader behind the policy spec ``ppo+rollout`` (``blackout_env.policies``)."""
+    """The loader behind the policy spec ``ppo+rollout`` (``blackout_env.agents.policies``)."""
     spec = "ppo+rollout" if argument is None else f"ppo+rollout:{argument}"
     options = parse_options(argument, spec)
     checkpoint = options.pop("checkpoint", None)

@@ -8,7 +8,7 @@ dataset's policy and the other seats by its opponents.
 - ``path="gym"`` steps that env one decision at a time (any policy; ``ppo+search`` and other
   searches come this way, in ``workers`` processes).
 - ``path="batched"`` plays a wave of ``batch`` episodes at once on the vector env
-  (:class:`blackout_env.vector_env.BlackoutVectorEnv`), each game dealt the decks the Gym env
+  (:class:`blackout_env.envs.vector_env.BlackoutVectorEnv`), each game dealt the decks the Gym env
   deals for that episode's seed (:func:`episode_decks`); the policy decides for every game at
   once (the heuristic's batched form, a network's ``act_batch``). For a deterministic policy
   and deterministic opponents it writes what the Gym path writes, but for the terminal

@@ -277,7 +277,7 @@ def trick_kinds(game: BlackoutGame, seat: int, unseen: Sequence[int], others: Se
 
     For a bid in a one-card hand without jokers, every later play is forced, so a layout matters to the
     acting seat only through whether its card ``c`` wins the trick: the card of highest
-    :func:`~blackout_env.rules_logic.card_power` under the led suit, the suit of the leader's card (two
+    :func:`~blackout_env.game.rules_logic.card_power` under the led suit, the suit of the leader's card (two
     standard cards have equal power only when neither can win). Two unseen cards are then interchangeable
     when they compare the same with ``c`` under every led suit and have the same suit (the suit counts only
     when some card's comparison depends on the led suit), and the seats after the leader count only as a

@@ -190,7 +190,7 @@ def render_turn(
 def explain_illegal_card(view: PlayerView, card: int) -> str | None:
     """Why the player may not play ``card`` now, in words; None when it is legal.
 
-    The rule broken is :func:`~blackout_env.rules_logic.illegal_action_reason`'s; the words are for the player.
+    The rule broken is :func:`~blackout_env.game.rules_logic.illegal_action_reason`'s; the words are for the player.
     """
     name = card_to_str(card)
     if card >= view.num_cards:  # a joker the deck lacks: its number is a bid action, not a card

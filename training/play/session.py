@@ -12,7 +12,7 @@ from the bots' seed, the seat and the number of actions so far, so a resumed
 game continues exactly as the uninterrupted one would have.
 
 Reasons (``--why``): a bot's decision is then made by
-:func:`blackout_env.policies.explain` instead of ``act`` (the same action), and
+:func:`blackout_env.agents.policies.explain` instead of ``act`` (the same action), and
 its reasons are printed under the narrated move (:func:`explanation_lines`):
 all of them for a bid, whose actions are bids; for a card only the card and
 the value estimate while a person plays, since a number per legal card would

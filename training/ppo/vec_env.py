@@ -16,7 +16,7 @@ Two adapters give it:
   batched path must agree with, and the fallback when no batched engine exists.
 
 With ``observation="universal"`` both adapters show universal observations and
-masks and take universal actions (:mod:`blackout_env.universal`), so one
+masks and take universal actions (:mod:`blackout_env.game.universal`), so one
 network can be trained on several tables (``blackout_training.ppo.tables``).
 """
 

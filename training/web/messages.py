@@ -78,7 +78,7 @@ def _action_label(action: int, num_cards: int) -> dict[str, Any]:
 
 
 def explanation(why: Explanation, seat: int, policy: str, phase: str, num_cards: int) -> dict[str, Any]:
-    """A policy's reasons (:func:`blackout_env.policies.explain`) as the ``why`` of a state."""
+    """A policy's reasons (:func:`blackout_env.agents.policies.explain`) as the ``why`` of a state."""
     actions = []
     for reason in why.actions:
         entry = _action_label(reason.action, num_cards)
