@@ -1,4 +1,4 @@
-"""The loader of the compiled core (:mod:`blackout_env._batched_kernels`), and whether numba is there.
+"""The loader of the compiled core (:mod:`blackout_env.batched._kernels`), and whether numba is there.
 
 numba is a dependency of blackout-rl, but importing it takes a while, so nothing imports
 the kernels at module level: the batched engine and its encoder call :func:`kernels`.

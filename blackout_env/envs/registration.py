@@ -15,11 +15,11 @@ id                                 what
 ``blackout/BlackoutVsRandom-v0``   a standard match against 3 random bots
 =================================  =========================================================
 
-Every keyword of :class:`blackout_env.gym_env.BlackoutGymEnv` may be passed to
+Every keyword of :class:`blackout_env.envs.gym_env.BlackoutGymEnv` may be passed to
 ``gym.make`` to change the defaults (``rules``, ``opponents``, ``learner_seat``, ...).
 
 Each Gymnasium id also has a ``vector_entry_point``, the batched
-:class:`blackout_env.vector_env.BlackoutVectorEnv`:
+:class:`blackout_env.envs.vector_env.BlackoutVectorEnv`:
 ``gym.make_vec("blackout_env:blackout/Blackout-v0", num_envs=4096,
 vectorization_mode="vector_entry_point", opponents="random")``.
 """
