@@ -1,7 +1,7 @@
 """Bots that play Blackout from a player's view: random, heuristic, search, ismcts.
 
 Every bot has a ``name``, ``act(view) -> action`` on a
-:class:`~blackout_env.view.PlayerView` (never the hidden cards), a numpy
+:class:`~blackout_env.game.view.PlayerView` (never the hidden cards), a numpy
 generator ``rng`` and ``seed(seed)``. Make one by name with :func:`make_bot`.
 """
 

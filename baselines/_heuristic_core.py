@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from math import comb
 
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.rules_logic import card_power
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.rules_logic import card_power
 
 _GUARD_DECAY = 0.2  # chance factor per higher card the player cannot cover with a guard
 _RUFF_WILLINGNESS = 1.0  # an opponent able to ruff is assumed to ruff
@@ -20,7 +20,7 @@ _BID_SHRINK = 0.35  # how strongly the earlier bids move our uncertain chances
 def _beats(card: int, best: int, led: int | None, trump: int | None) -> bool:
     """Whether ``card`` played later outranks ``best`` (the trick's winning card so far, or the card led).
 
-    By :func:`~blackout_env.rules_logic.card_power`: a higher power wins, an equal one
+    By :func:`~blackout_env.game.rules_logic.card_power`: a higher power wins, an equal one
     (two jokers) stays with the card played first.
     """
     return card_power(card, led, trump) > card_power(best, led, trump)

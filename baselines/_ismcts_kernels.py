@@ -1,7 +1,7 @@
 """The IS-MCTS playouts, compiled: one determinized hand played out on the compiled core's one-game state.
 
 Imported by :mod:`blackout_baselines.ismcts` when a bot is made (it imports numba). The
-rules are the compiled core's (:mod:`blackout_env._batched_kernels`: ``step_one`` is the
+rules are the compiled core's (:mod:`blackout_env.batched._kernels`: ``step_one`` is the
 batched engine's ``advance_game`` and ``legal_game`` on a batch of one); what is here is
 the playout policy: uniformly random legal actions, or the greedy bid and card.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from blackout_env import _batched_kernels as core
-from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.batched import _kernels as core
+from blackout_env.game.cards import NUM_STANDARD_CARDS
 
 # The greedy bid's likely tricks in one suit, by the suit's 13-bit slice of the hand: as a side suit (aces and
 # kings), as trump (the ten and up, and lower trumps a little).
@@ -48,7 +48,7 @@ def greedy_card(legal, power_flat, led_after, num_cards, trump, led, win_power, 
     cheapest card that wins; if none can win the trick, its weakest. A seat that
     needs no more tricks plays its strongest card that loses to the trick so far
     (of power ``win_power``; -1 before the first card), else its weakest (leading: its weakest).
-    Power is the core's table of :func:`blackout_env.rules_logic.card_power`, with the led suit
+    Power is the core's table of :func:`blackout_env.game.rules_logic.card_power`, with the led suit
     once the card is played (the core's ``led_after``: a card that would lead counts in its own suit).
     """
     zero = np.uint64(0)

@@ -1,6 +1,6 @@
 """The bot interface shared by every baseline.
 
-A bot plays from a :class:`~blackout_env.view.PlayerView` only, so nothing it
+A bot plays from a :class:`~blackout_env.game.view.PlayerView` only, so nothing it
 decides can depend on another player's hidden cards. It owns a numpy
 ``Generator`` (``.rng``) for its random choices; :meth:`Bot.seed` resets it, so
 the same seed and the same views give the same actions.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from blackout_env.view import PlayerView
+from blackout_env.game.view import PlayerView
 
 __all__ = ["Bot"]
 

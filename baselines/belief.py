@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from blackout_env import BlackoutGame, PlayerView, Rules
-from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.game.cards import NUM_STANDARD_CARDS
 
 from ._ismcts_kernels import SIDE_TRICKS, TRUMP_TRICKS
 

@@ -30,10 +30,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.engine import deck_order
-from blackout_env.rules import Rules
-from blackout_env.view import PlayerView
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.engine import deck_order
+from blackout_env.game.rules import Rules
+from blackout_env.game.view import PlayerView
 
 __all__ = ["DealSampler", "sample_deal", "sample_hands", "initial_hands", "deal_deck"]
 

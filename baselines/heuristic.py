@@ -56,10 +56,10 @@ from collections.abc import Mapping, Sequence
 from math import comb
 from typing import TYPE_CHECKING
 
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.policies import Explanation, action_reasons
-from blackout_env.rules_logic import bid_range, led_suit_of, suit_led_after, trick_winner
-from blackout_env.view import PlayerView
+from blackout_env.agents.policies import Explanation, action_reasons
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.rules_logic import bid_range, led_suit_of, suit_led_after, trick_winner
+from blackout_env.game.view import PlayerView
 
 from ._heuristic_core import (
     _BEAT_WILLINGNESS_MADE,
@@ -76,7 +76,7 @@ from ._heuristic_core import (
 from .base import Bot
 
 if TYPE_CHECKING:
-    from blackout_env.rules import Rules
+    from blackout_env.game.rules import Rules
 
     from .heuristic_batch import BatchedHeuristic
 
@@ -398,7 +398,7 @@ class HeuristicBot(Bot):
         return self.choose_card(view, legal)
 
     def batched(self, rules: Rules) -> BatchedHeuristic | None:
-        """This bot's decisions for many games of a batched engine at once (:class:`~blackout_env.seating.Seat`).
+        """This bot's decisions for many games of a batched engine at once (:class:`~blackout_env.agents.seating.Seat`).
 
         The same actions as :meth:`act` (``tests/test_heuristic_batch.py``); None for a subclass, whose
         choices the batched version would not follow.

@@ -4,7 +4,7 @@
 :class:`~blackout_env.batched.BatchedBlackout`, the action that
 :class:`~blackout_baselines.heuristic.HeuristicBot` would take from the acting
 seat's view, read from the engine's arrays instead of one
-:class:`~blackout_env.view.PlayerView` per game. The decisions are identical,
+:class:`~blackout_env.game.view.PlayerView` per game. The decisions are identical,
 not approximately equal: every probability of the heuristic's model (see
 :mod:`blackout_baselines.heuristic`) is computed with the same float64
 operations in the same order, as array operations over the games. Sums that
@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import CANNOT_WIN, bid_range, card_powers, suit_led_after
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import CANNOT_WIN, bid_range, card_powers, suit_led_after
 
 from . import _heuristic_core as _h
 
@@ -116,14 +116,14 @@ def _beats(card: np.ndarray, best: np.ndarray, led: np.ndarray, trump: np.ndarra
 
 @lru_cache(maxsize=1)
 def _power_table() -> np.ndarray:
-    """``[trump + 1, led + 1, card]``: :func:`~blackout_env.rules_logic.card_powers` (index 0: none)."""
+    """``[trump + 1, led + 1, card]``: :func:`~blackout_env.game.rules_logic.card_powers` (index 0: none)."""
     suits = (None, 0, 1, 2, 3)
     return np.array([[card_powers(led, trump) for led in suits] for trump in suits], dtype=np.int64)
 
 
 @lru_cache(maxsize=1)
 def _lead_suits() -> np.ndarray:
-    """``[card]``: the led suit once ``card`` leads a trick (:func:`~blackout_env.rules_logic.suit_led_after`; a joker: none)."""
+    """``[card]``: the led suit once ``card`` leads a trick (:func:`~blackout_env.game.rules_logic.suit_led_after`; a joker: none)."""
     return np.array([_NONE if (s := suit_led_after(None, c)) is None else s for c in range(_BEATS_CARDS)], dtype=np.int64)
 
 

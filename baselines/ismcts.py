@@ -52,9 +52,9 @@ higher in each of three comparisons (within noise); pooled SO-ISMCTS, OpenSpiel'
 node keys and other objectives were options until issue 48 (docs/archive.md).
 
 Speed: the simulations run on the compiled core, not on
-:class:`~blackout_env.engine.BlackoutGame`: a determinized hand is the batched engine's
+:class:`~blackout_env.game.engine.BlackoutGame`: a determinized hand is the batched engine's
 state for a batch of one, in one array (:class:`SimState`), stepped by the batched
-engine's own step (``blackout_env._batched_kernels.step_game``: ``advance_game`` and
+engine's own step (``blackout_env.batched._kernels.step_game``: ``advance_game`` and
 ``legal_game``), and a playout is one compiled loop over that step
 (:mod:`blackout_baselines._ismcts_kernels`); the tree walk stays in Python.
 tests/test_ismcts.py checks the simulator against the engine action by action on
@@ -74,13 +74,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from blackout_env._compiled import kernels
+from blackout_env.agents.policies import Explanation, action_reasons
 from blackout_env.batched import game_tables
-from blackout_env.engine import BlackoutGame
-from blackout_env.policies import Explanation, action_reasons
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import bid_range
-from blackout_env.view import PlayerView
+from blackout_env.batched._compiled import kernels
+from blackout_env.game.engine import BlackoutGame
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import bid_range
+from blackout_env.game.view import PlayerView
 
 from .base import Bot
 from .deals import DealSampler, _cards, _mask
@@ -200,7 +200,7 @@ class SimState:
     """One hand of Blackout on the compiled core: the state a simulation steps (no history, no checks).
 
     The state is the compiled core's one-game state (``v``: the batched engine's state for a batch
-    of one in 64-bit words, ``blackout_env._batched_kernels.one_game``; ``at``: where each of its fields
+    of one in 64-bit words, ``blackout_env.batched._kernels.one_game``; ``at``: where each of its fields
     starts, by name), stepped by the batched engine's own step
     (``step_game``: ``advance_game`` and ``legal_game``). Built from a view and the hands of every
     seat (:meth:`from_view`); actions are the engine's (card ``c``, bid ``num_cards + k``). Only the

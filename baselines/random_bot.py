@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from blackout_env.policies import Explanation, action_reasons
-from blackout_env.view import PlayerView
+from blackout_env.agents.policies import Explanation, action_reasons
+from blackout_env.game.view import PlayerView
 
 from .base import Bot
 

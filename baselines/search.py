@@ -29,10 +29,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from blackout_env.engine import BlackoutGame
-from blackout_env.policies import Explanation, action_reasons
-from blackout_env.rules_logic import CANNOT_WIN, card_powers, dealer_of_round, playable_cards, suit_led_after
-from blackout_env.view import PlayerView
+from blackout_env.agents.policies import Explanation, action_reasons
+from blackout_env.game.engine import BlackoutGame
+from blackout_env.game.rules_logic import CANNOT_WIN, card_powers, dealer_of_round, playable_cards, suit_led_after
+from blackout_env.game.view import PlayerView
 
 from .base import Bot
 from .deals import deal_deck, initial_hands, sample_hands
@@ -58,7 +58,7 @@ def determinize(view: PlayerView, hands: Sequence[Sequence[int]]) -> BlackoutGam
 
 
 def _strongest_later(game: BlackoutGame, seats: Sequence[int], led: int | None) -> int:
-    """The highest :func:`~blackout_env.rules_logic.card_power` any of ``seats`` (to play later in this trick) may play.
+    """The highest :func:`~blackout_env.game.rules_logic.card_power` any of ``seats`` (to play later in this trick) may play.
 
     A card is beaten by a later seat exactly when this is above its own power (the
     rule of ``_heuristic_core._beats``); ``CANNOT_WIN - 1`` when no seat is left to play.

@@ -13,7 +13,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import blackout_env
 from blackout_env import BlackoutGame, IllegalActionError, Rules, RulesError, env, raw_env
-from blackout_env.encoding import block_slices, encode, observation_size
+from blackout_env.game.encoding import block_slices, encode, observation_size
 
 
 def legal_from(observation):

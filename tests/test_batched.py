@@ -11,7 +11,7 @@ import pytest
 
 from blackout_env import BlackoutGame, IllegalActionError, Rules
 from blackout_env.batched import BatchedBlackout, BatchStep
-from blackout_env.encoding import encode, observation_size
+from blackout_env.game.encoding import encode, observation_size
 
 
 def random_actions(out: BatchStep, rng: np.random.Generator) -> np.ndarray:

@@ -19,9 +19,9 @@ import pytest
 from test_batched_differential import play_lockstep
 
 from blackout_env import Rules, RulesError, preset_names
-from blackout_env import _compiled as compiled_module
 from blackout_env.batched import BatchedBlackout
-from blackout_env.vector_env import BlackoutVectorEnv
+from blackout_env.batched import _compiled as compiled_module
+from blackout_env.envs.vector_env import BlackoutVectorEnv
 
 REWARDS = ("score", "zero_sum", "win")
 
@@ -62,7 +62,7 @@ def test_the_retired_compiled_argument_is_an_unknown_argument(value: object) -> 
 
 
 def test_the_retired_compiled_option_of_the_search_bot_is_refused_naming_it() -> None:
-    from blackout_env.policies import load_policy
+    from blackout_env.agents.policies import load_policy
 
     with pytest.raises(ValueError, match=r"ismcts:compiled=0.*unexpected keyword argument 'compiled'"):
         load_policy("ismcts:compiled=0")
@@ -100,6 +100,6 @@ def test_an_engine_where_numba_cannot_be_imported_says_so(monkeypatch: pytest.Mo
     copy_elsewhere = pickle.loads(pickle.dumps(env))
     # as in a broken install: the kernels module cannot be imported
     monkeypatch.setattr(compiled_module, "_KERNELS", [])
-    monkeypatch.setitem(sys.modules, "blackout_env._batched_kernels", None)
+    monkeypatch.setitem(sys.modules, "blackout_env.batched._kernels", None)
     with pytest.raises(ImportError, match=r"compiled with numba, which cannot be imported.*numba is a dependency"):
         copy_elsewhere.step(copy_elsewhere.random_actions())

@@ -20,8 +20,8 @@ from rule_strategies import any_rules
 
 from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.batched import BatchedBlackout
-from blackout_env.encoding import encode
-from blackout_env.universal import universal_observation, universal_size
+from blackout_env.game.encoding import encode
+from blackout_env.game.universal import universal_observation, universal_size
 
 NUM_GAMES = 4
 
@@ -175,7 +175,8 @@ def test_fixed_decks_deal_exactly_the_engine_hands() -> None:
 
 
 def test_an_encoder_block_the_batched_encoder_does_not_know_stops_construction(monkeypatch) -> None:
-    from blackout_env import _batched_encoding, encoding
+    from blackout_env.batched import _encoding as _batched_encoding
+    from blackout_env.game import encoding
 
     layout = encoding.observation_layout("standard")
     last = layout[-1]

@@ -8,7 +8,7 @@ from blackout_training.cli import main
 from blackout_training.evaluation.generalist import default_rows, row_rules
 from blackout_training.evaluation.tournament import confidence_half_width
 
-from blackout_env.rules import preset_names
+from blackout_env.game.rules import preset_names
 
 
 def test_the_default_rows_are_every_preset_and_standard_at_3_5_6_and_7_players():

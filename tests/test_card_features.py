@@ -10,9 +10,10 @@ import torch
 from blackout_training.agents.card_features import CardFeatures
 from blackout_training.agents.policy_net import ActorCritic, PolicyBot, load_checkpoint, make_model, save_checkpoint
 
-from blackout_env import BlackoutGame, Rules, deck_order, encoding
-from blackout_env.cards import parse_card
-from blackout_env.rules_logic import card_power
+from blackout_env import BlackoutGame, Rules, deck_order
+from blackout_env.game import encoding
+from blackout_env.game.cards import parse_card
+from blackout_env.game.rules_logic import card_power
 
 HAND, UNSEEN, IN_TRICK, TRUMP, LED, RANK, UNSEEN_ABOVE, HAND_ABOVE, HAND_BELOW, HAND_SUIT, UNSEEN_SUIT, BEATS = range(12)
 VOIDS = 12
@@ -172,7 +173,7 @@ def test_the_would_win_feature_reads_the_rules_trick_power_on_every_input():
 def test_the_features_of_the_held_slots_equal_the_gathered_features_of_every_card(preset):
     # card_inputs computes the features at the K slots only (CardFeatures.at); the values must be exactly those of
     # the per-card features (CardFeatures.__call__, the definition the tests above pin down) gathered at the slots.
-    from blackout_env.universal import universal_observation
+    from blackout_env.game.universal import universal_observation
 
     rules = Rules.resolve("jokers" if preset == "universal" else preset)
     obs_t, _ = random_decisions(rules, seed=6, count=80)

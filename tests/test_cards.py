@@ -2,7 +2,7 @@
 
 import pytest
 
-from blackout_env.cards import (
+from blackout_env.game.cards import (
     JOKER_1,
     JOKER_2,
     card_to_str,

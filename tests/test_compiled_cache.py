@@ -14,7 +14,7 @@ import pytest
 import blackout_env
 
 # One IS-MCTS playout (the kernel of baselines/_ismcts_kernels.py, which inlines the core's step from
-# blackout_env/_batched_kernels.py) on a 5-card hand; prints the tricks taken and whether the kernel came
+# blackout_env/batched/_kernels.py) on a 5-card hand; prints the tricks taken and whether the kernel came
 # from the disk cache.
 PLAYOUT = """
 import json, random
@@ -62,11 +62,11 @@ def test_an_edit_of_the_core_recompiles_the_playouts_that_inline_it(tmp_path):
 
     # The core's copy counts two tricks for each trick taken: the playouts' file is unchanged, yet
     # their cached kernel must not be loaded with the old step.
-    _edit(copy / "blackout_env" / "_batched_kernels.py", "tricks_won[g, winner] += 1", "tricks_won[g, winner] += 2")
+    _edit(copy / "blackout_env" / "batched" / "_kernels.py", "tricks_won[g, winner] += 1", "tricks_won[g, winner] += 2")
     edited = _play_out(copy, cache)
     assert (edited["tricks"], edited["loaded"], edited["compiled"]) == (10, 0, 1)
 
     # rules_logic.playable_bits is compiled into the step too: any edit there recompiles the playouts.
-    _edit(copy / "blackout_env" / "rules_logic.py", "def playable_bits(", "# edited\ndef playable_bits(")
+    _edit(copy / "blackout_env" / "game" / "rules_logic.py", "def playable_bits(", "# edited\ndef playable_bits(")
     after_rules = _play_out(copy, cache)
     assert (after_rules["tricks"], after_rules["loaded"], after_rules["compiled"]) == (10, 0, 1)

@@ -8,8 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-from blackout_env._compiled import kernels
 from blackout_env.batched import BatchedBlackout
+from blackout_env.batched._compiled import kernels
 
 k = kernels()
 
@@ -93,8 +93,8 @@ def test_the_instruction_counting_script_runs_each_of_its_targets():
 
 @pytest.mark.parametrize("preset", ["standard", "jokers"])
 def test_the_rules_tables_are_one_read_only_array_of_the_batched_engines_tables(preset):
-    from blackout_env.batched import _Tables, game_tables
-    from blackout_env.rules import Rules
+    from blackout_env.batched.engine import _Tables, game_tables
+    from blackout_env.game.rules import Rules
 
     rules = Rules.resolve(preset)
     tables = game_tables(rules)

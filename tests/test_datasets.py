@@ -24,8 +24,8 @@ from blackout_training.datasets import (  # noqa: E402
 )
 from blackout_training.datasets.game_logs import dataset_from_log  # noqa: E402
 
-from blackout_env import policies as policy_registry  # noqa: E402
-from blackout_env.rules import Rules  # noqa: E402
+from blackout_env.agents import policies as policy_registry  # noqa: E402
+from blackout_env.game.rules import Rules  # noqa: E402
 
 NAME = "blackout/standard/heuristic-v0"
 TINY_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "tiny.yaml"
@@ -308,7 +308,7 @@ def test_behaviour_cloning_learns_the_datasets_actions_within_the_mask(tmp_path)
 
 
 def test_cli_clone_writes_a_ppo_checkpoint_that_plays(tmp_path, capsys):
-    from blackout_env.policies import load_policy
+    from blackout_env.agents.policies import load_policy
 
     create_dataset(NAME, DatasetConfig(policy="heuristic", rules="short", episodes=4))
     out = tmp_path / "clone.pt"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.aec import raw_env
-from blackout_env.encoding import (
+from blackout_env.envs.aec import raw_env
+from blackout_env.game.encoding import (
     Block,
     action_mask,
     block_slices,

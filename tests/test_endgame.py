@@ -11,7 +11,7 @@ from blackout_baselines.ismcts import Endgame, SimState
 from blackout_baselines.search import determinize
 
 from blackout_env import BlackoutGame, Rules, preset_names
-from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.game.cards import NUM_STANDARD_CARDS
 
 PRESETS = preset_names()
 

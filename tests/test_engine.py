@@ -10,7 +10,7 @@ import pytest
 from game_helpers import snapshot
 
 from blackout_env import BlackoutGame, IllegalActionError, Rules, deck_order
-from blackout_env.cards import CLUBS, DIAMONDS, HEARTS, SPADES, parse_card, parse_cards
+from blackout_env.game.cards import CLUBS, DIAMONDS, HEARTS, SPADES, parse_card, parse_cards
 
 
 def game_with_hands(hands, turned=None, dealer=0, **options):

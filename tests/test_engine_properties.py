@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rule_strategies import any_rules, full_deck_rules
 
 from blackout_env import BlackoutGame, IllegalActionError
-from blackout_env.rules import ROTATING_TRUMPS
+from blackout_env.game.rules import ROTATING_TRUMPS
 
 JOKER = 52
 PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,8 +11,8 @@ import pytest
 
 import blackout_env
 from blackout_env import BlackoutGymEnv, env, raw_env
-from blackout_env.aec import INFO_KEYS
-from blackout_env.registration import GYM_IDS
+from blackout_env.envs.aec import INFO_KEYS
+from blackout_env.envs.registration import GYM_IDS
 
 COPIES = {
     "deepcopy": copy.deepcopy,
@@ -195,7 +195,7 @@ def test_import_works_with_a_pettingzoo_that_has_no_registry(monkeypatch):
 
     import pettingzoo
 
-    from blackout_env import registration
+    from blackout_env.envs import registration
 
     monkeypatch.delattr(pettingzoo, "aec_registry", raising=False)
     monkeypatch.delattr(pettingzoo, "register", raising=False)

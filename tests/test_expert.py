@@ -20,7 +20,7 @@ from blackout_training.expert.shards import match_rules  # noqa: E402
 from blackout_training.ppo.training_seeds import check_held_out_seed, training_seeds  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
-from blackout_env.universal import UNIVERSAL_NUM_ACTIONS, universal_size  # noqa: E402
+from blackout_env.game.universal import UNIVERSAL_NUM_ACTIONS, universal_size  # noqa: E402
 
 # two short hands: a whole match in a second even with the search
 SMALL = Rules.preset("standard").replace(hand_sizes=[3, 2])

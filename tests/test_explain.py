@@ -13,8 +13,15 @@ from blackout_training.play.session import PlaySession, explanation_lines, new_s
 from test_play import ScriptedPerson
 
 from blackout_env import BlackoutGame, PlayerView, Rules
-from blackout_env.cards import card_to_str
-from blackout_env.policies import EXPLANATION_KINDS, ActionReason, Explanation, SeededPolicy, explain, load_policy
+from blackout_env.agents.policies import (
+    EXPLANATION_KINDS,
+    ActionReason,
+    Explanation,
+    SeededPolicy,
+    explain,
+    load_policy,
+)
+from blackout_env.game.cards import card_to_str
 
 STANDARD = Rules.preset("standard")
 SHORT = Rules.preset("short")

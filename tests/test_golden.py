@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.scoresheet import transcript
+from blackout_env.game.scoresheet import transcript
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 

@@ -14,7 +14,7 @@ from gymnasium.utils.env_checker import check_env
 
 import blackout_env  # noqa: F401 - registers the ids
 from blackout_env import BlackoutGymEnv, IllegalActionError, Rules
-from blackout_env.encoding import encode, observation_size
+from blackout_env.game.encoding import encode, observation_size
 
 
 def first_legal(view):

@@ -28,7 +28,7 @@ from blackout_training.ppo.tables import (
 from blackout_training.ppo.training_seeds import check_held_out_seed, training_seeds
 
 from blackout_env import Rules
-from blackout_env.rules import MATCH_LENGTHS, PATTERNS, hand_schedule
+from blackout_env.game.rules import MATCH_LENGTHS, PATTERNS, hand_schedule
 
 DRAWS = held_out_rules(DEFAULT_HELD_OUT_SEED, 1000)
 

@@ -10,7 +10,7 @@ from blackout_baselines.deals import deal_deck
 from blackout_baselines.heuristic import card_win_probabilities, one_card_win_probability, trick_distribution
 
 from blackout_env import BlackoutGame, Rules, parse_card
-from blackout_env.cards import card_to_str
+from blackout_env.game.cards import card_to_str
 
 
 def test_trick_distribution_is_the_poisson_binomial():

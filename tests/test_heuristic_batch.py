@@ -9,7 +9,7 @@ from blackout_baselines.heuristic_batch import BatchedHeuristic
 
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
-from blackout_env.rules import preset_names
+from blackout_env.game.rules import preset_names
 
 GAMES = 24
 STEPS = 36

@@ -11,7 +11,7 @@ from blackout_baselines.ismcts import SimState, seed_compiled
 from blackout_baselines.search import determinize
 
 from blackout_env import BlackoutGame, Rules, preset_names
-from blackout_env.cards import NUM_STANDARD_CARDS
+from blackout_env.game.cards import NUM_STANDARD_CARDS
 
 PRESETS = preset_names()
 
@@ -211,7 +211,7 @@ def test_bad_budgets_are_refused(options, message):
 )
 def test_a_retired_option_is_refused_in_one_line_naming_its_retirement(spec):
     # (CHANGELOG.md: removed in issue 48; docs/archive.md keeps what they did and how they measured)
-    from blackout_env.policies import load_policy
+    from blackout_env.agents.policies import load_policy
 
     option = spec.split(":")[1].split("=")[0]
     with pytest.raises(ValueError, match=rf"^policy '{re.escape(spec)}': {option}: retired in issue 48, .*docs/archive.md\)$") as error:
@@ -231,9 +231,9 @@ def test_a_bot_where_numba_cannot_be_imported_says_so(monkeypatch):
 
     import blackout_baselines.ismcts as ismcts
 
-    from blackout_env import _compiled
+    from blackout_env.batched import _compiled
 
-    monkeypatch.setitem(sys.modules, "blackout_env._batched_kernels", None)  # the import raises ImportError
+    monkeypatch.setitem(sys.modules, "blackout_env.batched._kernels", None)  # the import raises ImportError
     monkeypatch.setattr(_compiled, "_KERNELS", [])
     monkeypatch.setattr(ismcts, "_KERNELS", [])
     with pytest.raises(ImportError, match=r"compiled with numba.*numba is a dependency"):
@@ -290,8 +290,8 @@ def test_search_beats_random_play():
 def test_the_greedy_playout_wins_cheaply_when_it_needs_a_trick_and_ducks_high_when_not():
     from blackout_baselines._ismcts_kernels import greedy_card
 
-    from blackout_env.cards import parse_card, parse_cards
-    from blackout_env.rules_logic import card_power, suit_led_after
+    from blackout_env.game.cards import parse_card, parse_cards
+    from blackout_env.game.rules_logic import card_power, suit_led_after
 
     rules = Rules(num_players=4, hand_sizes=[10])
     trump, nc = 0, rules.num_cards  # trump clubs
@@ -316,7 +316,7 @@ def test_the_greedy_playout_wins_cheaply_when_it_needs_a_trick_and_ducks_high_wh
 def test_the_greedy_playout_bids_its_aces_kings_and_high_trumps():
     from blackout_baselines._ismcts_kernels import SIDE_TRICKS, TRUMP_TRICKS, greedy_bid
 
-    from blackout_env.cards import parse_cards
+    from blackout_env.game.cards import parse_cards
 
     hand = np.uint64(sum(1 << c for c in parse_cards("AS KS AH 10H 2H 5C")))
     # 0.85 (side ace) + 0.45 (side king) + 0.9 + 0.9 (trumps from the ten) + 0.35 (low trump) = 3.45

@@ -24,7 +24,7 @@ import pytest
 from blackout_baselines import ISMCTSBot, RandomBot
 
 from blackout_env import BlackoutGame, Rules, preset_names
-from blackout_env.view import PlayerView
+from blackout_env.game.view import PlayerView
 
 GOLDEN = Path(__file__).parent / "golden" / "ismcts_decisions.json"
 
@@ -62,7 +62,7 @@ def views(preset: str, count: int, seed: int) -> list[PlayerView]:
 
 def decisions() -> dict[str, list]:
     """Every golden decision: its action and the root's (action, visits, mean) after the search."""
-    from blackout_env.policies import load_policy
+    from blackout_env.agents.policies import load_policy
 
     result: dict[str, list] = {}
     for preset in preset_names():

@@ -23,7 +23,7 @@ from blackout_training.evaluation.ladder import (
     seating_of,
 )
 
-from blackout_env.rules import Rules
+from blackout_env.game.rules import Rules
 
 THREE = Rules.preset("short").replace(num_players=3)
 AGENTS = ["random", "heuristic", "search:samples=4"]

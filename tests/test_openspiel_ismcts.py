@@ -8,7 +8,7 @@ from blackout_training.bench import benchmark_names
 from blackout_training.bench.openspiel_ismcts import main
 from blackout_training.evaluation.openspiel import from_openspiel_action, to_openspiel_card
 
-from blackout_env.cards import card_to_str
+from blackout_env.game.cards import card_to_str
 
 
 def test_the_card_map_is_a_bijection_that_keeps_rank_and_suit():
@@ -70,7 +70,7 @@ def test_the_speed_comparison_times_a_network_on_one_torch_thread_as_the_games_p
     torch = pytest.importorskip("torch")
     from blackout_training.evaluation import openspiel
 
-    from blackout_env.policies import load_policy
+    from blackout_env.agents.policies import load_policy
 
     threads_seen = []
 

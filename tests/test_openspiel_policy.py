@@ -10,7 +10,7 @@ from blackout_training.cli import main
 from blackout_training.evaluation.openspiel import openspiel_rules_problems
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.policies import load_policy, policy_names
+from blackout_env.agents.policies import load_policy, policy_names
 
 TINY = "openspiel_ismcts:simulations=4"
 

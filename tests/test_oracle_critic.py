@@ -19,8 +19,9 @@ from blackout_training.cli import main
 from blackout_training.ppo.config import ConfigError, load_config
 from blackout_training.ppo.vec_env import BatchedVecEnv, EngineVecEnv
 
-from blackout_env import BlackoutGame, Rules, encoding
-from blackout_env.gym_env import BlackoutGymEnv
+from blackout_env import BlackoutGame, Rules
+from blackout_env.envs.gym_env import BlackoutGymEnv
+from blackout_env.game import encoding
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "train" / "tiny.yaml"

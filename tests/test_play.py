@@ -15,8 +15,8 @@ from blackout_training.play import session as play
 from blackout_training.play.session import PlaySession, SavedSession, Seat, new_session, read_save, write_save
 
 from blackout_env import BlackoutGame, Rules, SaveFileError
-from blackout_env.cards import card_to_str, parse_card
-from blackout_env.engine import deck_order
+from blackout_env.game.cards import card_to_str, parse_card
+from blackout_env.game.engine import deck_order
 
 REPO = Path(__file__).resolve().parents[1]
 SHORT = Rules.resolve("short")

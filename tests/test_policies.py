@@ -1,4 +1,4 @@
-"""Policy specs and the registry (``blackout_env.policies``): one registry for evaluation, play, training and Gym."""
+"""Policy specs and the registry (``blackout_env.agents.policies``): one registry for evaluation, play, training and Gym."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from blackout_baselines import SearchBot
 from blackout_training.cli import main
 from blackout_training.evaluation.tournament import evaluate
 
-import blackout_env.policies as env_policies
+import blackout_env.agents.policies as env_policies
 from blackout_env import BlackoutGame, BlackoutGymEnv, Rules
 
 
@@ -29,7 +29,7 @@ def test_the_registry_lives_in_blackout_env_and_training_reexports_it():
 
 def test_builtin_loaders_are_named_by_module_strings_and_import_nothing_until_used():
     code = (
-        "import sys, blackout_env.policies as p; "
+        "import sys, blackout_env.agents.policies as p; "
         "print(sorted(m for m in ('torch', 'blackout_baselines', 'blackout_training') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -176,7 +176,7 @@ def test_without_torch_a_command_says_to_install_the_train_extra(argv):
 def test_the_gym_env_uses_only_the_public_api_of_the_aec_env():
     import ast
 
-    import blackout_env.gym_env as gym_env
+    import blackout_env.envs.gym_env as gym_env
 
     tree = ast.parse(open(gym_env.__file__, encoding="utf-8").read())
     private = sorted(

@@ -19,7 +19,8 @@ from blackout_training.agents.policy_net import (
 )
 from blackout_training.cli import main
 
-from blackout_env import BlackoutGame, Rules, encoding
+from blackout_env import BlackoutGame, Rules
+from blackout_env.game import encoding
 
 SHORT = Rules.preset("short")
 

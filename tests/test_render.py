@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from blackout_env import BlackoutGame, Rules, raw_env
-from blackout_env.cards import card_to_str
-from blackout_env.render import render_image, render_text
+from blackout_env.game.cards import card_to_str
+from blackout_env.game.render import render_image, render_text
 
 
 def game_in_second_trick():

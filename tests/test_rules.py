@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from blackout_env.rules import MATCH_LENGTHS, PATTERNS, Rules, RulesError, preset_names
+from blackout_env.game.rules import MATCH_LENGTHS, PATTERNS, Rules, RulesError, preset_names
 
 
 def test_default_rules_are_the_standard_game():

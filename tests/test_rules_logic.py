@@ -9,8 +9,8 @@ import pytest
 
 from blackout_env import BlackoutGame, Rules, deck_order
 from blackout_env.batched import NONE, BatchedBlackout
-from blackout_env.cards import CLUBS, DIAMONDS, HEARTS, JOKER_1, JOKER_2, SPADES, parse_card, parse_cards, suit_of
-from blackout_env.rules_logic import (
+from blackout_env.game.cards import CLUBS, DIAMONDS, HEARTS, JOKER_1, JOKER_2, SPADES, parse_card, parse_cards, suit_of
+from blackout_env.game.rules_logic import (
     CANNOT_WIN,
     REWARDS,
     bid_out_of_reach,

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from blackout_env import BlackoutGame, Rules, SaveFileError
-from blackout_env.engine import SAVE_FORMAT, SAVE_VERSION
+from blackout_env.game.engine import SAVE_FORMAT, SAVE_VERSION
 
 
 def midhand_game(rules=None, seed=4, steps=23):

@@ -7,9 +7,9 @@ import pytest
 from blackout_training.play import screen
 
 from blackout_env import BlackoutGame, Rules, preset_names
-from blackout_env.cards import parse_card
-from blackout_env.engine import deck_order
-from blackout_env.scoresheet import score_sheet
+from blackout_env.game.cards import parse_card
+from blackout_env.game.engine import deck_order
+from blackout_env.game.scoresheet import score_sheet
 
 NAMES = ["P0 you", "P1 heuristic", "P2 search"]
 

@@ -125,7 +125,7 @@ def test_the_strongest_later_card_decides_whether_a_card_is_sure_to_win_as_beats
     from blackout_baselines._heuristic_core import _beats
     from blackout_baselines.search import _strongest_later
 
-    from blackout_env.rules_logic import card_power, playable_cards, suit_led_after
+    from blackout_env.game.rules_logic import card_power, playable_cards, suit_led_after
 
     checked = 0
     for game in random_positions(rules, 60, 11):

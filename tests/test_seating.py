@@ -1,4 +1,4 @@
-"""One way to seat a policy at a table (blackout_env.seating.Seat), for the Gym env, the vector env and the league."""
+"""One way to seat a policy at a table (blackout_env.agents.seating.Seat), for the Gym env, the vector env and the league."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from blackout_baselines.heuristic import HeuristicBot
 from blackout_baselines.heuristic_batch import BatchedHeuristic
 
 from blackout_env import BlackoutGymEnv, Rules
+from blackout_env.agents.seating import Seat
 from blackout_env.batched import BatchedBlackout
-from blackout_env.seating import Seat
-from blackout_env.vector_env import BlackoutVectorEnv
+from blackout_env.envs.vector_env import BlackoutVectorEnv
 
 RULES = Rules.preset("standard")
 

@@ -17,7 +17,7 @@ from blackout_training.agents.policy_net import (  # noqa: E402
 from blackout_training.evaluation.tournament import single_threaded_torch  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
-from blackout_env.rules import preset_names  # noqa: E402
+from blackout_env.game.rules import preset_names  # noqa: E402
 
 TABLES = {name: Rules.preset(name) for name in preset_names()} | {
     f"standard-{players}p": Rules.preset("standard").replace(num_players=players) for players in (3, 5, 6, 7)

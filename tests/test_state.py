@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from blackout_env import BlackoutGymEnv, Rules, raw_env
-from blackout_env.encoding import encode, observation_size
-from blackout_env.state import encode_state, state_layout, state_size
+from blackout_env.game.encoding import encode, observation_size
+from blackout_env.game.state import encode_state, state_layout, state_size
 
 
 def play_randomly(e, rng, steps):

@@ -14,7 +14,7 @@ from blackout_training.ppo.tables import TablesVecEnv
 from blackout_training.ppo.vec_env import BatchedVecEnv, EngineVecEnv
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.universal import MAX_PLAYERS
+from blackout_env.game.universal import MAX_PLAYERS
 
 
 def _bot_actions(env, bots, decks, steps: int = 40) -> list[list[int]]:

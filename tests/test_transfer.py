@@ -12,8 +12,14 @@ from blackout_training.ppo.config import load_config
 from blackout_training.ppo.trainer import train
 from blackout_training.ppo.transfer import universal_from_rules
 
-from blackout_env import BlackoutGame, Rules, encoding
-from blackout_env.universal import universal_action_mask, universal_actions, universal_columns, universal_observation
+from blackout_env import BlackoutGame, Rules
+from blackout_env.game import encoding
+from blackout_env.game.universal import (
+    universal_action_mask,
+    universal_actions,
+    universal_columns,
+    universal_observation,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,9 +15,11 @@ from blackout_training.ppo.tables import TablesVecEnv, draw_rules, match_steps, 
 from blackout_training.ppo.trainer import train
 
 import blackout_env
-from blackout_env import BlackoutGame, Rules, encoding, preset_names
+from blackout_env import BlackoutGame, Rules, preset_names
 from blackout_env.batched import BatchedBlackout
-from blackout_env.universal import (
+from blackout_env.envs.vector_env import BlackoutVectorEnv
+from blackout_env.game import encoding
+from blackout_env.game.universal import (
     MAX_HAND,
     MAX_PLAYERS,
     UNIVERSAL_NUM_ACTIONS,
@@ -29,7 +31,6 @@ from blackout_env.universal import (
     universal_observation,
     universal_size,
 )
-from blackout_env.vector_env import BlackoutVectorEnv
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 GENERALIST = ROOT / "configs" / "train" / "generalist.yaml"

@@ -10,8 +10,8 @@ from test_batched import snapshot
 
 import blackout_env  # noqa: F401 - registers the ids
 from blackout_env import BlackoutGymEnv, IllegalActionError, Rules
-from blackout_env.encoding import encode
-from blackout_env.vector_env import INFO_KEYS, BlackoutVectorEnv
+from blackout_env.envs.vector_env import INFO_KEYS, BlackoutVectorEnv
+from blackout_env.game.encoding import encode
 
 
 def first_legal(view):

@@ -415,7 +415,7 @@ def test_a_failing_bot_is_reported_and_the_game_waits_until_the_host_retries(sav
             return self.inner.act(view)
 
     def loader(spec, rules, seed):
-        from blackout_env.policies import load_policy
+        from blackout_env.agents.policies import load_policy
 
         return Flaky(load_policy(spec, rules, seed))
 

@@ -12,7 +12,7 @@ from blackout_training.web.ladder_page import ladder_routes  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
-from blackout_env.rules import Rules  # noqa: E402
+from blackout_env.game.rules import Rules  # noqa: E402
 
 
 @pytest.fixture

@@ -67,8 +67,8 @@ def test_wheel_installs_only_names_that_start_with_blackout(wheel):
 def test_wheel_holds_the_rules_presets_and_the_shipped_policy(wheel):
     with zipfile.ZipFile(wheel) as archive:
         members = set(archive.namelist())
-    presets = {Path(name).name for name in (REPO / "blackout_env" / "presets").glob("*.yaml")}
-    assert presets and {f"blackout_env/presets/{name}" for name in presets} <= members
+    presets = {Path(name).name for name in (REPO / "blackout_env" / "game" / "presets").glob("*.yaml")}
+    assert presets and {f"blackout_env/game/presets/{name}" for name in presets} <= members
     assert "blackout_training/agents/checkpoints/ppo_standard_4p.pt" in members  # ppo-standard
     assert "blackout_training/agents/checkpoints/ppo_generalist.pt" in members  # ppo
     assert "blackout_baselines/bid_model.json" in members  # ismcts:belief=bids

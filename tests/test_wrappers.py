@@ -8,7 +8,7 @@ from pettingzoo.test import api_test
 
 import blackout_env
 from blackout_env import IllegalActionError
-from blackout_env.wrappers import ActingSeatRewards
+from blackout_env.envs.wrappers import ActingSeatRewards
 
 
 def play_crediting_the_actor(env, seed: int) -> tuple[dict[str, float], list[str]]:

@@ -36,7 +36,7 @@ def _make(target: str):
     from blackout_training.bench.aec import _TrivialEnv
 
     import blackout_env
-    from blackout_env.aec import with_wrappers
+    from blackout_env.envs.aec import with_wrappers
 
     if target == "raw_env":
         return blackout_env.raw_env(rules="standard")

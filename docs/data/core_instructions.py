@@ -58,7 +58,7 @@ def _loop(target: str) -> tuple[Callable[[], None], int, int]:
             return (lambda: engine.step(bot.act(engine), observe=False)), GAMES, match
         return (lambda: engine.step(engine.random_actions(rng))), GAMES, match
     if target == "vector env":
-        from blackout_env.vector_env import BlackoutVectorEnv
+        from blackout_env.envs.vector_env import BlackoutVectorEnv
 
         envs = BlackoutVectorEnv(num_envs=GAMES, opponents="random")
         envs.reset(seed=0)

@@ -32,8 +32,8 @@ from blackout_training.evaluation.positions import (
     verify,
 )
 
-from blackout_env.engine import BlackoutGame
-from blackout_env.rules import Rules
+from blackout_env.game.engine import BlackoutGame
+from blackout_env.game.rules import Rules
 
 # (players, hand size, rules overrides): full decks at every table size, and one-card hands at 3 players
 DEALER = {"no_card_trump": "dealer_last"}  # a full deck turns no card: the dealer's last card names trump

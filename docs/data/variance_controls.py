@@ -23,9 +23,9 @@ import numpy as np
 from blackout_training.agents.policies import load_policy
 from blackout_training.evaluation.tournament import draw_deal, play_game, reseed, rotations, single_threaded_torch
 
-from blackout_env.engine import BlackoutGame
-from blackout_env.policies import explain
-from blackout_env.rules import Rules
+from blackout_env.agents.policies import explain
+from blackout_env.game.engine import BlackoutGame
+from blackout_env.game.rules import Rules
 
 
 def measure(deals: int, agent: str, opponent: str) -> dict[str, float]:

@@ -19,7 +19,7 @@ from tianshou.utils.net.common import Net
 from tianshou.utils.torch_utils import policy_within_training_step
 
 import blackout_env
-from blackout_env.wrappers import ActingSeatRewards
+from blackout_env.envs.wrappers import ActingSeatRewards
 
 RULES = {"hand_sizes": [3, 2, 1]}  # a short match: 4 players, hands of 3, 2 and 1 cards
 

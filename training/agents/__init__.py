@@ -5,7 +5,7 @@
 - ``search_policy``: ``ppo+search``, the search bot with the network as its prior.
 - ``rollout_policy``: ``ppo+rollout``, the network's own play rolled out over sampled deals.
 - ``policies``: policy specs by name (``heuristic``, ``search:samples=64``, ``ppo:PATH``); the registry
-  itself lives in :mod:`blackout_env.policies` so the Gym env can use it.
+  itself lives in :mod:`blackout_env.agents.policies` so the Gym env can use it.
 
 The agents import nothing from the trainers, evaluation or the front-ends.
 """

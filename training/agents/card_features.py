@@ -29,12 +29,12 @@ Features of card ``c`` (columns of :meth:`CardFeatures.__call__`'s output):
 ====  ===========================================================================
 
 With the universal observation (``CardFeatures(rules, observation="universal")``,
-:mod:`blackout_env.universal`) the same features are read from the universal
+:mod:`blackout_env.game.universal`) the same features are read from the universal
 blocks: 54 cards and 6 other seats (an absent seat shows no void), and whether
 the jokers exist is read from the observation's ``jokers`` block, so one
 network serves every table.
 
-"Would win" compares :func:`blackout_env.rules_logic.card_power` (the rules'
+"Would win" compares :func:`blackout_env.game.rules_logic.card_power` (the rules'
 trick power, read from a table built by that function) with the best power in
 the trick, so a card of equal power, i.e. a second joker, does not win.
 """
@@ -44,10 +44,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from blackout_env import Rules, encoding
-from blackout_env.cards import NUM_STANDARD_CARDS
-from blackout_env.rules_logic import card_power
-from blackout_env.universal import MAX_PLAYERS, UNIVERSAL_CARDS, observation_kind, universal_layout
+from blackout_env import Rules
+from blackout_env.game import encoding
+from blackout_env.game.cards import NUM_STANDARD_CARDS
+from blackout_env.game.rules_logic import card_power
+from blackout_env.game.universal import MAX_PLAYERS, UNIVERSAL_CARDS, observation_kind, universal_layout
 
 __all__ = ["CardFeatures"]
 

@@ -1,6 +1,6 @@
 """The actor-critic network, its checkpoints, and :class:`PolicyBot`, a trained policy as a bot.
 
-The network reads the documented observation of :mod:`blackout_env.encoding`
+The network reads the documented observation of :mod:`blackout_env.game.encoding`
 and outputs one logit per action of the rules' action space (cards, then
 bids) plus a state value. Its policy is **one masked categorical** over bids
 and plays: the two kinds of action are disjoint ranges of one ``Discrete``
@@ -19,7 +19,7 @@ shape, the rules it was trained for and the observation layout it reads;
 ones asked for, rather than letting a network read a vector it does not know.
 
 A network built with ``observation="universal"`` reads the universal
-observation (:mod:`blackout_env.universal`) and acts in the universal action
+observation (:mod:`blackout_env.game.universal`) and acts in the universal action
 space (card ``c`` is ``c``, bid ``k`` is ``54 + k``): one network for every
 table. Its checkpoint plays any rules; :class:`PolicyBot` translates each
 view's observation, mask and action.
@@ -41,9 +41,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from blackout_env import PlayerView, Rules, encoding
-from blackout_env.policies import Explanation, action_reasons
-from blackout_env.universal import (
+from blackout_env import PlayerView, Rules
+from blackout_env.agents.policies import Explanation, action_reasons
+from blackout_env.game import encoding
+from blackout_env.game.universal import (
     MAX_HAND,
     UNIVERSAL_CARDS,
     UNIVERSAL_NUM_ACTIONS,
@@ -612,7 +613,7 @@ def load_checkpoint(
         saved_names = [block[0] for block in saved_layout or []]
         expected_names = [block[0] for block in expected_layout]
         raise CheckpointError(
-            f"checkpoint {str(path)!r} reads another observation layout than blackout_env.encoding produces "
+            f"checkpoint {str(path)!r} reads another observation layout than blackout_env.game.encoding produces "
             f"(checkpoint: {len(saved_names)} blocks, size {payload.get('observation_size')}; "
             f"encoder: {len(expected_names)} blocks, size "
             f"{universal_size() if universal else encoding.observation_size(trained_rules)}); "
@@ -799,7 +800,7 @@ def load_ppo_policy(argument: str | None, rules: Rules | None, seed: int | None)
     return load_policy_bot(argument, rules, seed=seed)
 
 
-load_ppo_policy.path_argument = True  # "ppo:PATH" names a file (blackout_env.policies.absolute_paths)
+load_ppo_policy.path_argument = True  # "ppo:PATH" names a file (blackout_env.agents.policies.absolute_paths)
 
 
 def load_ppo_standard_policy(argument: str | None, rules: Rules | None, seed: int | None) -> PolicyBot:

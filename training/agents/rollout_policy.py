@@ -40,10 +40,10 @@ import torch
 from blackout_baselines.deals import deal_deck, initial_hands, sample_hands
 
 from blackout_env import PlayerView, Rules
+from blackout_env.agents.policies import Explanation, action_reasons, parse_options
 from blackout_env.batched import BatchedBlackout
-from blackout_env.policies import Explanation, action_reasons, parse_options
-from blackout_env.rules_logic import dealer_of_round
-from blackout_env.universal import rules_actions, universal_action_mask, universal_actions
+from blackout_env.game.rules_logic import dealer_of_round
+from blackout_env.game.universal import rules_actions, universal_action_mask, universal_actions
 
 from .policy_net import PolicyBot, load_policy_bot
 
@@ -223,7 +223,7 @@ class RolloutPolicy:
 
 
 def load_ppo_rollout(argument: str | None, rules: Rules | None, seed: int | None) -> RolloutPolicy:
-    """The loader behind the policy spec ``ppo+rollout`` (``blackout_env.policies``)."""
+    """The loader behind the policy spec ``ppo+rollout`` (``blackout_env.agents.policies``)."""
     spec = "ppo+rollout" if argument is None else f"ppo+rollout:{argument}"
     options = parse_options(argument, spec)
     checkpoint = options.pop("checkpoint", None)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from blackout_baselines import ISMCTSBot
 
 from blackout_env import Rules
-from blackout_env.policies import parse_options
+from blackout_env.agents.policies import parse_options
 
 from .policy_net import load_policy_bot
 
@@ -39,7 +39,7 @@ DEFAULT_PRIOR_MARGIN = 0.1
 
 
 def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot:
-    """The loader behind the policy spec ``ppo+search`` (``blackout_env.policies``)."""
+    """The loader behind the policy spec ``ppo+search`` (``blackout_env.agents.policies``)."""
     spec = "ppo+search" if argument is None else f"ppo+search:{argument}"
     options = parse_options(argument, spec)
     checkpoint = options.pop("checkpoint", None)

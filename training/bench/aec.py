@@ -7,7 +7,7 @@ Measures, in one run so the figures share the machine's load:
 - ``env()``: the same through PettingZoo's OrderEnforcingWrapper;
 - ``gym``: the single-agent env, learner steps per second (random opponents included);
 - ``trivial env()``: an AEC env that does nothing, behind the wrappers ``env()`` applies
-  (``blackout_env.aec.with_wrappers``: PettingZoo's OrderEnforcingWrapper): the ceiling
+  (``blackout_env.envs.aec.with_wrappers``: PettingZoo's OrderEnforcingWrapper): the ceiling
   the wrappers themselves set on this machine now;
 - ``openspiel``: shimmy's PettingZoo wrapper of OpenSpiel's ``oh_hell`` (hands of
   ``--tricks`` cards), when ``open_spiel`` and ``shimmy`` are installed.
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from blackout_env import BlackoutGame, BlackoutGymEnv, Rules, env, observation_size, raw_env
-from blackout_env.aec import with_wrappers
+from blackout_env.envs.aec import with_wrappers
 
 from . import check_output_file, check_positive, command, write_json
 

@@ -8,7 +8,7 @@ visited action) plays the other seats of OpenSpiel's ``oh_hell`` game. Every
 deal is played once per seat of our agent (duplicate seating), so card luck
 cancels in the difference.
 
-Mirrored games: one :class:`~blackout_env.engine.BlackoutGame` and one
+Mirrored games: one :class:`~blackout_env.game.engine.BlackoutGame` and one
 OpenSpiel state are stepped together. OpenSpiel deals its ``k``-th dealt card
 to player ``k % n`` and then turns the trump card; we feed its chance nodes our
 dealer and our hands so that every seat holds the same cards, and the same

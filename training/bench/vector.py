@@ -5,7 +5,7 @@ In one run, so that the figures share the machine's load:
 - ``raw``: :class:`blackout_env.batched.BatchedBlackout` stepping every game with
   uniform random legal actions (``random_actions``), with observations (``copy=True``,
   as the vector env); a decision is one bid or one card by any seat;
-- ``vector``: :class:`blackout_env.vector_env.BlackoutVectorEnv` against random
+- ``vector``: :class:`blackout_env.envs.vector_env.BlackoutVectorEnv` against random
   opponents, the learner playing random legal actions; a decision is one learner
   decision (each one also carries the opponents' moves up to the learner's next turn,
   counted separately as ``engine moves``).
@@ -29,7 +29,7 @@ import numpy as np
 
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
-from blackout_env.vector_env import BlackoutVectorEnv
+from blackout_env.envs.vector_env import BlackoutVectorEnv
 
 from . import check_output_file, command, write_json
 

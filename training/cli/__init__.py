@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from blackout_env.policies import TRAIN_EXTRA_HINT
+from blackout_env.agents.policies import TRAIN_EXTRA_HINT
 
 TRAIN_EXTRA_MODULES = ("torch", "tensorboard")
 """Modules of the train extra: a command that misses one says how to install it."""

@@ -7,7 +7,7 @@ import argparse
 import numpy as np
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.scoresheet import score_sheet
+from blackout_env.game.scoresheet import score_sheet
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

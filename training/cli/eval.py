@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from blackout_env.rules import Rules
+from blackout_env.game.rules import Rules
 
 from ..cpu import free_cores
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from blackout_env.rules import Rules
+from blackout_env.game.rules import Rules
 
 from ..ppo.tables import DRAWN_TABLES
 

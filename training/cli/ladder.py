@@ -13,7 +13,7 @@ import os
 import shlex
 import sys
 
-from blackout_env.rules import Rules
+from blackout_env.game.rules import Rules
 
 AGENTS_HELP = (
     "policy specs: random, heuristic, search, ismcts, search:samples=64, ppo, ppo-standard, ppo:PATH, ppo+search, "

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from blackout_env import PlayerView, Rules, SaveFileError
-from blackout_env.policies import Explanation, explain
+from blackout_env.agents.policies import Explanation, explain
 
 from ..play.session import PlaySession, default_save_path, new_session, read_save
 

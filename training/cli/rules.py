@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from blackout_env.rules import Rules, preset_names
+from blackout_env.game.rules import Rules, preset_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_policies(entries: list[str]) -> dict[str, str]:
     """``["mine=ppo:PATH"]`` -> ``{"mine": "ppo:/abs/PATH"}``, each spec checked by loading nothing yet."""
-    from blackout_env.policies import LOADERS, absolute_paths, parse_spec
+    from blackout_env.agents.policies import LOADERS, absolute_paths, parse_spec
 
     policies: dict[str, str] = {}
     for entry in entries:

@@ -75,7 +75,7 @@ def _init_from_dataset(config, args: argparse.Namespace) -> None:
     """Clone ``--init-dataset`` into ``out_dir/NAME-clone.pt`` and start the run from it (model.init_checkpoint)."""
     from pathlib import Path
 
-    from blackout_env.rules import Rules
+    from blackout_env.game.rules import Rules
 
     from ..datasets.cloning import clone
     from ..datasets.store import dataset_metadata

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from blackout_env.rules import Rules
+from blackout_env.game.rules import Rules
 
 from .store import dataset_metadata, load_dataset
 

@@ -8,7 +8,7 @@ dataset's policy and the other seats by its opponents.
 - ``path="gym"`` steps that env one decision at a time (any policy; ``ppo+search`` and other
   searches come this way, in ``workers`` processes).
 - ``path="batched"`` plays a wave of ``batch`` episodes at once on the vector env
-  (:class:`blackout_env.vector_env.BlackoutVectorEnv`), each game dealt the decks the Gym env
+  (:class:`blackout_env.envs.vector_env.BlackoutVectorEnv`), each game dealt the decks the Gym env
   deals for that episode's seed (:func:`episode_decks`); the policy decides for every game at
   once (the heuristic's batched form, a network's ``act_batch``). For a deterministic policy
   and deterministic opponents it writes what the Gym path writes, but for the terminal
@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from blackout_env.engine import BlackoutGame, IllegalActionError
-from blackout_env.rules import Rules
-from blackout_env.seating import Seat
-from blackout_env.universal import observation_kind
+from blackout_env.agents.seating import Seat
+from blackout_env.game.engine import BlackoutGame, IllegalActionError
+from blackout_env.game.rules import Rules
+from blackout_env.game.universal import observation_kind
 
 from .store import Episode, check_target, write_dataset
 
@@ -211,8 +211,8 @@ def checkpoint_hashes(seats: Sequence[Seat]) -> dict[str, str]:
 
 
 def _layout(rules: Rules, observation: str) -> list[list[Any]]:
-    from blackout_env.encoding import observation_layout
-    from blackout_env.universal import universal_layout
+    from blackout_env.game.encoding import observation_layout
+    from blackout_env.game.universal import universal_layout
 
     blocks = universal_layout() if observation == "universal" else observation_layout(rules)
     return [[block.name, block.offset, block.size] for block in blocks]
@@ -298,7 +298,7 @@ def _gym_episodes_parallel(config: DatasetConfig, rules: Rules, count: int) -> I
 # ------------------------------------------------------------------ the batched path
 def _batched_episodes(config: DatasetConfig, rules: Rules, count: int) -> Iterator[Episode]:
     """Episodes ``0..count-1`` in waves of ``config.batch`` games on the vector env."""
-    from blackout_env.vector_env import BlackoutVectorEnv
+    from blackout_env.envs.vector_env import BlackoutVectorEnv
 
     learner = _seat(config.policy, rules, config.observation, True, "policy")
     opponents = config.opponent_specs(rules)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from blackout_env.rules import Rules
+from blackout_env.game.rules import Rules
 
 from ..evaluation.game_log import GameLogError, LoggedGame, read_game_log
 from .create import INFO_KEYS, _layout, env_spec, gym_episode, package_version
@@ -44,7 +44,7 @@ def _env_kwargs(game: LoggedGame, seat: int, observation: str) -> dict[str, Any]
 
 def log_episodes(games: list[LoggedGame], seat: int, observation: str = "rules") -> Iterator[Episode]:
     """Seat ``seat``'s episode of every game, replayed through the Gym env."""
-    from blackout_env.gym_env import BlackoutGymEnv
+    from blackout_env.envs.gym_env import BlackoutGymEnv
 
     for game in games:
         replay = _Replay(game.actions)

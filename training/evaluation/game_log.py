@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blackout_env.engine import BlackoutGame, IllegalActionError, SaveFileError
-from blackout_env.rules import Rules
+from blackout_env.game.engine import BlackoutGame, IllegalActionError, SaveFileError
+from blackout_env.game.rules import Rules
 
 __all__ = [
     "GAME_LOG_FORMAT", "GAME_LOG_VERSION", "GameLogError", "GameLogWriter", "LoggedGame", "check_game_log_path",

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from blackout_env import Rules, RulesError
-from blackout_env.rules import preset_names
+from blackout_env.game.rules import preset_names
 
 from .held_out import NAMED_TABLES, rules_line
 from .tournament import confidence_half_width, evaluate

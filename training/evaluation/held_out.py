@@ -54,7 +54,7 @@ from __future__ import annotations
 import numpy as np
 
 from blackout_env import Rules
-from blackout_env.rules import MATCH_LENGTHS, PATTERNS, hand_schedule
+from blackout_env.game.rules import MATCH_LENGTHS, PATTERNS, hand_schedule
 
 __all__ = [
     "DEFAULT_HELD_OUT_SEED", "HELD_OUT_KEY", "LONG_KEY", "NAMED_TABLES", "held_out_generator", "held_out_long_table",

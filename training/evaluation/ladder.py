@@ -19,7 +19,7 @@ played stay as they are, and :func:`play` plays only the missing units.
 Ratings
 -------
 OpenSkill's Plackett-Luce model (``openskill``), one update per game over its final
-ranking (the places of :func:`~blackout_env.rules_logic.match_places`: equal totals
+ranking (the places of :func:`~blackout_env.game.rules_logic.match_places`: equal totals
 share a place). The ratings are recomputed from every stored game in one fixed order
 (deal, table, rotation), so they depend on the games alone: not on the order the units
 were played in, on the number of workers, on interruptions, or on when an agent was
@@ -62,9 +62,9 @@ from typing import Any
 import numpy as np
 
 from blackout_env import __version__
-from blackout_env.policies import parse_options, parse_spec
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import match_places
+from blackout_env.agents.policies import parse_options, parse_spec
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import match_places
 
 from ..agents.policies import Policy, load_policy
 from .sequential import SPRT

@@ -1,6 +1,6 @@
 """Our policies against OpenSpiel's IS-MCTS on mirrored deals: the cross-check against an algorithm nobody here wrote.
 
-One :class:`~blackout_env.engine.BlackoutGame` and one OpenSpiel ``oh_hell`` state are stepped together,
+One :class:`~blackout_env.game.engine.BlackoutGame` and one OpenSpiel ``oh_hell`` state are stepped together,
 the same cards in every seat (cards map by rank and suit, :func:`to_openspiel_card`), the legal actions
 checked equal at every decision, every hand scored by our rules; OpenSpiel's bots search from a state
 rebuilt from their seat's view (:class:`OpenSpielPlayer`; with ``redeals`` K > 1 from K such states, one

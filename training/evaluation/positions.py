@@ -43,10 +43,10 @@ from typing import Any
 
 import yaml
 
-from blackout_env.cards import card_to_str, cards_to_str, deck, parse_card, parse_cards, suit_of
-from blackout_env.engine import BlackoutGame
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import card_power, first_to_act
+from blackout_env.game.cards import card_to_str, cards_to_str, deck, parse_card, parse_cards, suit_of
+from blackout_env.game.engine import BlackoutGame
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import card_power, first_to_act
 
 __all__ = [
     "MAX_LAYOUTS", "SUITE_PATH", "Position", "PositionError", "PositionResult", "action_from_text", "action_text",
@@ -277,7 +277,7 @@ def trick_kinds(game: BlackoutGame, seat: int, unseen: Sequence[int], others: Se
 
     For a bid in a one-card hand without jokers, every later play is forced, so a layout matters to the
     acting seat only through whether its card ``c`` wins the trick: the card of highest
-    :func:`~blackout_env.rules_logic.card_power` under the led suit, the suit of the leader's card (two
+    :func:`~blackout_env.game.rules_logic.card_power` under the led suit, the suit of the leader's card (two
     standard cards have equal power only when neither can win). Two unseen cards are then interchangeable
     when they compare the same with ``c`` under every led suit and have the same suit (the suit counts only
     when some card's comparison depends on the led suit), and the seats after the leader count only as a

@@ -60,9 +60,9 @@ from typing import Any
 
 import numpy as np
 
-from blackout_env.engine import BlackoutGame
-from blackout_env.rules import Rules
-from blackout_env.rules_logic import dealer_of_round, win_shares
+from blackout_env.game.engine import BlackoutGame
+from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import dealer_of_round, win_shares
 
 from ..agents.policies import Policy, load_policy
 from .game_log import GameLogWriter, LoggedGame, game_finished

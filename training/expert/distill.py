@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.universal import UNIVERSAL_NUM_ACTIONS
+from blackout_env.game.universal import UNIVERSAL_NUM_ACTIONS
 
 from ..agents.policy_net import SHIPPED_CHECKPOINT, PolicyBot, save_checkpoint
 from ..agents.rollout_policy import positive_int

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from blackout_env import BlackoutGame, Rules
-from blackout_env.universal import UNIVERSAL_NUM_ACTIONS, universal_actions, universal_size
+from blackout_env.game.universal import UNIVERSAL_NUM_ACTIONS, universal_actions, universal_size
 
 from ..agents.policy_net import SHIPPED_CHECKPOINT, CheckpointError, PolicyBot, load_checkpoint
 from ..agents.rollout_policy import positive_int

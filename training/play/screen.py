@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from blackout_env import BlackoutGame, PlayerView
-from blackout_env.cards import SUIT_NAMES, SUIT_SYMBOLS, card_to_str, counted, sort_hand, suit_of
-from blackout_env.rules_logic import illegal_action_reason, is_trump
-from blackout_env.scoresheet import score_sheet
+from blackout_env.game.cards import SUIT_NAMES, SUIT_SYMBOLS, card_to_str, counted, sort_hand, suit_of
+from blackout_env.game.rules_logic import illegal_action_reason, is_trump
+from blackout_env.game.scoresheet import score_sheet
 
 __all__ = [
     "HELP",
@@ -190,7 +190,7 @@ def render_turn(
 def explain_illegal_card(view: PlayerView, card: int) -> str | None:
     """Why the player may not play ``card`` now, in words; None when it is legal.
 
-    The rule broken is :func:`~blackout_env.rules_logic.illegal_action_reason`'s; the words are for the player.
+    The rule broken is :func:`~blackout_env.game.rules_logic.illegal_action_reason`'s; the words are for the player.
     """
     name = card_to_str(card)
     if card >= view.num_cards:  # a joker the deck lacks: its number is a bid action, not a card

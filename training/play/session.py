@@ -12,7 +12,7 @@ from the bots' seed, the seat and the number of actions so far, so a resumed
 game continues exactly as the uninterrupted one would have.
 
 Reasons (``--why``): a bot's decision is then made by
-:func:`blackout_env.policies.explain` instead of ``act`` (the same action), and
+:func:`blackout_env.agents.policies.explain` instead of ``act`` (the same action), and
 its reasons are printed under the narrated move (:func:`explanation_lines`):
 all of them for a bid, whose actions are bids; for a card only the card and
 the value estimate while a person plays, since a number per legal card would
@@ -33,9 +33,9 @@ from typing import IO, Any
 import numpy as np
 
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
-from blackout_env.cards import card_to_str, parse_card
-from blackout_env.policies import ActionReason, Explanation, explain
-from blackout_env.scoresheet import score_sheet
+from blackout_env.agents.policies import ActionReason, Explanation, explain
+from blackout_env.game.cards import card_to_str, parse_card
+from blackout_env.game.scoresheet import score_sheet
 
 from ..agents.policies import Policy, absolute_paths, load_policy
 from . import screen

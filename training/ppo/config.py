@@ -105,7 +105,7 @@ class EnvConfig:
     """"batched" (the numpy batched engine), "engine" (Python games, slow, exact) or "auto" (batched if present)."""
     observation: str = "rules"
     """"rules" (the rules-sized observation: a network for this table only) or "universal" (one size for every
-    rule set, with the rules in it: a network that plays every table; ``blackout_env.universal``)."""
+    rule set, with the rules in it: a network that plays every table; ``blackout_env.game.universal``)."""
     tables: list[str] = field(default_factory=list)
     """Train over a distribution of tables (``blackout_training.ppo.tables``; needs observation "universal"): each
     entry a preset name or rules YAML file, "preset" (a preset per match, at 3..7 players where it fits) or

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 
 from blackout_env import Rules
-from blackout_env.seating import Seat
-from blackout_env.universal import universal_actions
+from blackout_env.agents.seating import Seat
+from blackout_env.game.universal import universal_actions
 
 from ..agents.policy_net import ActorCritic
 from .config import OpponentsConfig
@@ -62,7 +62,7 @@ class OpponentPool:
         self.config, self.num_players, self.new_model, self.rng = config, num_players, new_model, rng
         observation = "universal" if universal else "rules"
         self.bots = [bot if isinstance(bot, Seat) else Seat(bot, rules, observation) for bot in bots]
-        """The ``opponents.bots``, seated as the envs seat their opponents (:class:`~blackout_env.seating.Seat`)."""
+        """The ``opponents.bots``, seated as the envs seat their opponents (:class:`~blackout_env.agents.seating.Seat`)."""
         self.snapshots: list[dict[str, torch.Tensor]] = []
         """Past snapshots' weights (saved in checkpoints), oldest first."""
         self.networks: list[ActorCritic] = []
@@ -127,7 +127,7 @@ class OpponentPool:
         """Overwrite ``action`` where an opponent acts: snapshots sample from their policy, bots as they are seated.
 
         A bot that can decide in batch (the heuristic from the engine's arrays, a network from observation
-        rows: :meth:`~blackout_env.seating.Seat.act_games`) decides all its games of each batched engine (one
+        rows: :meth:`~blackout_env.agents.seating.Seat.act_games`) decides all its games of each batched engine (one
         engine, or one per table group) in one call; any other acts one game at a time from the seat's view.
         """
         device = action.device

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from blackout_env import Rules
-from blackout_env.rules_logic import seat_rewards
+from blackout_env.game.rules_logic import seat_rewards
 
 __all__ = ["SeatReturns", "hand_rewards", "hand_scale", "seat_returns"]
 

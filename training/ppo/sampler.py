@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from blackout_env import Rules
-from blackout_env.rules_logic import decisions_per_hand
+from blackout_env.game.rules_logic import decisions_per_hand
 
 from ..agents.policy_net import ActorCritic, SparseRows, sparse_rows
 from .config import TrainConfig

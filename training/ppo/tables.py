@@ -3,7 +3,7 @@
 :class:`TablesVecEnv` is a :class:`~blackout_training.ppo.vec_env.VecEnv` made of
 ``groups`` batched engines (:class:`~blackout_training.ppo.vec_env.BatchedVecEnv`),
 each playing its own rules with universal observations, masks and actions
-(:mod:`blackout_env.universal`); one ``step`` steps them all and concatenates
+(:mod:`blackout_env.game.universal`); one ``step`` steps them all and concatenates
 their games. Each group draws its rules from ``tables`` (group ``i`` from entry
 ``i % len(tables)``) when it starts, and draws again every time its matches end:
 every match under given rules lasts the same number of decisions, so all games
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from blackout_env import PlayerView, Rules, RulesError, preset_names
-from blackout_env.universal import MAX_PLAYERS
+from blackout_env.game.universal import MAX_PLAYERS
 
 from ..evaluation.held_out import held_out_table
 from .returns import hand_scale

@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from blackout_env import Rules
-from blackout_env.universal import observation_kind
+from blackout_env.game.universal import observation_kind
 
 from ..agents.policies import load_policy
 from ..agents.policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blackout_env.policies import parse_options, parse_spec
+from blackout_env.agents.policies import parse_options, parse_spec
 
 from ..evaluation.held_out import DEFAULT_HELD_OUT_SEED
 from .tables import DRAWN_TABLES

@@ -6,7 +6,7 @@ reads every table's. :func:`universal_from_rules` builds the universal network
 of the same shape whose outputs at the source table equal the source network's:
 
 * the first layer's column for each rules-sized entry moves to the universal
-  column that :func:`blackout_env.universal.universal_columns` names, divided by
+  column that :func:`blackout_env.game.universal.universal_columns` names, divided by
   the entry's scale (the counts rescaled from the table's largest hand to 18);
   the universal columns the table never fills (the rules block, seats it lacks,
   the jokers' cards) start at zero, so at the source table they add nothing;
@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import torch
 
-from blackout_env import Rules, encoding
-from blackout_env.universal import (
+from blackout_env import Rules
+from blackout_env.game import encoding
+from blackout_env.game.universal import (
     UNIVERSAL_CARDS,
     UNIVERSAL_NUM_ACTIONS,
     universal_columns,

@@ -16,7 +16,7 @@ Two adapters give it:
   batched path must agree with, and the fallback when no batched engine exists.
 
 With ``observation="universal"`` both adapters show universal observations and
-masks and take universal actions (:mod:`blackout_env.universal`), so one
+masks and take universal actions (:mod:`blackout_env.game.universal`), so one
 network can be trained on several tables (``blackout_training.ppo.tables``).
 """
 
@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
-from blackout_env import BlackoutGame, PlayerView, Rules, encoding
-from blackout_env.universal import observation_kind, rules_actions, universal_action_mask, universal_observation
+from blackout_env import BlackoutGame, PlayerView, Rules
+from blackout_env.game import encoding
+from blackout_env.game.universal import observation_kind, rules_actions, universal_action_mask, universal_observation
 
 if TYPE_CHECKING:
     from blackout_env.batched import BatchedBlackout

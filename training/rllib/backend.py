@@ -244,7 +244,7 @@ def train(
 ) -> Any:
     """Run one RLlib PPO training run as configured; returns a :class:`blackout_training.ppo.run_folder.TrainResult`."""
     ray = import_rllib()  # first: without Ray, the install hint (rllib_module imports ray)
-    from blackout_env.policies import load_policy
+    from blackout_env.agents.policies import load_policy
 
     from ..agents.policy_net import load_checkpoint
     from ..evaluation.tournament import evaluate_against

@@ -40,7 +40,7 @@ from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED
 
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
-from blackout_env.encoding import observation_bounds
+from blackout_env.game.encoding import observation_bounds
 
 __all__ = ["BatchedMultiAgentEnv", "NumpyOnceEnvRunner", "agent_name", "make_aec_env", "observation_space"]
 
@@ -119,7 +119,7 @@ class BatchedMultiAgentEnv(MultiAgentEnv):
         self._new_snapshots: list | None = None  # from set_league, loaded at the next hand
 
     def _make_pool(self, opponents: Mapping[str, Any], model: Mapping[str, Any]) -> Any:
-        from blackout_env.policies import load_policy
+        from blackout_env.agents.policies import load_policy
 
         from ..agents.policy_net import make_model
         from ..ppo.config import OpponentsConfig

@@ -29,7 +29,8 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-from blackout_env import Rules, encoding
+from blackout_env import Rules
+from blackout_env.game import encoding
 
 from ..agents.policy_net import (
     ActorCritic,
@@ -155,7 +156,7 @@ def load_rllib_module(path: str | os.PathLike[str], rules: Rules | str | None = 
             raise CheckpointError(f"RLlib checkpoint {str(path)!r} was trained for other rules ({'; '.join(differences)})")
     if saved.get("observation_layout") != _layout_key(module.rules):
         raise CheckpointError(
-            f"RLlib checkpoint {str(path)!r} reads another observation layout than blackout_env.encoding produces "
+            f"RLlib checkpoint {str(path)!r} reads another observation layout than blackout_env.game.encoding produces "
             f"(size now {encoding.observation_size(module.rules)}); retrain it with this version"
         )
     return module.net.eval(), module.rules

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from blackout_env import BlackoutGame, PlayerView, Rules
-from blackout_env.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, card_to_str, rank_of, sort_hand, suit_of
-from blackout_env.policies import Explanation
-from blackout_env.rules_logic import dealer_of_round
+from blackout_env.agents.policies import Explanation
+from blackout_env.game.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, card_to_str, rank_of, sort_hand, suit_of
+from blackout_env.game.rules_logic import dealer_of_round
 
 from ..play import screen
 from .table import Table
@@ -78,7 +78,7 @@ def _action_label(action: int, num_cards: int) -> dict[str, Any]:
 
 
 def explanation(why: Explanation, seat: int, policy: str, phase: str, num_cards: int) -> dict[str, Any]:
-    """A policy's reasons (:func:`blackout_env.policies.explain`) as the ``why`` of a state."""
+    """A policy's reasons (:func:`blackout_env.agents.policies.explain`) as the ``why`` of a state."""
     actions = []
     for reason in why.actions:
         entry = _action_label(reason.action, num_cards)

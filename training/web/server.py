@@ -33,8 +33,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
 from blackout_env import Rules
-from blackout_env.policies import LOADERS
-from blackout_env.rules import RulesError, preset_names
+from blackout_env.agents.policies import LOADERS
+from blackout_env.game.rules import RulesError, preset_names
 
 from . import messages
 from .table import (

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
-from blackout_env.policies import Explanation, explain, parse_options, parse_spec
+from blackout_env.agents.policies import Explanation, explain, parse_options, parse_spec
 
 from ..evaluation.tournament import single_threaded_torch
 from ..play.session import SavedSession, Seat, decision_seed, read_save, write_save
@@ -496,7 +496,7 @@ def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | N
     command line (``blackout serve --policy NAME=ppo:PATH``) and chosen by that name. Loading the policy,
     which may take a while, is the caller's.
     """
-    from blackout_env.policies import LOADERS
+    from blackout_env.agents.policies import LOADERS
 
     if not isinstance(spec, str) or not spec.strip():
         raise TableError(f"{field_name}: a policy spec such as 'heuristic' or 'ppo', got {spec!r}")

@@ -48,12 +48,12 @@ with 1 exactly at the view's legal actions (all 0 when it is not the
 observer's turn).
 
 The universal observation (``observation="universal"`` in every environment;
-:mod:`blackout_env.universal`) is built from this one: the same blocks sized for
+:mod:`blackout_env.game.universal`) is built from this one: the same blocks sized for
 7 seats, 54 cards and hands up to 18, with the absent seats' rows 0, then the
 seats present and a rules block. It has one size for every rule set.
 
 ``encode(view)`` is the reference. The compiled encoder
-(:mod:`blackout_env._batched_encoding`) writes the same vectors for every game of
+(:mod:`blackout_env.batched._encoding`) writes the same vectors for every game of
 the batched engine, and for the one game of the AEC env (which plays on the
 compiled core as a batch of one); tests compare them value for value.
 """

@@ -1,4 +1,4 @@
-"""The loader of the compiled core (:mod:`blackout_env._batched_kernels`), and whether numba is there.
+"""The loader of the compiled core (:mod:`blackout_env.batched._kernels`), and whether numba is there.
 
 numba is a dependency of blackout-rl, but importing it takes a while, so nothing imports
 the kernels at module level: the batched engine and its encoder call :func:`kernels`.
@@ -25,7 +25,7 @@ def kernels() -> Any:
     """The kernels module, imported on first use; a clear ImportError where numba cannot be imported."""
     if not _KERNELS:
         try:
-            module = importlib.import_module("blackout_env._batched_kernels")
+            module = importlib.import_module("blackout_env.batched._kernels")
         except ImportError as error:  # e.g. a compiled engine unpickled where numba is missing
             raise ImportError(
                 f"the compiled core (batched engine, observation encoder, IS-MCTS simulations) is compiled with numba, "

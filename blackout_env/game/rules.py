@@ -34,7 +34,7 @@ This module holds :class:`Rules`, the frozen value with every option, its
 validation, the presets in ``configs/rules/*.yaml`` and YAML round-trips. The
 rules of play themselves (the dealer's hook, following suit, trick power and
 the trick's winner, the voids a card shows, why an action is illegal, the
-reward modes) are functions of :mod:`blackout_env.rules_logic`, one per fact.
+reward modes) are functions of :mod:`blackout_env.game.rules_logic`, one per fact.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ._checks import check_choice
+from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES
 from .rules_logic import bid_range, decisions_per_hand
 
@@ -284,12 +284,12 @@ class Rules:
 
     @property
     def num_actions(self) -> int:
-        """Size of the action space: card actions then bids 0..max hand size (:func:`~blackout_env.rules_logic.bid_range`)."""
+        """Size of the action space: card actions then bids 0..max hand size (:func:`~blackout_env.game.rules_logic.bid_range`)."""
         return self.num_cards + len(bid_range(self.max_bid))
 
     @property
     def decisions_per_match(self) -> int:
-        """Actions in one match: every seat bids, then plays its hand, in every hand (:func:`~blackout_env.rules_logic.decisions_per_hand`)."""
+        """Actions in one match: every seat bids, then plays its hand, in every hand (:func:`~blackout_env.game.rules_logic.decisions_per_hand`)."""
         return sum(decisions_per_hand(self.num_players, size) for size in self.hand_sizes)
 
     def largest_match_total(self) -> int:

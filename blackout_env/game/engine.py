@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._seeding import check_seed
+from .._seeding import check_seed
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, counted, parse_card, suit_of
 from .rules import Rules
 from .rules_logic import (
@@ -217,8 +217,8 @@ def deal_round(
     """Round ``round_index`` dealt from ``deck`` by ``dealer``: (hands, turned card, the dealer holds it, trump).
 
     The engine's deal (and the AEC env's, which keeps its game on the compiled core): the hands of
-    :func:`~blackout_env.rules_logic.dealt_hands`, the turned card of
-    :func:`~blackout_env.rules_logic.turned_card`, and the trump it names (none for a turned joker)
+    :func:`~blackout_env.game.rules_logic.dealt_hands`, the turned card of
+    :func:`~blackout_env.game.rules_logic.turned_card`, and the trump it names (none for a turned joker)
     or, when the rules name each hand's trump suit, that suit.
     """
     n, h = rules.num_players, rules.hand_sizes[round_index]
@@ -354,7 +354,7 @@ class BlackoutGame:
     def forbidden_bid(self) -> int | None:
         """The bid the hook forbids the dealer now (None when none is forbidden).
 
-        See :func:`~blackout_env.rules_logic.forbidden_bid`.
+        See :func:`~blackout_env.game.rules_logic.forbidden_bid`.
         """
         if self.phase != "bid" or self._bids_made != self.num_players - 1:
             return None
@@ -474,7 +474,7 @@ class BlackoutGame:
 
         The first joker wins; else the highest trump; else the highest card of the led
         suit (named by the first card that is not a joker): see
-        :func:`~blackout_env.rules_logic.trick_winner`.
+        :func:`~blackout_env.game.rules_logic.trick_winner`.
         """
         if trick is None:
             return trick_winner(self.current_trick, self.trump, self.led_suit)

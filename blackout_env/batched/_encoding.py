@@ -1,19 +1,19 @@
-"""The compiled observation encoder of :mod:`blackout_env.encoding`: every game of the batched engine, or one game.
+"""The compiled observation encoder of :mod:`blackout_env.game.encoding`: every game of the batched engine, or one game.
 
 The values come from one compiled loop over games
-(:func:`blackout_env._batched_kernels.encode`), which clears each row and writes
+(:func:`blackout_env.batched._kernels.encode`), which clears each row and writes
 its entries straight into the float32 observation. What the loop reads besides
 the engine's state is built here: the block offsets and widths, read from
-:func:`blackout_env.encoding.observation_layout` (never copied: a block the
+:func:`blackout_env.game.encoding.observation_layout` (never copied: a block the
 kernel does not know, or one it knows that the layout dropped, stops
 construction with a message), and the scaled values and the bust test as
 tables computed by the reference's own functions. Nothing is carried from one
 step to the next, so copies and pickles of the engine stay exact; the
-differential tests compare every value with :func:`blackout_env.encoding.encode`.
+differential tests compare every value with :func:`blackout_env.game.encoding.encode`.
 
 The AEC env's one game runs on the compiled core too (a one-game state); its
 observations come from the same loop, run on that game as a batch of one
-(``_batched_kernels.env_step`` and ``env_observe``, with the inputs of
+(``_kernels.env_step`` and ``env_observe``, with the inputs of
 :func:`one_game_encoding`).
 """
 
@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..game.encoding import NO_SUIT, observation_layout, score_scale
+from ..game.rules import Rules
+from ..game.rules_logic import bid_out_of_reach
 from ._compiled import kernels
-from .encoding import NO_SUIT, observation_layout, score_scale
-from .rules import Rules
-from .rules_logic import bid_out_of_reach
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .batched import BatchedBlackout
+    from .engine import BatchedBlackout
 
 __all__ = ["BatchedEncoder", "one_game_encoding"]
 
@@ -49,7 +49,7 @@ class BatchedEncoder:
         dropped = [name for name in names if name not in blocks]
         if unknown or dropped:
             raise ValueError(
-                "the compiled observation encoder is out of date with blackout_env.encoding: "
+                "the compiled observation encoder is out of date with blackout_env.game.encoding: "
                 + (f"it does not know the blocks {unknown}" if unknown else "")
                 + ("; " if unknown and dropped else "")
                 + (f"the encoder no longer has the blocks {dropped}" if dropped else "")
@@ -89,8 +89,8 @@ def one_game_encoding(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     """The encoder's inputs for one game on the compiled core (the AEC env's), built once per rules value.
 
     (ints, floats): the block offsets and sizes of :class:`BatchedEncoder` as one int64 array
-    (``_batched_kernels.ENCODER_BLOCKS``' order, ``ENV_SIZES``, then the seat wrap-around table) and its scaled values and
-    bust test as one float32 array (read by ``_batched_kernels.env_step`` and ``env_observe``).
+    (``_kernels.ENCODER_BLOCKS``' order, ``ENV_SIZES``, then the seat wrap-around table) and its scaled values and
+    bust test as one float32 array (read by ``_kernels.env_step`` and ``env_observe``).
     """
     cached = _ONE_GAME.get(rules)
     if cached is None:

@@ -67,9 +67,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ._checks import check_choice
-from .rules import Rules
-from .view import PlayerView
+from .._checks import check_choice
+from ..game.rules import Rules
+from ..game.view import PlayerView
 
 __all__ = [
     "EXPLANATION_KINDS",
@@ -100,7 +100,7 @@ TRAIN_EXTRA_HINT = "install the train extra: pip install torch==2.13.0 -e '.[tra
 class Policy(Protocol):
     """What evaluation, play, the envs and the trainer's league need from a policy: ``act(view)``.
 
-    Optional, and used where present (:class:`blackout_env.seating.Seat` seats a policy at a
+    Optional, and used where present (:class:`blackout_env.agents.seating.Seat` seats a policy at a
     table): ``act_batch(obs, mask)`` with an ``observation`` attribute (many games from their
     observation rows), ``batched(rules)`` (an object deciding from a batched engine's arrays),
     ``seed(int)``, and ``explain(view)`` (:func:`explain`).

@@ -1,6 +1,6 @@
 """The universal observation: one fixed-size vector for every rule set the engine accepts.
 
-The rules-sized observation of :mod:`blackout_env.encoding` changes its size and
+The rules-sized observation of :mod:`blackout_env.game.encoding` changes its size and
 the meaning of its columns with the table (seats, cards, the largest hand) and
 says nothing about the rules in force. The universal observation serves one
 policy for every table: the same blocks, sized for the largest table the engine
@@ -54,7 +54,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._checks import check_choice
+from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS
 from .encoding import Block, _block_specs, observation_layout, observation_size
 from .rules import LEAD_TRUMP_MODES, NO_CARD_TRUMP_MODES, SCORING_FIELDS, TRUMP_MODES, Rules
@@ -252,7 +252,7 @@ def universal_observation(
     """The universal observation of rules-sized observations (one vector, or a batch with one per row).
 
     ``observation`` is float32 ``(observation_size(rules),)`` or ``(batch, observation_size(rules))``
-    as :func:`blackout_env.encoding.encode` and the batched engine make them; ``out`` (float32, the
+    as :func:`blackout_env.game.encoding.encode` and the batched engine make them; ``out`` (float32, the
     universal shape) is overwritten and returned when given, else a new array is. ``reuse=True``
     promises that ``out`` holds an earlier result for the same rules and nothing else wrote to it:
     its columns that are always 0 under these rules are then not cleared again (a buffer reused at

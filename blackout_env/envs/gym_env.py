@@ -6,22 +6,22 @@ match against three heuristic bots. The learner sits in one seat (fixed, or
 drawn per episode); after each of its actions the opponents play until it is
 the learner's turn again or the episode is over.
 
-- Observation: the learner's flat float32 vector from ``blackout_env.encoding``
+- Observation: the learner's flat float32 vector from ``blackout_env.game.encoding``
   (``Box``; the same vector as the AEC env's ``"observation"``), or with
-  ``observation="universal"`` the universal vector of ``blackout_env.universal``.
+  ``observation="universal"`` the universal vector of ``blackout_env.game.universal``.
 - Action: ``Discrete(rules.num_actions)``, cards then bids, as in the AEC env.
 - Mask: :meth:`BlackoutGymEnv.action_masks` (for sb3-contrib's MaskablePPO)
   and ``info["action_mask"]`` (int8). At the end of an episode the mask is all
   ones (the terminal-mask convention of the AEC env and pgx: a masked sampler
   never divides by zero).
-- Info: the learner's AEC info (``blackout_env.aec.INFO_KEYS``: ``seat``,
+- Info: the learner's AEC info (``blackout_env.envs.aec.INFO_KEYS``: ``seat``,
   ``round``, ``hand_size``, ``bid`` (-1 before it bids), ``tricks_won``,
   ``score``, ``hand_over``, ``last_hand_round``/``_bid``/``_tricks``/``_score``,
   ``illegal_action``), then ``action_mask`` and ``learner_seat``: the same keys
   with one type and shape at every step, so ``gym.make_vec`` (sync and async)
   stacks them.
 - ``state()``: the full-information state of the table (every hand; see
-  ``blackout_env.state``), for centralised critics and oracle inputs.
+  ``blackout_env.game.state``), for centralised critics and oracle inputs.
 - ``render_mode="human"`` draws the table at ``reset()`` and after every ``step()``.
 - ``copy.deepcopy`` and pickle copy a running env with its game and opponents:
   the copy continues the same episode, independently of the original.
@@ -33,13 +33,13 @@ the learner's turn again or the episode is over.
   masks) sample from the whole action space; ``"raise"`` as in the AEC env.
 
 Opponents: a policy spec (``"random"``, ``"heuristic"``, ``"search:samples=2"``,
-``"ppo:PATH"``: anything :mod:`blackout_env.policies` resolves, loaded when the env
+``"ppo:PATH"``: anything :mod:`blackout_env.agents.policies` resolves, loaded when the env
 is made, its module imported only then), an object with ``act(view) -> int`` (and
 optionally ``seed(int)``), or a callable ``f(view) -> int``; one for every other
 seat, or a list with one per other seat in clockwise order from the learner.
 Policies with ``seed`` are reseeded from the env's seed at every seeded
 ``reset``; plain callables cannot be, so a game with them is reproducible only
-if they are deterministic. Each is seated by :class:`~blackout_env.seating.Seat`,
+if they are deterministic. Each is seated by :class:`~blackout_env.agents.seating.Seat`,
 as in the vector env and the trainer's league (here one view at a time).
 """
 
@@ -52,18 +52,18 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ._seeding import check_seed
+from .._seeding import check_seed
+from ..agents.seating import Seat
+from ..game.encoding import observation_bounds
+from ..game.engine import IllegalActionError
+from ..game.rules import Rules
+from ..game.universal import universal_bounds
 from .aec import raw_env
-from .encoding import observation_bounds
-from .engine import IllegalActionError
-from .rules import Rules
-from .seating import Seat
-from .universal import universal_bounds
 
 __all__ = ["BlackoutGymEnv", "OPPONENT_NAMES"]
 
 OPPONENT_NAMES = ("random", "heuristic", "search")
-"""The baseline bots by name (any spec of :mod:`blackout_env.policies` is accepted)."""
+"""The baseline bots by name (any spec of :mod:`blackout_env.agents.policies` is accepted)."""
 Opponent = Any  # a policy spec, an object with act(view), or a callable(view) -> int
 
 

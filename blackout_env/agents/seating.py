@@ -1,9 +1,9 @@
 """A policy seated at a table: the one way the envs and the trainer's league turn a policy into moves.
 
 The Gym env (one game), the vector env (a batch of games) and the training package's league of
-opponents (which its RLlib env uses too) all seat their opponents with :class:`Seat`. A policy is anything :func:`blackout_env.policies.as_policy`
+opponents (which its RLlib env uses too) all seat their opponents with :class:`Seat`. A policy is anything :func:`blackout_env.agents.policies.as_policy`
 takes: a spec (``"heuristic"``, ``"search:samples=64"``, ``"ppo:PATH"``), an object with
-``act(view) -> int`` or a callable ``f(view) -> int`` (the :class:`~blackout_env.policies.Policy`
+``act(view) -> int`` or a callable ``f(view) -> int`` (the :class:`~blackout_env.agents.policies.Policy`
 protocol). It may also offer, and a seat then uses:
 
 - ``act_batch(obs, mask) -> actions``: many games' decisions from their observation rows
@@ -34,14 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encoding import action_mask, encode
+from ..game.encoding import action_mask, encode
+from ..game.rules import Rules
+from ..game.universal import observation_kind, rules_actions, universal_action_mask, universal_observation
 from .policies import as_policy, policy_names
-from .rules import Rules
-from .universal import observation_kind, rules_actions, universal_action_mask, universal_observation
 
 if TYPE_CHECKING:
-    from .batched import BatchedBlackout
-    from .view import PlayerView
+    from ..batched import BatchedBlackout
+    from ..game.view import PlayerView
 
 __all__ = ["KINDS", "Seat"]
 

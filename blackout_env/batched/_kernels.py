@@ -10,14 +10,14 @@ array (a byte array with each field of its own type for the batched engine, or
 fields by name (:func:`unpack_bytes` / :func:`unpack_words` give the named tuple
 :data:`GameState` of views; :func:`state_views` the same from Python). The
 rules' tables are one array too, laid out from :data:`TABLE_FIELDS`
-(``blackout_env.batched.game_tables``, built from :mod:`blackout_env.rules_logic`
+(``blackout_env.batched.game_tables``, built from :mod:`blackout_env.game.rules_logic`
 by running its functions over every input; :func:`unpack_tables`). So a kernel
 takes ``(state, tables, ...)``, as pgx's ``step(state, action)``.
 
-One function per step of :mod:`blackout_env.engine` (deal, legal cards, bid,
+One function per step of :mod:`blackout_env.game.engine` (deal, legal cards, bid,
 play, trick winner, finish trick, finish hand; named after the engine method
 that calls it), each a loop over the games of that state (the encoder's block
-offsets read from :func:`blackout_env.encoding.observation_layout`). A move is
+offsets read from :func:`blackout_env.game.encoding.observation_layout`). A move is
 :func:`advance_game` and :func:`legal_game`, written for game ``g`` of a :data:`GameState`:
 :func:`advance` and :func:`compute_legal` run them over a batch, :func:`step_game`
 over one game (the IS-MCTS simulator's state, :func:`one_game`)
@@ -67,7 +67,7 @@ from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.dispatcher import Dispatcher
 from numba.np.arrayobj import make_array, populate_array
 
-from . import cards, rules_logic
+from ..game import cards, rules_logic
 
 CORE_SOURCES = (Path(cards.__file__), Path(rules_logic.__file__), Path(__file__))
 """The files whose code or constants the compiled core inlines (the kernels here, the IS-MCTS playouts)."""
@@ -315,7 +315,7 @@ TABLE_FIELDS = (
     Field("deal_seat", np.int64, ("seats", "deck")),  # [dealer, k]: dealt_to
     Field("first_to_act", np.int8, ("seats",)),  # [dealer]
 )
-"""The rules' tables, built from :mod:`blackout_env.rules_logic` (``blackout_env.batched._Tables``), one field a line."""
+"""The rules' tables, built from :mod:`blackout_env.game.rules_logic` (``blackout_env.batched.engine._Tables``), one field a line."""
 
 TABLES = Layout(
     "RuleTables", TABLE_FIELDS, ("seats", "cards", "cards_or_none", "powers", "counts", "totals", "rounds", "deck")

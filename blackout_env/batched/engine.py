@@ -4,9 +4,9 @@
 one state in one array, each field a view of it) and advances all of them with one call, pgx/EnvPool
 style. The per-move work (deal, legal actions, bid, play, trick winner, finish
 trick, finish hand) and the observation encoder are numba-compiled loops over
-the games (:mod:`blackout_env._batched_kernels`), which mirror
-:mod:`blackout_env.engine` function by function and read lookup tables built
-from :mod:`blackout_env.rules_logic`; differential tests play the same deals and
+the games (:mod:`blackout_env.batched._kernels`), which mirror
+:mod:`blackout_env.game.engine` function by function and read lookup tables built
+from :mod:`blackout_env.game.rules_logic`; differential tests play the same deals and
 actions through both and compare them state by state. This class holds the
 state, checks input, draws random numbers and hands the arrays to the kernels.
 numba is a dependency of the package; it is imported on the first engine built,
@@ -19,8 +19,8 @@ not by ``import blackout_env``.
 ``observe()``                   the acting seats' observations now (after steps with ``observe=False``)
 ``action_mask()``               the acting seats' legal actions now (likewise)
 ``random_actions(rng)``         a uniformly random legal action in every game
-``view(game, player)``          the engine's :class:`~blackout_env.view.PlayerView` of one game
-``to_game(game)``               the match so far, replayed in a :class:`~blackout_env.engine.BlackoutGame`
+``view(game, player)``          the engine's :class:`~blackout_env.game.view.PlayerView` of one game
+``to_game(game)``               the match so far, replayed in a :class:`~blackout_env.game.engine.BlackoutGame`
 ==============================  ==========================================================
 
 Both ``reset`` and ``step`` return ``BatchStep(current_player, observation,
@@ -28,9 +28,9 @@ action_mask, rewards, done)``:
 
 - ``current_player`` int8 ``(num_envs,)``: the seat to act in each game.
 - ``observation`` float32 ``(num_envs, observation_size(rules))``: the acting
-  seat's observation, bit for bit :func:`blackout_env.encoding.encode` of its
+  seat's observation, bit for bit :func:`blackout_env.game.encoding.encode` of its
   view (``universal_size()`` wide and bit for bit
-  :func:`blackout_env.universal.universal_observation` of it with
+  :func:`blackout_env.game.universal.universal_observation` of it with
   ``observation="universal"``); ``None`` when built with ``observations=False``.
 - ``action_mask`` int8 ``(num_envs, rules.num_actions)``: the acting seat's legal actions.
 - ``rewards`` float32 ``(num_envs, num_players)``: what each seat earned by this step.
@@ -44,7 +44,7 @@ their state, their actions are ignored (not even checked), their ``rewards``
 are 0 and ``done`` false. ``step(..., observe=False)`` skips the observation
 and the mask (both are None in that step), and ``observe()`` and
 ``action_mask()`` build them later: a caller that steps some seats without
-looking (random opponents, in :mod:`blackout_env.vector_env`) encodes once.
+looking (random opponents, in :mod:`blackout_env.envs.vector_env`) encodes once.
 
 Rewards (as in the AEC env), times ``reward_scale``:
 ``"score"`` each seat's hand score, paid when the hand ends; ``"zero_sum"`` the
@@ -79,7 +79,7 @@ the memory available.
 
 Bad input (actions of the wrong shape or dtype, an illegal action in any game,
 a deck order that is not a permutation) raises a ``ValueError`` (an
-:class:`~blackout_env.engine.IllegalActionError` for illegal actions) naming
+:class:`~blackout_env.game.engine.IllegalActionError` for illegal actions) naming
 the game and the action, and no game is advanced.
 """
 
@@ -92,15 +92,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._batched_encoding import BatchedEncoder
-from ._checks import check_choice
-from ._compiled import kernels, numba_available
-from ._seeding import check_seed
-from .cards import NUM_STANDARD_CARDS, suit_of
-from .encoding import observation_size
-from .engine import BlackoutGame, IllegalActionError
-from .rules import Rules
-from .rules_logic import (
+from .._checks import check_choice
+from .._seeding import check_seed
+from ..game.cards import NUM_STANDARD_CARDS, suit_of
+from ..game.encoding import observation_size
+from ..game.engine import BlackoutGame, IllegalActionError
+from ..game.rules import Rules
+from ..game.rules_logic import (
     REWARDS,
     card_power,
     dealt_to,
@@ -113,8 +111,10 @@ from .rules_logic import (
     turned_card,
     voids_shown,
 )
-from .universal import observation_kind, universal_observation, universal_size
-from .view import PlayerView
+from ..game.universal import observation_kind, universal_observation, universal_size
+from ..game.view import PlayerView
+from ._compiled import kernels, numba_available
+from ._encoding import BatchedEncoder
 
 __all__ = ["BatchedBlackout", "BatchStep", "EPISODES", "REWARDS", "numba_available"]
 
@@ -213,7 +213,7 @@ class _Tables:
         self.joker_bits = np.uint64(0)
         for card in range(NUM_STANDARD_CARDS, num_cards):
             self.joker_bits |= card_bit[card]
-        # The rule facts, evaluated on every input by the functions of blackout_env.rules_logic; the
+        # The rule facts, evaluated on every input by the functions of blackout_env.game.rules_logic; the
         # index of a suit, led suit or trump is its value + 1 (0: NONE, no suit).
         suits = (None, 0, 1, 2, 3)
         # power_flat[((trump + 1) * 5 + led + 1) * num_cards + card]: card_power (the first of equal powers
@@ -281,7 +281,7 @@ _GAME_TABLES: dict[Rules, np.ndarray] = {}
 
 
 def game_tables(rules: Rules) -> np.ndarray:
-    """The tables of ``rules`` for the compiled core's kernels, in one array (``_batched_kernels.TABLE_FIELDS``).
+    """The tables of ``rules`` for the compiled core's kernels, in one array (``_kernels.TABLE_FIELDS``).
 
     The tables of :class:`_Tables`, laid out by the core's field list; built once per rules value and shared
     (read-only) by the batched engines, AEC envs and searches of these rules.
@@ -320,7 +320,7 @@ class BatchedBlackout:
             and the rest are always fresh arrays.
         seed: seeds the generator that shuffles the decks (and draws random first dealers).
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every
-            rule set, :mod:`blackout_env.universal`); the actions and masks are the rules' own either way.
+            rule set, :mod:`blackout_env.game.universal`); the actions and masks are the rules' own either way.
 
     The first engine built on a machine compiles the kernels (docs/batched.md has the time),
     then they are cached on disk.
@@ -534,7 +534,7 @@ class BatchedBlackout:
     def _compute_legal(self, g: np.ndarray | None = None) -> None:
         """The acting seats' legal cards (bitsets) and the dealer's forbidden bids, in games ``g`` (None: all).
 
-        The legal cards are :func:`~blackout_env.rules_logic.playable_cards` written as bitset
+        The legal cards are :func:`~blackout_env.game.rules_logic.playable_cards` written as bitset
         operations (a table over every hand would not fit); the differential test holds them equal.
         After a partial step only the games that moved need them again.
         """

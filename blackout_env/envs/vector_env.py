@@ -3,8 +3,8 @@
 ``gym.make_vec("blackout_env:blackout/Blackout-v0", num_envs=4096,
 vectorization_mode="vector_entry_point", opponents="random")`` builds a
 :class:`BlackoutVectorEnv` (it is the ``vector_entry_point`` of every Gymnasium
-id in :mod:`blackout_env.registration`); it is the single-agent env
-(:class:`blackout_env.gym_env.BlackoutGymEnv`) played in ``num_envs`` games at
+id in :mod:`blackout_env.envs.registration`); it is the single-agent env
+(:class:`blackout_env.envs.gym_env.BlackoutGymEnv`) played in ``num_envs`` games at
 once on :class:`blackout_env.batched.BatchedBlackout`, without a Python loop
 over games.
 
@@ -14,8 +14,8 @@ over games.
   in batch (partial steps of the batched engine: only the games where an
   opponent is to act move), until every game is back at a learner decision.
 - **Observation**: ``(num_envs, observation_size)`` float32, the learner's vector
-  of :mod:`blackout_env.encoding`, or with ``observation="universal"`` the
-  universal vector of :mod:`blackout_env.universal` (one size for every rule
+  of :mod:`blackout_env.game.encoding`, or with ``observation="universal"`` the
+  universal vector of :mod:`blackout_env.game.universal` (one size for every rule
   set); ``single_observation_space`` is the one-game ``Box``,
   ``single_action_space`` is ``Discrete(rules.num_actions)`` either way (as the
   single-agent env).
@@ -50,7 +50,7 @@ over games.
   =====================  =========  =================================================================
 
 Opponents: one spec for every other seat, or a list of one per other seat,
-clockwise from the learner, each seated by :class:`~blackout_env.seating.Seat`
+clockwise from the learner, each seated by :class:`~blackout_env.agents.seating.Seat`
 (as in the Gym env and the trainer's league). A spec is
 
 - ``"random"``: uniformly random legal actions, drawn by the batched engine at
@@ -70,16 +70,16 @@ clockwise from the learner, each seated by :class:`~blackout_env.seating.Seat`
   universal observations and masks and returns universal actions in either
   env; a rules-sized policy in a universal env is asked through its
   ``act(view)`` (and refused if it has none);
-- any other spec of :mod:`blackout_env.policies` (``"search"``,
+- any other spec of :mod:`blackout_env.agents.policies` (``"search"``,
   ``"search:samples=64"``, ``"ppo:PATH"``, ...; a policy it loads that has
   ``act_batch``, such as ``"ppo"``, is called in batch as above), an object
   with ``act(view)`` or a callable ``f(view)``: asked game by game with the
-  engine's :class:`~blackout_env.view.PlayerView` (correct but slow: a Python
+  engine's :class:`~blackout_env.game.view.PlayerView` (correct but slow: a Python
   call per opponent decision).
 
 Bad input raises a clear error and steps nothing: an opponent spec that names
 no policy, ``num_envs`` < 1, learner actions of the wrong shape or illegal
-(:class:`~blackout_env.engine.IllegalActionError` naming the game, seat and
+(:class:`~blackout_env.game.engine.IllegalActionError` naming the game, seat and
 action). An opponent that returns an illegal action (or fails) in ``step``
 raises ``IllegalActionError`` naming the game, the seat, the opponent and the
 action, and the step is undone: every game is as it was before the call (the
@@ -99,13 +99,13 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .batched import BatchedBlackout, BatchStep, action_array
-from .encoding import observation_bounds
-from .engine import IllegalActionError, action_to_str
+from ..agents.seating import Seat
+from ..batched import BatchedBlackout, BatchStep, action_array
+from ..game.encoding import observation_bounds
+from ..game.engine import IllegalActionError, action_to_str
+from ..game.rules import Rules
+from ..game.universal import observation_kind, universal_bounds
 from .gym_env import check_learner_seat, opponent_specs
-from .rules import Rules
-from .seating import Seat
-from .universal import observation_kind, universal_bounds
 
 try:  # Gymnasium >= 1.1 names the autoreset modes
     from gymnasium.vector import AutoresetMode

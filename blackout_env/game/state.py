@@ -11,7 +11,7 @@ card actions, 52 or 54 with jokers):
 block      shape                     range  what
 =========  ========================  =====  =============================================================
 hands      n x C                     0..1   row ``s``: 1 at every card seat ``s`` holds now
-table      observation_size(rules)   as an  the observation of seat 0 (:mod:`blackout_env.encoding`): the
+table      observation_size(rules)   as an  the observation of seat 0 (:mod:`blackout_env.game.encoding`): the
                                      obs    public table (trump, turned card, phase, bids, tricks, current
                                             and last trick, cards played, voids, scores, round, the seat to
                                             act); its ``hand`` block repeats row 0 of ``hands``

@@ -62,10 +62,10 @@ places at a match's end    :func:`match_places`; the ladder's ratings (ties shar
 hand score                 ``Rules.hand_score`` (with the options it reads)
 =========================  ===============================================================
 
-Cards are ints (see :mod:`blackout_env.cards`): suit ``card // 13``, jokers 52
+Cards are ints (see :mod:`blackout_env.game.cards`): suit ``card // 13``, jokers 52
 and 53 have no suit. Suits, trump and the led suit are 0..3 or None. (The
 engine calls these functions at every action, so they compare ``card // 13``
-directly where :func:`~blackout_env.cards.suit_of` would cost a call: for a
+directly where :func:`~blackout_env.game.cards.suit_of` would cost a call: for a
 joker it is 4, which equals no suit.)
 """
 
@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._checks import check_choice
+from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS, suit_of
 
 if TYPE_CHECKING:  # the view imports this module

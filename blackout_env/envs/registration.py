@@ -15,11 +15,11 @@ id                                 what
 ``blackout/BlackoutVsRandom-v0``   a standard match against 3 random bots
 =================================  =========================================================
 
-Every keyword of :class:`blackout_env.gym_env.BlackoutGymEnv` may be passed to
+Every keyword of :class:`blackout_env.envs.gym_env.BlackoutGymEnv` may be passed to
 ``gym.make`` to change the defaults (``rules``, ``opponents``, ``learner_seat``, ...).
 
 Each Gymnasium id also has a ``vector_entry_point``, the batched
-:class:`blackout_env.vector_env.BlackoutVectorEnv`:
+:class:`blackout_env.envs.vector_env.BlackoutVectorEnv`:
 ``gym.make_vec("blackout_env:blackout/Blackout-v0", num_envs=4096,
 vectorization_mode="vector_entry_point", opponents="random")``.
 """
@@ -50,10 +50,10 @@ def register_envs() -> None:
     if aec_registry is not None and callable(getattr(pettingzoo, "register", None)):
         for env_id, kwargs in PETTINGZOO_IDS.items():
             if env_id not in aec_registry:
-                pettingzoo.register("aec", env_id, entry_point="blackout_env.aec:env", kwargs=kwargs)
+                pettingzoo.register("aec", env_id, entry_point="blackout_env.envs.aec:env", kwargs=kwargs)
     vector: dict[str, str] = {}
     if "vector_entry_point" in inspect.signature(gymnasium.register).parameters:  # (Gymnasium >= 1.0)
-        vector["vector_entry_point"] = "blackout_env.vector_env:BlackoutVectorEnv"
+        vector["vector_entry_point"] = "blackout_env.envs.vector_env:BlackoutVectorEnv"
     for env_id, kwargs in GYM_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="blackout_env.gym_env:BlackoutGymEnv", kwargs=kwargs, **vector)
+            gymnasium.register(id=env_id, entry_point="blackout_env.envs.gym_env:BlackoutGymEnv", kwargs=kwargs, **vector)

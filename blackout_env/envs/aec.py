@@ -49,9 +49,9 @@ PettingZoo's `TerminateIllegalWrapper`: the episode ends, the offender gets
 `illegal_reward` and the others 0). An action of the wrong type or outside
 the action space always raises.
 
-`observation`: `"rules"` (the rules-sized vector of `blackout_env.encoding`)
+`observation`: `"rules"` (the rules-sized vector of `blackout_env.game.encoding`)
 or `"universal"` (one fixed size for every rule set, with the rules in force;
-`blackout_env.universal`). The action space is the rules' own either way.
+`blackout_env.game.universal`). The action space is the rules' own either way.
 
 `render_mode`: `"ansi"` (returns the text table), `"human"` (prints it, and
 is drawn by `reset()` and after every `step()` that acts, as PettingZoo and
@@ -68,12 +68,12 @@ known options), and the env is left as it was.
 ### Observation Space
 
 The observation is a dictionary with an `"observation"` element, the flat
-float32 vector of `blackout_env.encoding` (seat-relative: the observing
+float32 vector of `blackout_env.game.encoding` (seat-relative: the observing
 player first, then clockwise; the block layout is in that module's docstring
-and in `blackout_env.encoding.observation_layout(rules)`), and an
+and in `blackout_env.game.encoding.observation_layout(rules)`), and an
 `"action_mask"` element. It is built from what that player may know only.
 With `observation="universal"` the vector is the universal one instead
-(`blackout_env.universal.universal_size()` = 1523 floats for every rule set).
+(`blackout_env.game.universal.universal_size()` = 1523 floats for every rule set).
 
 #### Legal Actions Mask
 
@@ -120,14 +120,14 @@ Gymnasium's vector envs, Tianshou and TorchRL can stack them):
 | `last_hand_score` | int | what it scored in it (0 before any) |
 | `illegal_action` | bool | True for the agent whose illegal action ended the episode (`"penalize"`) |
 
-The keys are `blackout_env.aec.INFO_KEYS`.
+The keys are `blackout_env.envs.aec.INFO_KEYS`.
 
 ### State
 
 `env.state()` is the full-information state, for centralised critics, oracle
 inputs and search, and `env.state_space` its `Box`: a flat float32 vector
 with every seat's hand (`n x C`, absolute seats) followed by seat 0's
-observation of the table. Layout: `blackout_env.state.state_layout(rules)`.
+observation of the table. Layout: `blackout_env.game.state.state_layout(rules)`.
 It is never part of any observation.
 
 ### Copies
@@ -159,19 +159,19 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ._batched_encoding import one_game_encoding
-from ._checks import check_choice
-from ._compiled import kernels
-from ._seeding import check_seed
-from .batched import game_tables
-from .encoding import observation_bounds, observation_size
-from .engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round
-from .render import render_image, render_text, seat_name
-from .rules import Rules
-from .rules_logic import REWARDS, dealer_of_round, first_to_act, is_trump, seat_rewards, voids_shown
-from .state import hands_vector, state_bounds
-from .universal import observation_kind, universal_bounds, universal_observation
-from .view import PlayerView
+from .._checks import check_choice
+from .._seeding import check_seed
+from ..batched import game_tables
+from ..batched._compiled import kernels
+from ..batched._encoding import one_game_encoding
+from ..game.encoding import observation_bounds, observation_size
+from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round
+from ..game.render import render_image, render_text, seat_name
+from ..game.rules import Rules
+from ..game.rules_logic import REWARDS, dealer_of_round, first_to_act, is_trump, seat_rewards, voids_shown
+from ..game.state import hands_vector, state_bounds
+from ..game.universal import observation_kind, universal_bounds, universal_observation
+from ..game.view import PlayerView
 
 __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
 
@@ -294,7 +294,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.action_spaces = {agent: action_space for agent in self.possible_agents}
         state_low, state_high = state_bounds(self.rules)
         self.state_space = spaces.Box(low=state_low, high=state_high, dtype=np.float32)
-        """The space of :meth:`state`: every hand and the public table (see ``blackout_env.state``)."""
+        """The space of :meth:`state`: every hand and the public table (see ``blackout_env.game.state``)."""
         self._start_compiled()
         self._engine: BlackoutGame | None = None
         self._moves: list[int] = []
@@ -337,7 +337,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------- the compiled game
     def _start_compiled(self) -> None:
-        """The episode's game on the compiled core: a one-game state (``_batched_kernels.one_game``) and its buffers.
+        """The episode's game on the compiled core: a one-game state (``_kernels.one_game``) and its buffers.
 
         ``_g`` is an ``array.array`` of the state's 64-bit words (item reads and writes from Python at list
         speed, at each field's start, ``_at``, by name) and ``_gv`` a numpy view of the same memory for the
@@ -663,7 +663,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """The full-information state: every hand and the public table, a float32 vector.
 
         For centralised critics, oracle inputs and search; never part of an
-        observation. Layout: ``blackout_env.state.state_layout(rules)`` (the hands
+        observation. Layout: ``blackout_env.game.state.state_layout(rules)`` (the hands
         of every seat, then seat 0's observation of the table). At the end of a
         one-hand episode it shows the finished hand, as the observations do.
         """

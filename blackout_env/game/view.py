@@ -102,7 +102,7 @@ class PlayerView:
     def forbidden_bid(self) -> int | None:
         """The bid the hook forbids the dealer, once every other seat has bid; else None.
 
-        See :func:`~blackout_env.rules_logic.forbidden_bid`.
+        See :func:`~blackout_env.game.rules_logic.forbidden_bid`.
         """
         if self.phase != "bid" or self.current_player != self.dealer:
             return None

@@ -1,0 +1,1 @@
+"""The environments: PettingZoo AEC, Gymnasium single-agent and vector, wrappers, and their registered ids."""
