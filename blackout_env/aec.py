@@ -316,8 +316,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._kernels = kernels()
         self._gv = np.frombuffer(self._g, dtype=np.int64)
 
-    # Never written in place: a deepcopy shares them (rules are frozen, the tables read-only; reset
-    # rebinds the decks, never changes them).
+    # Never written in place: a deepcopy shares them (rules are frozen, the tables read-only, reset rebinds the decks).
     _SHARED_ON_COPY = frozenset(
         {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels",
          "_fresh_blocks", "_fresh_played", "_decks", "_phases"}
@@ -393,12 +392,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     @property
     def game(self) -> BlackoutGame | None:
-        """The episode so far as a rules engine (None before the first reset), for inspection and saves.
+        """The episode so far as a rules engine (None before the first reset): history, every hand, ``to_json()``.
 
-        A new ``BlackoutGame`` at each read, dealt from the episode's decks and stepped through its
-        actions: its history, every hand, ``to_json()``. The env plays on the compiled core and never
-        reads it, so stepping it leaves the env as it was. (The engine deals on after a hand, so at the
-        end of a one-hand episode that is not the last of the match it holds the next hand's deal.)
+        A new ``BlackoutGame`` at each read, dealt from the episode's decks and stepped through its actions;
+        the env plays on the compiled core and never reads it, so stepping it leaves the env as it was.
         """
         if self._decks is None:
             return None

@@ -429,7 +429,8 @@ class BlackoutGame:
         if legal is None:
             legal = self._compute_legal()
         if action not in legal:
-            raise IllegalActionError(self._explain_illegal(action))
+            # At game over no seat is to act; any seat's view says the game is over.
+            raise IllegalActionError(illegal_action_message(self.view(self.current_player or 0), action))
         self.actions.append(action)
         self._legal = None
         player = self.current_player
@@ -644,10 +645,6 @@ class BlackoutGame:
     # ------------------------------------------------------------ explanations
     def _legal_words(self) -> str:
         return legal_words(self._compute_legal(), self.num_cards)
-
-    def _explain_illegal(self, action: int) -> str:
-        # At game over no seat is to act; any seat's view says the game is over.
-        return illegal_action_message(self.view(0 if self.current_player is None else self.current_player), action)
 
     # ------------------------------------------------------------------- saves
     def to_json(self) -> str:
