@@ -676,7 +676,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         g, at, n, tricks = self._g, self._at, self.rules.num_players, self.rules.max_bid + 1
         current, leader, last_leader = g[at.current_player], g[at.leader], g[at.last_trick_leader]
         trump, turned, led, last_winner = g[at.trump], g[at.turned_card], g[at.led_suit], g[at.last_trick_winner]
-        played = [at.played_order + s * tricks for s in range(n)]
+        played = [at.played_order + s * tricks for s in range(n)]  # each seat's cards in trick order (one_game's rows)
         return PlayerView(
             player=seat,
             rules=self.rules,
