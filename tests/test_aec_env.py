@@ -132,25 +132,28 @@ def test_fixed_deal_reset_reproduces_a_game_exactly():
     assert all(e.terminations.values())
 
 
-def test_the_engine_replays_the_env_actions_when_read():
-    # The env plays on the compiled core; env.game is the rules engine, brought up to date when read.
+def test_the_game_is_the_episode_replayed_by_the_engine_and_a_copy():
+    # The env plays on the compiled core; env.game is a new engine at each read, replayed from the decks.
     e = raw_env(rules={"hand_sizes": [3, 2]})
     e.reset(seed=3)
     kept = e.game
     taken = []
     rng = np.random.default_rng(3)
-    for _ in range(18):  # into the second hand, without reading the engine
+    for _ in range(18):  # into the second hand
         action = int(rng.choice(legal_from(e.observe(e.agent_selection))))
         e.step(action)
         taken.append(action)
-    assert len(kept.actions) == 0  # a kept engine is as far as it was when read
-    assert e.game is kept and kept.actions == taken and kept.round_index == 1
+    assert len(kept.actions) == 0  # a game read earlier is as it was
+    game = e.game
+    assert game is not kept and game.actions == taken and game.round_index == 1
     replay = BlackoutGame(e.rules, decks=kept.decks, first_dealer=kept.first_dealer)
     for action in taken:
         replay.step(action)
-    assert replay.history == kept.history
-    assert e.agent_selection == f"player_{kept.current_player}"
-    assert [e.infos[agent]["score"] for agent in e.possible_agents] == kept.scores
+    assert replay.history == game.history
+    assert e.agent_selection == f"player_{game.current_player}"
+    assert [e.infos[agent]["score"] for agent in e.possible_agents] == game.scores
+    game.step(game.legal_actions()[0])  # stepping the copy leaves the env as it was
+    assert e.game.actions == taken
 
 
 def test_same_seed_same_deals_and_a_deck_option_fixes_the_first_hand():
@@ -166,12 +169,12 @@ def test_same_seed_same_deals_and_a_deck_option_fixes_the_first_hand():
 def test_a_deck_that_is_not_a_permutation_is_rejected_and_the_episode_goes_on():
     e = raw_env()
     e.reset(seed=0)
-    before = e.game
+    before = e.game.to_json()
     with pytest.raises(ValueError, match="not a permutation"):
         e.reset(options={"decks": [[0] * 52]})
     with pytest.raises(ValueError, match="round 12 does not exist"):
         e.reset(options={"decks": {12: list(range(52))}})
-    assert e.game is before
+    assert e.game.to_json() == before
     e.step(int(legal_from(e.observe(e.agent_selection))[0]))
 
 

@@ -148,7 +148,6 @@ MCTS need). An env that was never reset copies as one never reset.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from array import array
 from collections.abc import Mapping
 from typing import Any
@@ -165,10 +164,10 @@ from ..batched import game_tables
 from ..batched._compiled import kernels
 from ..batched._encoding import one_game_encoding
 from ..game.encoding import observation_bounds, observation_size
-from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round
+from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round, illegal_action_message
 from ..game.render import render_image, render_text, seat_name
 from ..game.rules import Rules
-from ..game.rules_logic import REWARDS, dealer_of_round, first_to_act, is_trump, seat_rewards, voids_shown
+from ..game.rules_logic import REWARDS, dealer_of_round, first_to_act, seat_rewards
 from ..game.state import hands_vector, state_bounds
 from ..game.universal import observation_kind, universal_bounds, universal_observation
 from ..game.view import PlayerView
@@ -192,6 +191,11 @@ INFO_KEYS = (
 
 _BITS = tuple(1 << card for card in range(64))
 """The bit of each card in a hand's bitset (the compiled game's hands)."""
+
+
+def _cards(bits: int) -> tuple[int, ...]:
+    """The cards of a bitset, ascending."""
+    return tuple(card for card in range(bits.bit_length()) if bits >> card & 1)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -296,7 +300,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.state_space = spaces.Box(low=state_low, high=state_high, dtype=np.float32)
         """The space of :meth:`state`: every hand and the public table (see ``blackout_env.game.state``)."""
         self._start_compiled()
-        self._engine: BlackoutGame | None = None
+        self._decks: list[list[int]] | None = None  # the episode's deck orders, one per round (None before reset)
         self._moves: list[int] = []
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
@@ -312,20 +316,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._kernels = kernels()
         self._gv = np.frombuffer(self._g, dtype=np.int64)
 
-    # Never written after __init__: a deepcopy shares them (rules are frozen, the tables read-only).
+    # Never written in place: a deepcopy shares them (rules are frozen, the tables read-only, reset rebinds the decks).
     _SHARED_ON_COPY = frozenset(
         {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels",
-         "_fresh_blocks", "_fresh_played"}
+         "_fresh_blocks", "_fresh_played", "_decks", "_phases"}
     )
 
     def __deepcopy__(self, memo: dict) -> raw_env:
-        # As pickling does, but faster for search: the engine's own clone() and shared read-only parts.
+        # As pickling does, but faster for search: the game's words copied as an array, read-only parts shared.
         twin = object.__new__(type(self))
         memo[id(self)] = twin
         for key, value in self.__dict__.items():
-            if key == "_engine" and value is not None:
-                value = value.clone()
-            elif key == "_g":
+            if key == "_g":
                 value = array("q", value)
             elif key == "_gv":
                 continue
@@ -351,6 +353,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._encoding, self._floats = one_game_encoding(rules)
         fresh = k.one_game(n, rules.max_bid + 1)  # room for one more trick: a finished hand is observed too
         self._at = at = k.field_starts(fresh)
+        self._phases = {k.BID: "bid", k.PLAY: "play", k.GAME_OVER: "game_over"}
         self._current_at, self._won_at = at.current_player, at.tricks_won  # read at every step
         # A new hand's per-seat fields before the scores (hands, filled by the deal; no bids, no tricks, no
         # cards on the table or played, no voids) and its played cards, as a fresh state has them.
@@ -366,9 +369,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _deal(self, round_index: int) -> None:
         """Deal round ``round_index`` of the episode's decks into the compiled game (the engine's own deal)."""
         k, g, at = self._kernels, self._g, self._at
-        engine = self._engine
-        dealer = dealer_of_round(engine.first_dealer, round_index, self.rules.num_players)
-        hands, turned, held, trump = deal_round(self.rules, engine.decks[round_index], dealer, round_index)
+        dealer = dealer_of_round(self._first_dealer, round_index, self.rules.num_players)
+        hands, turned, held, trump = deal_round(self.rules, self._decks[round_index], dealer, round_index)
         first = first_to_act(dealer, self.rules.num_players)
         g[at.current_player] = g[at.leader] = first
         g[at.phase], g[at.bids_made], g[at.bid_total], g[at.action_count] = k.BID, 0, 0, 0
@@ -390,28 +392,17 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     @property
     def game(self) -> BlackoutGame | None:
-        """The rules engine of the current episode (None before the first reset), for inspection.
+        """The episode so far as a rules engine (None before the first reset): history, every hand, ``to_json()``.
 
-        The env plays on the compiled core; the engine replays the env's actions when this
-        attribute is read (so read it again after stepping the env rather than keeping it).
+        A new ``BlackoutGame`` at each read, dealt from the episode's decks and stepped through its actions;
+        the env plays on the compiled core and never reads it, so stepping it leaves the env as it was.
         """
-        engine = self._engine
-        if engine is not None and len(engine.actions) < len(self._moves):
-            self._catch_up(len(self._moves))
-        return engine
-
-    def _catch_up(self, count: int) -> None:
-        """Apply the env's first ``count`` actions of the episode to the engine (those it has not yet seen)."""
-        engine, moves = self._engine, self._moves
-        if count == len(moves) and self._hand_finished_episode and self._final_views is None:
-            # The last card of a one-hand episode: keep the table as it fell, before the engine deals on.
-            self._catch_up(count - 1)
-            before = [engine.view(seat) for seat in range(self.rules.num_players)]
-            engine.step(moves[-1])
-            self._final_views = [_finished_hand_view(view, engine, moves[-1]) for view in before]
-            return
-        for action in moves[len(engine.actions) : count]:
-            engine.step(action)
+        if self._decks is None:
+            return None
+        game = BlackoutGame(self.rules, decks=self._decks, first_dealer=self._first_dealer, start_round=self._start_round)
+        for action in self._moves:
+            game.step(action)
+        return game
 
     # ------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -454,8 +445,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             rng.bit_generator.state = saved_state  # a bad option leaves even the random stream as it was
             raise
         self._np_random, self._np_random_seed = rng, rng_seed
-        self._engine = game
+        self._decks, self._first_dealer, self._start_round = game.decks, game.first_dealer, game.start_round
         self._moves = []
+        self._round_scores: list[list[int]] = []  # each finished hand's scores, as the engine's round_scores
         self._g[self._at.scores : self._at.scores + self.rules.num_players] = array("q", bytes(8 * self.rules.num_players))
         self._deal(game.round_index)
         self.agents = self.possible_agents[:]
@@ -465,8 +457,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.truncations = dict.fromkeys(self.agents, False)
         self._rewards_dirty = False
         self._done = False
-        self._final_views: list[PlayerView] | None = None
-        self._hand_finished_episode = False
         self._last_hand: list[dict[str, int]] = [dict(NO_LAST_HAND) for _ in range(self.rules.num_players)]
         self._build_infos(hand_over=False)
         self.agent_selection = self.possible_agents[game.current_player]
@@ -514,7 +504,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode != "human":
             self._step(action)
             return
-        acts = self._engine is not None and not (
+        acts = self._decks is not None and not (
             self.terminations.get(self.agent_selection, True) or self.truncations.get(self.agent_selection, True)
         )
         self._step(action)
@@ -522,7 +512,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self.render()
 
     def _step(self, action: Any) -> None:
-        if self._engine is None:
+        if self._decks is None:
             raise RuntimeError("step() before reset(): call reset() to start an episode")
         agent = self.agent_selection
         if agent not in self.terminations:
@@ -540,9 +530,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         k = self._kernels
         moved = k.env_step(self._gv, self._tables, self._encoding, self._floats, self._row, self._mask, action)
         if moved == k.ILLEGAL:  # nothing has changed
-            if self.illegal_action == "raise":
-                self.game.step(action)  # the engine's error names the action and the legal ones
-                raise AssertionError(f"the compiled core refused {action}, which the engine took")  # pragma: no cover
+            if self.illegal_action == "raise":  # the engine's words: the action, the rule, the legal ones
+                raise IllegalActionError(illegal_action_message(self._view(self._g[self._current_at]), action))
             self._penalize(agent)
             return
         self._moves.append(action)
@@ -571,6 +560,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         k, g, at, n, rules = self._kernels, self._g, self._at, self.rules.num_players, self.rules
         bids, won = g[at.bids : at.bids + n], g[at.tricks_won : at.tricks_won + n]
         hand_scores = [rules.hand_score(bid, tricks) for bid, tricks in zip(bids, won)]
+        self._round_scores.append(hand_scores)
         totals = array("q", [total + points for total, points in zip(g[at.scores : at.scores + n], hand_scores)])
         g[at.scores : at.scores + n] = totals
         round_index = g[at.round_index]
@@ -593,7 +583,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         g[at.phase], g[at.current_player], g[at.leader] = k.GAME_OVER, -1, g[at.last_trick_leader]
         self._row_seat = -1
         self._build_infos(hand_over=True)
-        self._hand_finished_episode = self.episode == "hand"
         self._done = True
         self.terminations = dict.fromkeys(self.agents, True)
         self.agent_selection = self.possible_agents[(self._seat_of[self.agent_selection] + 1) % n]
@@ -649,7 +638,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """``{"observation": float32 vector, "action_mask": int8 mask}`` of an agent (fresh arrays)."""
         seat = self._seat_of[agent]
         if seat != self._row_seat:
-            if self._engine is None:
+            if self._decks is None:
                 raise RuntimeError("observe() before reset(): call reset() to start an episode")
             self._observe_into(seat)
         vector = universal_observation(self._row, self.rules) if self._universal else self._row.copy()
@@ -667,27 +656,62 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         of every seat, then seat 0's observation of the table). At the end of a
         one-hand episode it shows the finished hand, as the observations do.
         """
-        if self._engine is None:
+        if self._decks is None:
             raise RuntimeError("state() before reset(): call reset() to start an episode")
-        start, n = self._at.hands, self.rules.num_players
-        hands = [[card for card in range(self.rules.num_cards) if bits >> card & 1] for bits in self._g[start : start + n]]
         self._observe_into(0)
-        return np.concatenate([hands_vector(self.rules, hands), self._row])
+        return np.concatenate([hands_vector(self.rules, self._hands()), self._row])
 
     def view(self, agent: str) -> PlayerView:
-        """What an agent may know now, as the bots take it (the finished hand at the end of a hand episode)."""
-        seat = self._seat_of[agent]
-        if self._engine is None:
-            raise RuntimeError("view() before reset(): call reset() to start an episode")
-        if self._done and self._hand_finished_episode:
-            return self._finished_views()[seat]
-        return self.game.view(seat)
+        """What an agent may know now, as the bots take it: ``BlackoutGame.view`` of the same game.
 
-    def _finished_views(self) -> list[PlayerView]:
-        """Every seat's view of the hand that ended a one-hand episode (the engine has dealt the next one)."""
-        if self._final_views is None:
-            self._catch_up(len(self._moves))
-        return self._final_views
+        Built from the compiled game, as the observations are; at the end of a one-hand episode it
+        shows the finished hand (the engine would have dealt the next).
+        """
+        seat = self._seat_of[agent]
+        if self._decks is None:
+            raise RuntimeError("view() before reset(): call reset() to start an episode")
+        return self._view(seat)
+
+    def _view(self, seat: int) -> PlayerView:
+        g, at, n, tricks = self._g, self._at, self.rules.num_players, self.rules.max_bid + 1
+        current, leader, last_leader = g[at.current_player], g[at.leader], g[at.last_trick_leader]
+        trump, turned, led, last_winner = g[at.trump], g[at.turned_card], g[at.led_suit], g[at.last_trick_winner]
+        played = [at.played_order + s * tricks for s in range(n)]  # each seat's cards in trick order (one_game's rows)
+        return PlayerView(
+            player=seat,
+            rules=self.rules,
+            phase=self._phases[g[at.phase]],
+            current_player=None if current < 0 else current,
+            round_index=g[at.round_index],
+            hand_size=g[at.hand_size],
+            dealer=g[at.dealer],
+            hand=_cards(g[at.hands + seat]),
+            trump=None if trump < 0 else trump,
+            turned_card=None if turned < 0 else turned,
+            turned_card_held_by_dealer=bool(g[at.turned_card_held_by_dealer]),
+            bids=tuple(None if bid < 0 else bid for bid in g[at.bids : at.bids + n]),
+            tricks_won=tuple(g[at.tricks_won : at.tricks_won + n]),
+            current_trick=tuple(
+                ((leader + k) % n, g[at.trick_cards + (leader + k) % n]) for k in range(g[at.trick_size])
+            ),
+            leader=leader,
+            led_suit=None if led < 0 else led,
+            last_trick=() if last_leader < 0 else tuple(
+                ((last_leader + k) % n, g[at.last_trick + (last_leader + k) % n]) for k in range(n)
+            ),
+            last_trick_winner=None if last_winner < 0 else last_winner,
+            played=tuple(tuple(g[start : start + g[at.played + s].bit_count()]) for s, start in enumerate(played)),
+            voids=tuple(frozenset(suit for suit in range(4) if bits >> suit & 1) for bits in g[at.voids : at.voids + n]),
+            trump_broken=bool(g[at.trump_broken]),
+            scores=tuple(g[at.scores : at.scores + n]),
+            round_scores=tuple(map(tuple, self._round_scores)),
+            legal_actions=tuple(np.flatnonzero(self._mask).tolist()) if seat == current else (),
+            round_actions=tuple(g[at.actions : at.actions + g[at.action_count]]),
+        )
+
+    def _hands(self) -> list[tuple[int, ...]]:
+        """Every seat's hand (the compiled game's bitsets as cards, ascending)."""
+        return [_cards(bits) for bits in self._g[self._at.hands : self._at.hands + self.rules.num_players]]
 
     # ------------------------------------------------------------- render
     def render(self) -> str | np.ndarray | None:
@@ -697,15 +721,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
-        if self._engine is None:
+        if self._decks is None:
             raise RuntimeError("render() before reset(): there is no table to draw yet")
         seat = self.render_seat
         if seat is None:
             seat = self._seat_of.get(self.agent_selection, 0)
         view = self.view(self.possible_agents[seat])
-        hands = None
-        if self.spectator:
-            hands = [v.hand for v in self._finished_views()] if self._done and self._hand_finished_episode else self.game.hands
+        hands = self._hands() if self.spectator else None
         if self.render_mode == "rgb_array":
             return render_image(view, hands)
         text = render_text(view, hands)
@@ -716,40 +738,3 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def close(self) -> None:
         """Nothing to release (no window is opened)."""
-
-
-def _finished_hand_view(before: PlayerView, game: BlackoutGame, card: int) -> PlayerView:
-    """A view of the hand just finished, from a view taken before its last card was played.
-
-    In a one-hand episode the engine has dealt the next hand by the time the
-    episode ends; this is the table the players saw when the last trick fell.
-    """
-    actor = before.current_player
-    trick = before.current_trick + ((actor, card),)
-    winner = next(event[1] for event in reversed(game.history) if event[0] == "trick")
-    played = list(before.played)
-    played[actor] = played[actor] + (card,)
-    voids = list(before.voids)
-    voids[actor] = voids[actor] | voids_shown(
-        card, before.led_suit, before.trump, leads=not before.current_trick, trump_broken=before.trump_broken,
-        must_break=before.rules.lead_trump == "broken",
-    )
-    r = len(game.round_scores) - 1
-    return dataclasses.replace(
-        before,
-        phase="game_over",
-        current_player=None,
-        hand=tuple(c for c in before.hand if c != card),
-        tricks_won=tuple(game.round_tricks[r]),
-        current_trick=(),
-        led_suit=None,
-        last_trick=trick,
-        last_trick_winner=winner,
-        played=tuple(played),
-        voids=tuple(voids),
-        trump_broken=before.trump_broken or is_trump(card, before.trump),
-        scores=tuple(game.scores),
-        round_scores=tuple(tuple(s) for s in game.round_scores),
-        legal_actions=(),
-        round_actions=before.round_actions + (card,),
-    )

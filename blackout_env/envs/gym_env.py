@@ -145,10 +145,11 @@ class BlackoutGymEnv(gym.Env):
         self.learner_seat: int = 0 if learner_seat == "random" else int(learner_seat)
         """The learner's seat in the current episode."""
         self._over = True
+        self._learner: str | None = None
 
     @property
     def game(self):
-        """The engine of the current episode."""
+        """The episode so far as a rules engine, replayed when read (the AEC env's ``game``)."""
         return self._aec.game
 
     @property
@@ -204,7 +205,7 @@ class BlackoutGymEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
-        if self._aec.game is None:
+        if self._learner is None:
             raise RuntimeError("action_masks() before reset(): call reset() to start an episode")
         return self._aec.observe(self._learner)["action_mask"].astype(bool)
 

@@ -230,6 +230,46 @@ def deal_round(
     return dealt_hands(deck, dealer, n, h), turned, held_by_dealer, trump
 
 
+def legal_words(legal: Sequence[int], num_cards: int) -> str:
+    """Legal actions in words: "none", "bids 0, 1, 3" or the cards ("AS 10H")."""
+    if not legal:
+        return "none"
+    if legal[0] >= num_cards:
+        return "bids " + ", ".join(str(a - num_cards) for a in legal)
+    return cards_to_str(legal)
+
+
+def illegal_action_message(view: PlayerView, action: int) -> str:
+    """The error for an illegal ``action`` of the player to act in ``view``: who tried what, which rule
+    forbids it (:func:`~blackout_env.game.rules_logic.illegal_action_reason`), what is legal.
+
+    The engine's :class:`IllegalActionError` and the AEC env's (which plays on the compiled core) say the same.
+    """
+    reason = illegal_action_reason(view, action)
+    who, num_cards, hand_size = f"player {view.current_player}", view.rules.num_cards, view.hand_size
+    legal = legal_words(view.legal_actions, num_cards)
+    if reason == "game_over":
+        return f"the game is over: no action is legal (tried action {action}); legal: none"
+    if reason == "not_an_action":
+        return (
+            f"{who} cannot take action {action}: actions run 0..{view.rules.num_actions - 1} "
+            f"(cards 0..{num_cards - 1}, then bids); legal: {legal}"
+        )
+    card = card_to_str(action) if action < num_cards else None
+    led = None if view.led_suit is None else SUIT_NAMES[view.led_suit]
+    why = {
+        "bidding_over": "bidding is over, it is time to play a card",
+        "bid_too_high": f"bids run 0..{hand_size} with {counted(hand_size, 'card')}",
+        "hook": f"the dealer may not make the bids total the {counted(hand_size, 'trick')} "
+        f"(hook rule; the others bid {sum(bid for bid in view.bids if bid is not None)})",
+        "bidding_not_over": "bidding is not over yet",
+        "card_not_held": f"they do not hold {card}",
+        "must_follow_suit": f"they must follow suit ({led} led)",
+        "trump_not_broken": "trump may not be led until trump is broken (they hold other suits)",
+    }[reason]
+    return f"{who} cannot {action_to_str(action, num_cards)}: {why}; legal: {legal}"
+
+
 class BlackoutGame:
     """One match of Blackout under a :class:`Rules`.
 
@@ -389,7 +429,8 @@ class BlackoutGame:
         if legal is None:
             legal = self._compute_legal()
         if action not in legal:
-            raise IllegalActionError(self._explain_illegal(action))
+            # At game over no seat is to act; any seat's view says the game is over.
+            raise IllegalActionError(illegal_action_message(self.view(self.current_player or 0), action))
         self.actions.append(action)
         self._legal = None
         player = self.current_player
@@ -603,39 +644,7 @@ class BlackoutGame:
 
     # ------------------------------------------------------------ explanations
     def _legal_words(self) -> str:
-        legal = self._compute_legal()
-        if not legal:
-            return "none"
-        if legal[0] >= self.num_cards:
-            return "bids " + ", ".join(str(a - self.num_cards) for a in legal)
-        return cards_to_str(legal)
-
-    def _explain_illegal(self, action: int) -> str:
-        """The error message for an illegal action: who tried what, which rule forbids it, what is legal."""
-        # At game over no seat is to act; any seat's view says the game is over.
-        seat = 0 if self.current_player is None else self.current_player
-        reason = illegal_action_reason(self.view(seat), action)
-        who = f"player {self.current_player}"
-        if reason == "game_over":
-            return f"the game is over: no action is legal (tried action {action}); legal: none"
-        if reason == "not_an_action":
-            return (
-                f"{who} cannot take action {action}: actions run 0..{self.rules.num_actions - 1} "
-                f"(cards 0..{self.num_cards - 1}, then bids); legal: {self._legal_words()}"
-            )
-        card = card_to_str(action) if action < self.num_cards else None
-        led = None if self.led_suit is None else SUIT_NAMES[self.led_suit]
-        why = {
-            "bidding_over": "bidding is over, it is time to play a card",
-            "bid_too_high": f"bids run 0..{self.hand_size} with {counted(self.hand_size, 'card')}",
-            "hook": f"the dealer may not make the bids total the {counted(self.hand_size, 'trick')} "
-            f"(hook rule; the others bid {self._bid_total})",
-            "bidding_not_over": "bidding is not over yet",
-            "card_not_held": f"they do not hold {card}",
-            "must_follow_suit": f"they must follow suit ({led} led)",
-            "trump_not_broken": "trump may not be led until trump is broken (they hold other suits)",
-        }[reason]
-        return f"{who} cannot {action_to_str(action, self.num_cards)}: {why}; legal: {self._legal_words()}"
+        return legal_words(self._compute_legal(), self.num_cards)
 
     # ------------------------------------------------------------------- saves
     def to_json(self) -> str:
