@@ -308,13 +308,18 @@ def _batched_episodes(config: DatasetConfig, rules: Rules, count: int) -> Iterat
         if size not in envs:
             envs[size] = BlackoutVectorEnv(
                 size, rules, opponents=opponents, learner_seat=config.seat, observation=config.observation,
+                copy=False,  # (each step's observation is copied once, into the wave's arrays)
             )
         yield from _wave(envs[size], learner, config, rules, start, size, wave)
 
 
 def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: int, size: int,
           wave: int) -> list[Episode]:
-    """One wave: ``size`` episodes from ``start`` on, each game dealt its episode's decks, played to the end."""
+    """One wave: ``size`` episodes from ``start`` on, each game dealt its episode's decks, played to the end.
+
+    Every step is copied once, into arrays laid out episode by episode (game, step, ...), so that
+    each episode's arrays are views of them, whole and in order, as Minari writes them.
+    """
     seeds = [episode_seed(config.seed, start + k) for k in range(size)]
     decks = np.asarray([episode_decks(rules, seed)[1] for seed in seeds], dtype=np.int64)
     learner.seed(_derived_seed(config.seed, wave, 2))
@@ -322,36 +327,41 @@ def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: i
     observation, info = env.reset(seed=_derived_seed(config.seed, wave, 4), options={"decks": decks})
     games = np.arange(size)
     seats = np.full(size, config.seat, dtype=np.int64)
-    observations, infos, actions, rewards = [observation], [info_arrays([info])], [], []
+    steps = decisions_per_episode(rules)
+    observations = np.empty((size, steps + 1, observation.shape[1]), dtype=np.float32)
+    actions = np.empty((size, steps), dtype=np.int64)
+    rewards = np.empty((size, steps), dtype=np.float32)
+    first = info_arrays([info])
+    infos = {key: np.empty((size, steps + 1, *value.shape[2:]), dtype=value.dtype) for key, value in first.items()}
+    observations[:, 0] = observation
+    for key, value in first.items():
+        infos[key][:, 0] = value[0]
     ended = np.zeros(size, dtype=bool)
     length = np.zeros(size, dtype=np.int64)
-    while not ended.all():
+    for step in range(1, steps + 1):
         mask = info["action_mask"]
         chosen = learner.act_games(env.engine, games, seats, lambda o=observation, m=mask: (o, m), rng)
         observation, reward, terminated, _, info = env.step(chosen)
-        actions.append(chosen)
-        rewards.append(reward)
-        kept = info_arrays([info])
+        actions[:, step - 1] = chosen
+        rewards[:, step - 1] = reward
+        observations[:, step] = observation
+        for key, value in info_arrays([info]).items():
+            infos[key][:, step] = value[0]
         if terminated.any():
             # The game has been reset within the step: the Gym env's observation after the last action is
             # gone (zeros stand for it); its mask is the terminal all-ones.
             done = np.flatnonzero(terminated)
-            kept["action_mask"][0, done] = 1  # (one step: a leading axis of one)
-            observation = observation.copy()
-            observation[done] = 0.0
-        observations.append(observation)
-        infos.append(kept)
+            observations[done, step] = 0.0
+            infos["action_mask"][done, step] = 1
         length[~ended] += 1
         ended |= terminated
-    observations_all = np.stack(observations)
-    actions_all, rewards_all = np.stack(actions), np.stack(rewards)
-    info_all = {key: np.concatenate([row[key] for row in infos]) for key in INFO_KEYS}
+        if ended.all():
+            break
+    if not ended.all():
+        raise RuntimeError(f"a game of the wave from episode {start} outlasted a match ({steps} learner decisions)")
     return [
-        Episode(
-            seeds[g], observations_all[: length[g] + 1, g].astype(np.float32), actions_all[: length[g], g].astype(np.int64),
-            rewards_all[: length[g], g].astype(np.float32),
-            {key: value[: length[g] + 1, g] for key, value in info_all.items()},
-        )
+        Episode(seeds[g], observations[g, : length[g] + 1], actions[g, : length[g]], rewards[g, : length[g]],
+                {key: value[g, : length[g] + 1] for key, value in infos.items()})
         for g in range(size)
     ]
 
@@ -365,14 +375,15 @@ def play_episodes(config: DatasetConfig) -> Iterator[Episode]:
 
 
 def episode_count(config: DatasetConfig, rules: Rules) -> int:
-    """``config.episodes``, or the episodes that hold at least ``config.decisions`` learner decisions.
-
-    A seat's match has a fixed length: one bid and one card per trick in every hand.
-    """
+    """``config.episodes``, or the episodes that hold at least ``config.decisions`` learner decisions."""
     if config.episodes is not None:
         return config.episodes
-    per_episode = sum(1 + hand_size for hand_size in rules.hand_sizes)
-    return -(-config.decisions // per_episode)
+    return -(-config.decisions // decisions_per_episode(rules))
+
+
+def decisions_per_episode(rules: Rules) -> int:
+    """A seat's decisions in a match: one bid and one card per trick in every hand (a fixed number)."""
+    return sum(1 + hand_size for hand_size in rules.hand_sizes)
 
 
 def dataset_metadata_for(config: DatasetConfig, rules: Rules, seats: Sequence[Seat]) -> dict[str, Any]:
