@@ -455,3 +455,11 @@ def test_a_batch_too_large_for_memory_is_refused_up_front_with_the_figure() -> N
         out = env.step(random_actions(out, rng))
     held = sum(v.nbytes for obj in (env, env._encoder) for v in vars(obj).values() if isinstance(v, np.ndarray))
     assert held / env.num_envs < bytes_per_game(env.rules)
+
+
+def test_the_batched_package_keeps_every_public_name_of_the_batched_module() -> None:
+    # blackout_env.batched was one module (its __all__ below) before it became the compiled core's package.
+    import blackout_env.batched as batched
+
+    for name in ("BatchedBlackout", "BatchStep", "EPISODES", "REWARDS", "numba_available"):
+        assert name in batched.__all__ and hasattr(batched, name), name
