@@ -314,7 +314,7 @@ def test_the_aec_env_on_the_compiled_core_observes_and_masks_as_the_engine_after
     for episode in range(2):
         environment.reset(seed=episode)
         while True:
-            game = environment.game  # the engine, brought up to date with the env's actions
+            game = environment.game  # the episode so far, replayed in a new engine
             for seat, agent in enumerate(environment.possible_agents):
                 observation = environment.observe(agent)
                 assert np.array_equal(observation["observation"], encode(game.view(seat))), (seat, game.history[-1])
