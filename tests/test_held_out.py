@@ -246,6 +246,13 @@ def test_long_hands_tables_deal_a_long_hand_at_three_or_four_players_in_both_fam
     assert {kind for *_, kind in counts} == {*PATTERNS, "list"}
 
 
+def test_a_long_hands_list_holds_no_hand_longer_than_its_longest():
+    # Two jokers at 3 players deal up to 18 cards a hand: a list's other hands stay within the table's longest.
+    for _, _, rules in held_out_rows(DEFAULT_HELD_OUT_SEED, 1000, long=True):
+        longest = max(rules.hand_sizes)
+        assert longest in (range(14, 18) if rules.num_players == 3 else (13,)), (rules.num_players, rules.hand_sizes)
+
+
 def test_long_hands_tables_have_their_own_stream_the_same_whatever_the_count():
     assert held_out_rows(7, 3, long=True) == held_out_rows(7, 10, long=True)[:3]
     assert held_out_generator(7, 0, LONG_KEY).integers(2**62) != held_out_generator(7, 0).integers(2**62)

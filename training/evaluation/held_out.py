@@ -114,7 +114,8 @@ def held_out_long_table(rng: np.random.Generator, per_trick: bool) -> Rules:
     kind = str(rng.choice([*PATTERNS, "list"]))
     hands: dict = {"hand_sizes": kind, "max_hand_size": longest}
     if kind == "list":
-        others = rng.integers(1, full + 1, size=int(rng.integers(0, MAX_LISTED_HANDS)))
+        # Up to the longest a table of the kind deals (at 3 players, 18 cards with two jokers would be longer).
+        others = rng.integers(1, min(full, LONG_HANDS[1]) + 1, size=int(rng.integers(0, MAX_LISTED_HANDS)))
         hands = {"hand_sizes": [longest, *(int(size) for size in others)]}
     return Rules(num_players=players, jokers=jokers, **hands, **_options(rng, players), **_scoring(rng, per_trick))
 
