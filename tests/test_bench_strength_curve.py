@@ -60,3 +60,59 @@ def test_bad_arguments_are_refused_before_any_training(tmp_path):
     with pytest.raises(ValueError, match="--deals"):
         main(["--config", str(TINY), "--deals", "1", "--out-dir", str(tmp_path)])
     assert not any(tmp_path.iterdir())
+
+
+def test_init_dataset_trains_each_config_warm_started_too_with_the_clones_time_counted(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("minari")
+    import dataclasses
+
+    from blackout_training.datasets import DatasetConfig, cloning, create_dataset
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    create_dataset("blackout/short/heuristic-v0", DatasetConfig(policy="heuristic", rules="short", episodes=8,
+                                                                path="batched", batch=8))
+    real = cloning.clone_for_run
+    calls = []
+
+    def pinned(*args, **kwargs):  # the real clone, its time pinned to 0.6 s so that the minutes below are exact
+        calls.append(args[1])
+        return dataclasses.replace(real(*args, **kwargs), seconds=0.6)
+
+    monkeypatch.setattr(cloning, "clone_for_run", pinned)
+    out, figures = tmp_path / "curves", tmp_path / "curve.json"
+    args = ["--config", str(TINY), "--init-dataset", "blackout/short/heuristic-v0", "--init-epochs", "1",
+            "--minutes", "0.005", "0.02", "0.03", "--deals", "3", "--workers", "1", "--out-dir", str(out),
+            "--json", str(figures), "--set", "ppo.total_steps=100000", "--set", "eval.every_updates=0"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(figures.read_text())
+    cold, warm = result["runs"]
+    assert (cold["name"], warm["name"]) == ("tiny", "tiny-init") and calls == ["blackout/short/heuristic-v0"]
+    assert [p["minutes"] for p in cold["points"]] == [0.005, 0.02, 0.03]
+    # The clone took 0.01 minutes: no network at 0.005; PPO from the clone for 0.01 and 0.02 minutes.
+    assert warm["clone_s"] == 0.6 and [p["minutes"] for p in warm["points"]] == [0.02, 0.03]
+    assert (out / "tiny-init" / "checkpoint-0.01min.pt").is_file() and (out / "tiny-init" / "checkpoint-0.02min.pt").is_file()
+    assert all(p["elapsed_s"] >= 0.6 for p in warm["points"])
+    config = yaml.safe_load((out / "tiny-init" / "config.yaml").read_text())
+    assert config["model"]["init_checkpoint"] == str(out / "tiny-init-clone.pt")
+    assert ("tiny-init at 0.02 min", "tiny at 0.02 min") in {(c["a"], c["b"]) for c in result["comparisons"]}
+    assert "the clone took 0.01 min" in printed
+
+    # Run again: the clone and both trainings are reused.
+    assert main(args) == 0
+    assert calls == ["blackout/short/heuristic-v0"] and capsys.readouterr().out.count("already holds this training") == 2
+
+
+def test_init_dataset_of_another_table_is_refused_before_any_training(tmp_path, monkeypatch):
+    pytest.importorskip("minari")
+    from blackout_training.datasets import DatasetConfig, create_dataset
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    create_dataset("blackout/standard/random-v0", DatasetConfig(policy="random", episodes=1))
+    out = tmp_path / "curves"
+    with pytest.raises(ValueError, match="is not this run's"):
+        main(["--config", str(TINY), "--init-dataset", "blackout/standard/random-v0", "--out-dir", str(out)])
+    with pytest.raises(ValueError, match="--init-epochs"):
+        main(["--config", str(TINY), "--init-dataset", "blackout/standard/random-v0", "--init-epochs", "0",
+              "--out-dir", str(out)])
+    assert not out.exists()

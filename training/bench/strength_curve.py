@@ -16,6 +16,12 @@ every later config at each of its minutes minus the first config at its longest
 time, and at the same minutes), and draws one PNG with every config's curve
 against minutes and against decisions.
 
+With ``--init-dataset NAME``, every config is also trained warm-started (run ``<config name>-init``): a
+behaviour clone of the Minari dataset with the config's network (what ``blackout train --init-dataset``
+does) is trained first and PPO starts from it. The clone's time counts in the run's minutes: PPO trains
+for the rest of the longest time, and the network at a minute before the clone is done does not exist
+(that point is left out). Making the dataset is not counted.
+
 A run folder that already holds a finished training of the same config (every
 checkpoint asked for, the same ``config.yaml``) is evaluated again, not retrained:
 an interrupted bench goes on where it stopped; ``--retrain`` trains it again.
@@ -55,6 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retrain", action="store_true", help="train again even when a run folder holds the training")
     parser.add_argument("--plot", default=None, help="the PNG (default OUT_DIR/strength_curve.png)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--init-dataset", default=None, metavar="NAME",
+                        help="also train every config warm-started from a behaviour clone of this Minari dataset "
+                        "(blackout train --init-dataset), the clone's time counted in its minutes")
+    parser.add_argument("--init-epochs", type=int, default=3, help="with --init-dataset: passes over the dataset (default 3)")
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
@@ -91,43 +101,69 @@ def _finished(folder: Path, config_dict: dict[str, Any], minutes: list[float]) -
     return same and all(minute_checkpoint(folder, m).is_file() for m in minutes)
 
 
-def _train(config_path: str, name: str, args: argparse.Namespace, minutes: list[float], log: Any) -> Path:
-    from blackout_training.ppo.config import config_to_dict, load_config
-    from blackout_training.ppo.trainer import train
+def _train(config_path: str, name: str, args: argparse.Namespace, minutes: list[float], log: Any,
+           init: str | None = None) -> dict[float, tuple[Path, float]]:
+    """Train one config (with ``init``: warm-started from a clone of that dataset, the clone's time counted).
 
+    Returns, for each of ``minutes`` at which a network exists, its checkpoint and the seconds spent before
+    PPO started (the clone's; 0 without ``init``).
+    """
+    import json
+
+    from blackout_training.datasets.cloning import check_init_dataset, clone_for_run
+    from blackout_training.ppo.config import config_to_dict, load_config
+    from blackout_training.ppo.trainer import minute_checkpoint, train
+
+    base = [*args.set, f"run.out_dir={args.out_dir}", f"run.name={name}", "run.progress_bar=false", "eval.final_deals=0"]
+    folder = Path(args.out_dir) / name
+    clone_s, clone_path, new_clone = 0.0, None, False
+    if init is not None:
+        clone_path, clone_log = Path(args.out_dir) / f"{name}-clone.pt", Path(args.out_dir) / f"{name}-clone.json"
+        check_init_dataset(load_config(config_path, base), init)
+        wanted = {"dataset": init, "epochs": args.init_epochs}
+        saved = json.loads(clone_log.read_text(encoding="utf-8")) if clone_log.is_file() else {}
+        if args.retrain or not clone_path.is_file() or {k: saved.get(k) for k in wanted} != wanted:
+            log(f"{name}: cloning {init} ({args.init_epochs} epochs); load average {os.getloadavg()[0]:.2f} at the start")
+            result = clone_for_run(load_config(config_path, base), init, args.init_epochs, log=lambda line: log(f"  {line}"))
+            saved = {**wanted, "seconds": result.seconds, "decisions": result.decisions,
+                     "validation_accuracy": result.validation_accuracy}
+            clone_log.write_text(json.dumps(saved, indent=1), encoding="utf-8")
+            new_clone = True  # (a new clone: the PPO that started from the old one trains again)
+        clone_s = float(saved["seconds"])
+        log(f"{name}: the clone took {clone_s / 60:.2f} min; PPO trains for the rest")
+    offset = clone_s / 60.0
+    marks = {m: round(m - offset, 4) for m in minutes if m - offset > 0}
+    if not marks:
+        raise ValueError(f"--init-dataset: the clone took {offset:.1f} minutes, longer than every --minutes")
     overrides = [
-        *args.set,
-        f"run.out_dir={args.out_dir}",
-        f"run.name={name}",
-        f"run.time_limit_minutes={max(minutes)}",
-        f"run.checkpoint_minutes=[{', '.join(f'{m:g}' for m in minutes)}]",
-        "run.progress_bar=false",
-        "eval.final_deals=0",
+        *base,
+        f"run.time_limit_minutes={max(marks.values()):g}",
+        f"run.checkpoint_minutes=[{', '.join(f'{m:g}' for m in marks.values())}]",
+        *([f"model.init_checkpoint={clone_path}"] if clone_path is not None else []),
     ]
     config = load_config(config_path, overrides)
-    folder = Path(args.out_dir) / name
-    if not args.retrain and _finished(folder, config_to_dict(config), minutes):
+    points = {m: (minute_checkpoint(folder, mark), clone_s) for m, mark in marks.items()}
+    if not (args.retrain or new_clone) and _finished(folder, config_to_dict(config), list(marks.values())):
         log(f"{name}: {folder} already holds this training; evaluating it again (--retrain trains it again)")
-        return folder
+        return points
     load = os.getloadavg()[0]
-    log(f"{name}: training {max(minutes):g} minutes ({config_path}); load average {load:.2f} at the start")
+    log(f"{name}: training {max(marks.values()):g} minutes ({config_path}); load average {load:.2f} at the start")
     train(config, force=True, log=lambda line: log(f"  {line}"))
-    return folder
+    return points
 
 
-def _evaluate(folder: Path, minutes: float, args: argparse.Namespace, rules: Any, workers: int) -> dict[str, Any]:
+def _evaluate(path: Path, before_s: float, minutes: float, args: argparse.Namespace, rules: Any,
+              workers: int) -> dict[str, Any]:
     from blackout_training.agents.policy_net import read_checkpoint
     from blackout_training.evaluation.tournament import evaluate
-    from blackout_training.ppo.trainer import minute_checkpoint
 
-    path = minute_checkpoint(folder, minutes)
     saved = read_checkpoint(path).get("extra", {})
     result = evaluate({"agent": f"ppo:{path.resolve()}", args.opponent: args.opponent}, rules=rules,
                       deals=args.deals, seed=args.seed, workers=workers)
     per_deal = np.array(result.per_deal["agent"]) - np.array(result.per_deal[args.opponent])
     return {
         "minutes": minutes,
-        "elapsed_s": float(saved.get("elapsed_s", float("nan"))),
+        "elapsed_s": before_s + float(saved.get("elapsed_s", float("nan"))),
         "decisions": int(saved.get("global_step", 0)),
         **{k: v for k, v in paired(per_deal, np.zeros_like(per_deal)).items()},
         "agent_score": result.stats("agent").mean_score_per_hand,
@@ -180,8 +216,17 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--deals: at least 2 (an interval needs two deals), got {args.deals}")
     if args.workers < 0:
         raise ValueError(f"--workers: 0 (the free cores) or more, got {args.workers}")
+    if isinstance(args.init_epochs, bool) or not isinstance(args.init_epochs, int) or args.init_epochs < 1:
+        raise ValueError(f"--init-epochs: a whole number >= 1, got {args.init_epochs!r}")
     taken: set[str] = set()
     names = [_run_name(path, taken) for path in args.config]
+    jobs = [(path, name, name, None) for path, name in zip(args.config, names)]  # (config, run, its rules', dataset)
+    if args.init_dataset is not None:
+        from blackout_training.datasets.cloning import check_init_dataset
+
+        for path, name in zip(args.config, names):  # (checked before the first config trains)
+            check_init_dataset(load_config(path, [*args.set, f"run.name={name}"]), args.init_dataset)
+        jobs += [(path, _run_name(f"{name}-init", taken), name, args.init_dataset) for path, name in zip(args.config, names)]
     rules_by_name = {}
     for path, name in zip(args.config, names):  # every config is checked before the first one trains
         config = load_config(path, [*args.set, f"run.name={name}"])
@@ -192,14 +237,18 @@ def run(args: argparse.Namespace) -> int:
     def log(line: str) -> None:
         print(line, flush=True)
 
-    folders = {name: _train(path, name, args, minutes, log) for path, name in zip(args.config, names)}
+    trained = {name: _train(path, name, args, minutes, log, init) for path, name, _, init in jobs}
     workers = args.workers or free_cores()
     runs = []
-    for path, name in zip(args.config, names):
+    for path, name, rules_of, init in jobs:
         started = time.perf_counter()
-        points = [_evaluate(folders[name], m, args, rules_by_name[name], workers) for m in minutes]
+        points = [_evaluate(checkpoint, before_s, m, args, rules_by_name[rules_of], workers)
+                  for m, (checkpoint, before_s) in trained[name].items()]
         log(f"{name}: {len(points)} networks evaluated on {args.deals} deals in {time.perf_counter() - started:.0f} s")
-        runs.append({"name": name, "config": path, "folder": str(folders[name]), "points": points})
+        entry = {"name": name, "config": path, "folder": str(Path(args.out_dir) / name), "points": points}
+        if init is not None:
+            entry |= {"init_dataset": init, "clone_s": next(iter(trained[name].values()))[1]}
+        runs.append(entry)
 
     reference = runs[0]
     last = reference["points"][-1]
@@ -235,7 +284,7 @@ def run(args: argparse.Namespace) -> int:
         print("plot: matplotlib is not installed (pip install matplotlib)")
     write_json(args.json, {
         "configs": args.config, "overrides": args.set, "minutes": minutes, "deals": args.deals, "seed": args.seed,
-        "opponent": args.opponent, "runs": runs, "comparisons": comparisons,
+        "opponent": args.opponent, "init_dataset": args.init_dataset, "init_epochs": args.init_epochs, "runs": runs, "comparisons": comparisons,
         "load_average_at_the_end": os.getloadavg(),
     })
     return 0

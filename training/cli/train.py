@@ -73,33 +73,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _init_from_dataset(config, args: argparse.Namespace) -> None:
     """Clone ``--init-dataset`` into ``out_dir/NAME-clone.pt`` and start the run from it (model.init_checkpoint)."""
-    from pathlib import Path
-
-    from blackout_env.game.rules import Rules
-
-    from ..datasets.cloning import clone
-    from ..datasets.store import dataset_metadata
+    from ..datasets.cloning import clone_for_run
 
     if args.resume:
         raise ValueError("--init-dataset starts a run; --resume continues one (its config names the clone already)")
-    if config.model.init_checkpoint:
-        raise ValueError(f"--init-dataset: the config already starts from model.init_checkpoint {config.model.init_checkpoint!r}")
-    if config.algo == "rllib_ppo":
-        raise ValueError("--init-dataset: for the native PPO trainer (algo ppo or ppo_ray), not rllib_ppo")
-    meta = dataset_metadata(args.init_dataset).get("blackout") or {}
-    rules = Rules.resolve(config.env.rules)
-    if "rules" not in meta or Rules.from_dict(meta["rules"]) != rules or meta.get("observation") != config.env.observation:
-        raise ValueError(
-            f"--init-dataset {args.init_dataset!r}: its table ({meta.get('rules_name')}, observation "
-            f"{meta.get('observation')}) is not this run's (env.rules {config.env.rules}, env.observation "
-            f"{config.env.observation})"
-        )
-    out = Path(config.run.out_dir) / f"{config.run.name}-clone.pt"
-    result = clone(
-        args.init_dataset, config.model.hidden_sizes, config.model.arch, config.model.card_width,
-        epochs=args.init_epochs, seed=config.run.seed, out=out, log=print,
-    )
+    result = clone_for_run(config, args.init_dataset, args.init_epochs, log=print)
     accuracy = "" if result.validation_accuracy is None else f", held-out accuracy {result.validation_accuracy:.1%}"
-    print(f"behaviour clone of {args.init_dataset}: {result.decisions:,} decisions{accuracy}, wrote {out}")
-    config.model.init_checkpoint = str(out)
+    print(f"behaviour clone of {args.init_dataset}: {result.decisions:,} decisions{accuracy}, wrote {result.checkpoint}")
+    config.model.init_checkpoint = str(result.checkpoint)
     config.validate()

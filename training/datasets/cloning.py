@@ -24,7 +24,7 @@ from blackout_env.game.rules import Rules
 
 from .store import dataset_metadata, load_dataset
 
-__all__ = ["CloneResult", "clone", "load_decisions"]
+__all__ = ["CloneResult", "clone", "check_init_dataset", "clone_for_run", "load_decisions"]
 
 
 def load_decisions(dataset_id: str) -> tuple[Rules, str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
@@ -138,3 +138,32 @@ def clone(
         checkpoint = save_checkpoint(out, model, rules, extra={"cloned_from": dataset_id, "epochs": epochs, "lr": lr})
     return CloneResult(model, rules, len(actions), len(val_actions), train_accuracy, validation_accuracy,
                        time.perf_counter() - started, checkpoint)
+
+
+def clone_for_run(config: Any, dataset_id: str, epochs: int = 3, log: Callable[[str], None] | None = None) -> CloneResult:
+    """Clone ``dataset_id`` with a training run's network into ``run.out_dir/NAME-clone.pt`` (``--init-dataset``).
+
+    The network is the run's (``model.hidden_sizes``, ``arch``, ``card_width``; seeded by ``run.seed``). The
+    caller starts the run from it (``model.init_checkpoint``). Raises ValueError when the dataset's table
+    (rules, observation layout) is not the run's, or the config already starts from a checkpoint.
+    """
+    check_init_dataset(config, dataset_id)
+    out = Path(config.run.out_dir) / f"{config.run.name}-clone.pt"
+    return clone(dataset_id, config.model.hidden_sizes, config.model.arch, config.model.card_width,
+                 epochs=epochs, seed=config.run.seed, out=out, log=log)
+
+
+def check_init_dataset(config: Any, dataset_id: str) -> None:
+    """Raise ValueError unless a run of ``config`` can start from a clone of ``dataset_id`` (same table, no checkpoint)."""
+    if config.model.init_checkpoint:
+        raise ValueError(f"--init-dataset: the config already starts from model.init_checkpoint {config.model.init_checkpoint!r}")
+    if config.algo == "rllib_ppo":
+        raise ValueError("--init-dataset: for the native PPO trainer (algo ppo or ppo_ray), not rllib_ppo")
+    meta = dataset_metadata(dataset_id).get("blackout") or {}
+    rules = Rules.resolve(config.env.rules)
+    if "rules" not in meta or Rules.from_dict(meta["rules"]) != rules or meta.get("observation") != config.env.observation:
+        raise ValueError(
+            f"--init-dataset {dataset_id!r}: its table ({meta.get('rules_name')}, observation "
+            f"{meta.get('observation')}) is not this run's (env.rules {config.env.rules}, env.observation "
+            f"{config.env.observation})"
+        )
