@@ -308,6 +308,8 @@ def test_behaviour_cloning_learns_the_datasets_actions_within_the_mask(tmp_path)
 
 
 def test_cli_clone_writes_a_ppo_checkpoint_that_plays(tmp_path, capsys):
+    from blackout_training.agents.policy_net import load_checkpoint
+
     from blackout_env.agents.policies import load_policy
 
     create_dataset(NAME, DatasetConfig(policy="heuristic", rules="short", episodes=4))
@@ -315,6 +317,13 @@ def test_cli_clone_writes_a_ppo_checkpoint_that_plays(tmp_path, capsys):
     assert main(["dataset", "clone", NAME, "--out", str(out), "--epochs", "1", "--hidden-sizes", "16"]) == 0
     assert f"wrote {out} (policy ppo:{out}): 42 decisions" in capsys.readouterr().out
     assert load_policy(f"ppo:{out}").rules == Rules.preset("short")
+    # The card-aware network of the main job, at its embedding width.
+    cards = tmp_path / "cards.pt"
+    assert main(["dataset", "clone", NAME, "--out", str(cards), "--epochs", "1", "--hidden-sizes", "16", "--arch", "cards",
+                 "--card-width", "8"]) == 0
+    assert load_checkpoint(cards)[0].spec() == {"hidden_sizes": [16], "arch": "cards", "card_width": 8}
+    assert main(["dataset", "clone", NAME, "--out", str(tmp_path / "bad.pt"), "--card-width", "0"]) == 2
+    assert "card_width must be a whole number >= 1" in capsys.readouterr().err and not (tmp_path / "bad.pt").exists()
 
 
 def test_cloning_a_dataset_that_is_not_there_is_refused():

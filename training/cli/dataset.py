@@ -55,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     clone.add_argument("--out", required=True, help="the checkpoint to write")
     clone.add_argument("--hidden-sizes", type=int, nargs="+", default=[256, 256], help="the trunk's widths (default 256 256)")
     clone.add_argument("--arch", choices=("mlp", "cards"), default="mlp", help="the network (default mlp)")
+    clone.add_argument("--card-width", type=int, default=32, help="--arch cards: the per-card embedding's width (default 32)")
     clone.add_argument("--epochs", type=int, default=3, help="passes over the dataset (default 3)")
     clone.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate (default 1e-3)")
     clone.add_argument("--batch-size", type=int, default=512, help="decisions per step (default 512)")
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.step == "clone":
         from ..datasets.cloning import clone
 
-        result = clone(args.name, args.hidden_sizes, args.arch, epochs=args.epochs, lr=args.lr,
+        result = clone(args.name, args.hidden_sizes, args.arch, args.card_width, epochs=args.epochs, lr=args.lr,
                        batch_size=args.batch_size, seed=args.seed, out=args.out, log=print)
         held = "" if result.validation_accuracy is None else (
             f", held-out {result.validation_accuracy:.1%} of {result.validation_decisions:,}")

@@ -97,7 +97,7 @@ def clone(
 
     from ..agents.policy_net import make_model, save_checkpoint
 
-    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
+    for name, value in (("epochs", epochs), ("batch_size", batch_size), ("card_width", card_width)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     if not lr > 0:
