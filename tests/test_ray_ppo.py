@@ -113,9 +113,13 @@ def cluster():
     local.shutdown()
 
 
-@pytest.mark.parametrize("critic", ["view", "oracle"])
-def test_one_sampler_trains_exactly_as_the_native_trainer_and_its_checkpoint_plays(cluster, tmp_path, critic):
-    steps = ["ppo.total_steps=768", "ray.num_samplers=1", f"model.critic={critic}"]
+UNIVERSAL_TABLES = ("env.observation=universal", "env.tables=[short, jokers]", "env.table_groups=2")
+
+
+@pytest.mark.parametrize(("critic", "tables"), [("view", ()), ("oracle", ()), ("oracle", UNIVERSAL_TABLES)],
+                         ids=["view", "oracle", "oracle-tables"])
+def test_one_sampler_trains_exactly_as_the_native_trainer_and_its_checkpoint_plays(cluster, tmp_path, critic, tables):
+    steps = ["ppo.total_steps=768", "ray.num_samplers=1", f"model.critic={critic}", *tables]
     native = train(tiny(tmp_path, *steps, "algo=ppo", "run.name=native"), log=lambda *_: None)
     distributed = train(tiny(tmp_path, *steps, "run.name=ray"), log=lambda *_: None)
     assert distributed.updates == native.updates == 3

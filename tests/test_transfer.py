@@ -97,10 +97,11 @@ def test_a_network_for_other_rules_is_refused_naming_both_action_counts():
         universal_from_rules(jokers, Rules.preset("standard"))
 
 
-def test_a_universal_run_starts_from_a_rules_sized_checkpoint(tmp_path):
+@pytest.mark.parametrize("critic", ["view", "oracle"])
+def test_a_universal_run_starts_from_a_rules_sized_checkpoint(tmp_path, critic):
     rules = Rules.preset("short")
     torch.manual_seed(0)
-    specialist = make_model(rules, [16], "cards", card_width=4)
+    specialist = make_model(rules, [16], "cards", card_width=4, oracle=critic == "oracle")
     path = save_checkpoint(tmp_path / "specialist.pt", specialist, rules)
     messages: list[str] = []
     config = load_config(ROOT / "configs" / "train" / "tiny.yaml", [
@@ -108,11 +109,14 @@ def test_a_universal_run_starts_from_a_rules_sized_checkpoint(tmp_path):
         "env.rules=short", "env.observation=universal", "env.num_envs=8", "ppo.rollout_steps=8",
         "ppo.total_steps=64", "model.hidden_sizes=[16]", "model.arch=cards", "model.card_width=4",
         f"model.init_checkpoint={path}", "eval.every_updates=0", "eval.final_deals=0", "ppo.lr=1e-9",
+        f"model.critic={critic}",
     ])
     result = train(config, log=messages.append)
     assert any("starting from the weights" in message for message in messages)
     trained, _, _ = load_checkpoint(result.checkpoint, "jokers")  # universal: plays other tables too
     expected = universal_from_rules(specialist, rules)
+    assert expected.oracle_size == 0  # (the rules-sized oracle critic reads another layout: not carried)
+    assert trained.oracle_size == (6 * 54 if critic == "oracle" else 0)  # ... a universal oracle run starts a fresh one
     for key, value in expected.state_dict().items():  # a learning rate of 1e-9 barely moves a weight
         torch.testing.assert_close(trained.state_dict()[key], value, atol=1e-5, rtol=0)
 

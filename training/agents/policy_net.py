@@ -46,6 +46,7 @@ from blackout_env.agents.policies import Explanation, action_reasons
 from blackout_env.game import encoding
 from blackout_env.game.universal import (
     MAX_HAND,
+    MAX_PLAYERS,
     UNIVERSAL_CARDS,
     UNIVERSAL_NUM_ACTIONS,
     observation_kind,
@@ -77,6 +78,8 @@ __all__ = [
     "save_checkpoint",
     "sparse_linear",
     "sparse_rows",
+    "table_oracle_inputs",
+    "universal_oracle_inputs",
 ]
 
 CHECKPOINT_FORMAT = "blackout-ppo-checkpoint"
@@ -234,7 +237,7 @@ class ActorCritic(nn.Module):
         card_width: width of the card embedding ("cards").
         observation: "rules" (the rules-sized observation and actions) or "universal" (every table).
         oracle_size: > 0 adds an *oracle critic*, for training only: a second value head that also reads
-            this many privileged inputs (the other seats' hidden hands, :func:`oracle_inputs`). PPO's
+            this many privileged inputs (the other seats' hidden hands, :func:`table_oracle_inputs`). PPO's
             advantages then use its value (a baseline that knows the deal: lower-variance advantages, the
             same expected policy gradient); the actor and the ordinary value head never read them, so the
             network plays from the seat's view alone (:func:`export_policy` drops the oracle head).
@@ -449,8 +452,11 @@ class ActorCritic(nn.Module):
         return model
 
 
-def oracle_size(rules: Rules) -> int:
-    """The oracle critic's privileged inputs for the rules: every other seat's hand (:func:`oracle_inputs`)."""
+def oracle_size(rules: Rules, observation: str = "rules") -> int:
+    """The oracle critic's privileged inputs: every other seat's hand, in the layout of the observation
+    (:func:`oracle_inputs` for the rules-sized one, :func:`universal_oracle_inputs` for the universal one)."""
+    if observation_kind(observation) == "universal":
+        return (MAX_PLAYERS - 1) * UNIVERSAL_CARDS
     return (rules.num_players - 1) * rules.num_cards
 
 
@@ -469,6 +475,28 @@ def oracle_inputs(hands: np.ndarray, player: np.ndarray, num_cards: int) -> np.n
     return np.ascontiguousarray(bits[:, :, :num_cards]).reshape(len(hands), (n - 1) * num_cards)
 
 
+def universal_oracle_inputs(hands: np.ndarray, player: np.ndarray) -> np.ndarray:
+    """:func:`oracle_inputs` in the universal layout, the same size at every table: (batch, 6 * 54) uint8.
+
+    Row ``k`` (54 columns) holds relative seat ``k + 1``'s hand, clockwise from the acting seat, as the
+    universal observation's per-seat rows do; card ``c`` is column ``c`` (the universal observation's card
+    columns: jokers 52 and 53); the rows of seats the table lacks and the jokers it lacks are 0.
+    """
+    rows = MAX_PLAYERS - 1
+    present = oracle_inputs(hands, player, UNIVERSAL_CARDS)  # (batch, (n - 1) * 54): card c is bit c, as in the view
+    out = np.zeros((len(present), rows * UNIVERSAL_CARDS), dtype=np.uint8)
+    out[:, : present.shape[1]] = present
+    return out
+
+
+def table_oracle_inputs(hands: np.ndarray, player: np.ndarray, rules: Rules, observation: str = "rules") -> np.ndarray:
+    """The oracle critic's inputs for the observation a network reads: :func:`oracle_inputs` of the rules' table
+    ("rules"), or :func:`universal_oracle_inputs` ("universal"); ``oracle_size(rules, observation)`` wide."""
+    if observation_kind(observation) == "universal":
+        return universal_oracle_inputs(hands, player)
+    return oracle_inputs(hands, player, rules.num_cards)
+
+
 def make_model(
     rules: Rules,
     hidden_sizes: Sequence[int] = (256, 256),
@@ -478,13 +506,13 @@ def make_model(
     oracle: bool = False,
 ) -> ActorCritic:
     """A fresh network for the rules' observation and actions (or the universal ones, for every table);
-    ``oracle``: with an oracle critic for training (rules-sized observation only)."""
+    ``oracle``: with an oracle critic for training (its inputs in the observation's layout: :func:`oracle_size`)."""
+    critic_size = oracle_size(rules, observation) if oracle else 0
     if observation_kind(observation) == "universal":
-        if oracle:
-            raise ValueError("an oracle critic needs the rules-sized observation (observation='rules')")
-        return ActorCritic(universal_size(), UNIVERSAL_NUM_ACTIONS, hidden_sizes, arch, rules, card_width, observation)
+        return ActorCritic(universal_size(), UNIVERSAL_NUM_ACTIONS, hidden_sizes, arch, rules, card_width, observation,
+                           oracle_size=critic_size)
     return ActorCritic(encoding.observation_size(rules), rules.num_actions, hidden_sizes, arch, rules, card_width,
-                       oracle_size=oracle_size(rules) if oracle else 0)
+                       oracle_size=critic_size)
 
 
 # ---------------------------------------------------------------- checkpoints

@@ -133,7 +133,9 @@ class ModelConfig:
     """The value that PPO's advantages use: "view" (the value head on the seat's view) or "oracle" (a second
     head that also reads every other seat's hidden hand, for training only: lower-variance advantages; the
     actor and the view head still read the view alone, and ``export_policy`` leaves the oracle head out).
-    "oracle" needs the rules-sized observation (not ``env.tables``)."""
+    Its inputs follow ``env.observation``: the rules-sized table's other hands, or with the universal observation
+    (and ``env.tables``) the same hands padded to 7 seats and 54 cards, one layout for every table
+    (``blackout_training.agents.policy_net.oracle_size``)."""
     init_checkpoint: str | None = None
     """Start from this checkpoint's weights (same rules and hidden sizes) instead of random ones: fine-tuning.
     A rules-sized checkpoint of ``env.rules`` also starts a universal network (``env.observation: universal``),
@@ -332,9 +334,6 @@ class TrainConfig:
         _require("model.arch", model.arch, model.arch in ("mlp", "cards"), "'mlp' or 'cards'")
         _require("model.card_width", model.card_width, model.card_width >= 1, "positive")
         _require("model.critic", model.critic, model.critic in ("view", "oracle"), "'view' or 'oracle'")
-        if model.critic == "oracle" and (env.tables or env.observation == "universal"):
-            raise ConfigError("model.critic: 'oracle' reads the rules-sized table's hidden hands; it does not "
-                              "work with env.tables or env.observation 'universal' (use 'view')")
         if model.reset_bid_head and model.init_checkpoint is None:
             raise ConfigError("model.reset_bid_head: re-initialises the bids of model.init_checkpoint, which is null")
         if model.reset_bid_head and model.arch != "cards":

@@ -233,6 +233,13 @@ class TablesVecEnv:
         """Each group's batched engine (its own table's rules and actions) with the index of its first game."""
         return [(i * self.group_size, group.engine) for i, group in enumerate(self.groups)]
 
+    def hidden_hands(self, player: np.ndarray) -> np.ndarray:
+        """For the oracle critic (training only): every other seat's hand, clockwise from ``player`` in each game,
+        in the universal layout that every table shares
+        (:func:`~blackout_training.agents.policy_net.universal_oracle_inputs`)."""
+        player = np.asarray(player)
+        return np.concatenate([group.hidden_hands(player[self._slice(i)]) for i, group in enumerate(self.groups)])
+
     def table_rules(self) -> list[Rules]:
         """The rules each group plays now."""
         return [group.rules for group in self.groups]

@@ -15,7 +15,9 @@ of the same shape whose outputs at the source table equal the source network's:
 * the bid head keeps its rows for the bids the table allows; a larger bid starts
   as a copy of the largest one. Card rows (``arch="mlp"``) keep their card.
 
-Every other weight is copied. Training over many tables then starts from the
+Every other weight is copied, except an oracle critic's (``model.critic: oracle``, training only): its
+inputs are the table's hidden hands in the rules-sized layout, so the universal network starts without
+one, and a universal oracle run gives it a fresh one. Training over many tables then starts from the
 specialist's play instead of from random play (``model.init_checkpoint`` with a
 rules-sized checkpoint in a universal config does this).
 """
@@ -57,8 +59,8 @@ def universal_from_rules(model: ActorCritic, rules: Rules) -> ActorCritic:
                          model.card_width, "universal")
     source_state = model.state_dict()
     state = target.state_dict()
-    for key, value in source_state.items():  # same shapes: copied as they are
-        if state[key].shape == value.shape:
+    for key, value in source_state.items():  # same shapes: copied as they are (an oracle critic is not carried)
+        if key in state and state[key].shape == value.shape:
             state[key] = value.clone()
 
     first = "trunk_mlp.0.weight"

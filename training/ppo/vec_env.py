@@ -121,13 +121,13 @@ class EngineVecEnv:
         return []
 
     def hidden_hands(self, player: np.ndarray) -> np.ndarray:
-        """For the oracle critic (training only): every other seat's hand, clockwise from ``player`` in each game
-        (:func:`~blackout_training.agents.policy_net.oracle_inputs`)."""
-        from ..agents.policy_net import oracle_inputs
+        """For the oracle critic (training only): every other seat's hand, clockwise from ``player`` in each game,
+        in the layout of the observation (:func:`~blackout_training.agents.policy_net.table_oracle_inputs`)."""
+        from ..agents.policy_net import table_oracle_inputs
 
         hands = np.array([[sum(1 << card for card in hand) for hand in game.hands] for game in self.games],
                          dtype=np.uint64)
-        return oracle_inputs(hands, player, self.rules.num_cards)
+        return table_oracle_inputs(hands, player, self.rules, self.observation)
 
     def _observe(self, hand_scores: np.ndarray, hand_over: np.ndarray, bid_made: np.ndarray) -> GameBatch:
         views = [game.view(game.current_player) for game in self.games]
@@ -191,11 +191,11 @@ class BatchedVecEnv:
         return [(0, self.engine)]
 
     def hidden_hands(self, player: np.ndarray) -> np.ndarray:
-        """For the oracle critic (training only): every other seat's hand, clockwise from ``player`` in each game
-        (:func:`~blackout_training.agents.policy_net.oracle_inputs`)."""
-        from ..agents.policy_net import oracle_inputs
+        """For the oracle critic (training only): every other seat's hand, clockwise from ``player`` in each game,
+        in the layout of the observation (:func:`~blackout_training.agents.policy_net.table_oracle_inputs`)."""
+        from ..agents.policy_net import table_oracle_inputs
 
-        return oracle_inputs(self.engine.hands, player, self.rules.num_cards)
+        return table_oracle_inputs(self.engine.hands, player, self.rules, self.observation)
 
 
 def make_vec_env(rules: Rules, num_envs: int, backend: str = "auto", observation: str = "rules") -> VecEnv:
