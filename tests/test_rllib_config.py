@@ -29,6 +29,7 @@ def test_the_algo_defaults_to_the_native_ppo_and_the_rllib_config_selects_rllib(
         ({"rllib": {"num_cpus": 0}}, "rllib.num_cpus: must be positive"),
         ({"rllib": {"address": " "}}, "rllib.address: must be HOST:PORT"),
         ({"rllib": {"runners": 2}}, "unknown config key 'rllib.runners'"),
+        ({"algo": "rllib_ppo", "model": {"critic": "oracle"}}, "model.critic: 'oracle' trains with algo: ppo or ppo_ray"),
     ],
 )
 def test_bad_rllib_settings_are_clear_errors(data, message):

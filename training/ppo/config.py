@@ -431,6 +431,9 @@ class TrainConfig:
         if self.algo == "rllib_ppo" and env.reward_norm != "none":
             raise ConfigError(f"env.reward_norm: {env.reward_norm!r} trains with algo: ppo or ppo_ray, not {self.algo} "
                               "(which pays the env's own reward)")
+        if self.algo == "rllib_ppo" and model.critic != "view":
+            raise ConfigError(f"model.critic: {model.critic!r} trains with algo: ppo or ppo_ray, not {self.algo} "
+                              "(RLlib's module has the view critic only)")
         if self.algo == "rllib_ppo" and (env.tables or env.observation != "rules"):
             raise ConfigError(f"env.observation / env.tables: the universal observation trains with algo: ppo or ppo_ray, "
                               f"not {self.algo}")
