@@ -88,6 +88,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -100,6 +101,7 @@ from ..game.engine import BlackoutGame, IllegalActionError
 from ..game.rules import Rules
 from ..game.rules_logic import (
     REWARDS,
+    bid_range,
     card_power,
     dealt_to,
     first_to_act,
@@ -303,6 +305,66 @@ def game_tables(rules: Rules) -> np.ndarray:
     return tables
 
 
+PHASES = ("bid", "play", "game_over")
+"""The engine's name of each value of the core's ``phase`` (BID, PLAY, GAME_OVER)."""
+
+
+def bits_to_cards(bits: int) -> tuple[int, ...]:
+    """The cards of a bitset (bit c = card c), ascending."""
+    return tuple(card for card in range(bits.bit_length()) if bits >> card & 1)
+
+
+def one_game_view(
+    g: Sequence[int], at: Any, rules: Rules, seat: int, round_scores: Sequence[Sequence[int]]
+) -> PlayerView:
+    """Seat ``seat``'s :class:`PlayerView` of a one-game state of words (``_kernels.one_game``).
+
+    ``g`` holds the state's words (an ``array.array`` or a list), ``at`` where each field starts
+    (``_kernels.field_starts``) and ``round_scores`` the match's finished hands; the legal actions are read
+    from the state's ``legal_cards`` and ``forbidden_bid``. The AEC env's view of its game, and
+    :meth:`BatchedBlackout.view` of one game copied out of the batch.
+    """
+    n, tricks = rules.num_players, g[2]  # (the state's head: its games, seats, tricks and moves)
+    current, leader, last_leader = g[at.current_player], g[at.leader], g[at.last_trick_leader]
+    trump, turned, led, last_winner = g[at.trump], g[at.turned_card], g[at.led_suit], g[at.last_trick_winner]
+    played = [at.played_order + s * tricks for s in range(n)]  # each seat's cards in trick order
+    legal: tuple[int, ...] = ()
+    if seat == current and g[at.phase] == PLAY:
+        legal = bits_to_cards(g[at.legal_cards])
+    elif seat == current:
+        forbidden = g[at.forbidden_bid]
+        legal = tuple(rules.num_cards + k for k in bid_range(g[at.hand_size]) if k != forbidden)
+    return PlayerView(
+        player=seat,
+        rules=rules,
+        phase=PHASES[g[at.phase]],
+        current_player=None if current < 0 else current,
+        round_index=g[at.round_index],
+        hand_size=g[at.hand_size],
+        dealer=g[at.dealer],
+        hand=bits_to_cards(g[at.hands + seat]),
+        trump=None if trump < 0 else trump,
+        turned_card=None if turned < 0 else turned,
+        turned_card_held_by_dealer=bool(g[at.turned_card_held_by_dealer]),
+        bids=tuple(None if bid < 0 else bid for bid in g[at.bids : at.bids + n]),
+        tricks_won=tuple(g[at.tricks_won : at.tricks_won + n]),
+        current_trick=tuple(((leader + k) % n, g[at.trick_cards + (leader + k) % n]) for k in range(g[at.trick_size])),
+        leader=leader,
+        led_suit=None if led < 0 else led,
+        last_trick=() if last_leader < 0 else tuple(
+            ((last_leader + k) % n, g[at.last_trick + (last_leader + k) % n]) for k in range(n)
+        ),
+        last_trick_winner=None if last_winner < 0 else last_winner,
+        played=tuple(tuple(g[start : start + g[at.played + s].bit_count()]) for s, start in enumerate(played)),
+        voids=tuple(frozenset(suit for suit in range(4) if bits >> suit & 1) for bits in g[at.voids : at.voids + n]),
+        trump_broken=bool(g[at.trump_broken]),
+        scores=tuple(g[at.scores : at.scores + n]),
+        round_scores=tuple(map(tuple, round_scores)),
+        legal_actions=legal,
+        round_actions=tuple(g[at.actions + g[at.round_start] : at.actions + g[at.action_count]]),
+    )
+
+
 class BatchedBlackout:
     """``num_envs`` Blackout matches under one :class:`Rules`, stepped together.
 
@@ -399,6 +461,8 @@ class BatchedBlackout:
         # Every game's state in one array (the compiled core's layout, GAME_FIELDS), each field a public view of it
         self._state = kernels().new_state(b, n, max_bid, max_actions)
         self._set_views()
+        one = kernels().new_state(1, n, max_bid, max_actions, words=True)  # one game's layout in words (view)
+        self._one_head, self._one_at = one[: kernels().STATE.head].tolist(), kernels().field_starts(one)
         self.round_scores = np.zeros((b, rounds, n), dtype=np.int32)
         # What the last step finished: which games ended a hand, and that hand's bids and tricks.
         self.hand_over = np.zeros(b, dtype=bool)
@@ -409,7 +473,7 @@ class BatchedBlackout:
     def _set_views(self) -> None:
         """Each field of the state as an attribute (its view of ``_state``; the legal moves private, read
         through the read-only :attr:`legal_cards` and :attr:`forbidden_bid`)."""
-        views = kernels().state_views(self._state)
+        self._fields = views = kernels().state_views(self._state)
         for name, view in zip(views._fields, views):
             setattr(self, f"_{name}" if name in ("legal_cards", "forbidden_bid") else name, view)
 
@@ -418,6 +482,7 @@ class BatchedBlackout:
         # views of the observation buffer; the fields' views of the state are made again); the pool of
         # spare observation arrays is not copied.
         views = {f"_{name}" if name in ("legal_cards", "forbidden_bid") else name for name in kernels().GameState._fields}
+        views.add("_fields")
         state = {key: value for key, value in self.__dict__.items() if key not in views}
         state["_spare_observations"] = []
         return state
@@ -757,61 +822,11 @@ class BatchedBlackout:
         n = self.num_players
         if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < n:
             raise ValueError(f"player: must be a seat 0..{n - 1}, got {player!r}")
-        player = int(player)
-
-        def card_or_none(value: int) -> int | None:
-            return None if value == NONE else int(value)
-
-        def cards_in(bits: np.uint64) -> tuple[int, ...]:
-            value, cards = int(bits), []
-            while value:  # lowest set bit first: the cards in increasing order
-                low = value & -value
-                cards.append(low.bit_length() - 1)
-                value ^= low
-            return tuple(cards)
-
-        def trick(cards: np.ndarray, leader: int) -> tuple[tuple[int, int], ...]:
-            seats = [(leader + k) % n for k in range(n)]
-            return tuple((seat, int(cards[seat])) for seat in seats if cards[seat] != NONE)
-
-        current = int(self.current_player[game])
-        legal: tuple[int, ...] = ()
-        if player == current:  # (the legal sets are kept current by reset and step)
-            if self.phase[game] == PLAY:
-                legal = cards_in(self._legal_cards[game])
-            else:
-                forbidden = int(self._forbidden_bid[game])
-                legal = tuple(self.num_cards + k for k in range(int(self.hand_size[game]) + 1) if k != forbidden)
-        round_index = int(self.round_index[game])
-        return PlayerView(
-            player=player,
-            rules=self.rules,
-            phase="bid" if self.phase[game] == BID else "play",
-            current_player=current,
-            round_index=round_index,
-            hand_size=int(self.hand_size[game]),
-            dealer=int(self.dealer[game]),
-            hand=cards_in(self.hands[game, player]),
-            trump=card_or_none(self.trump[game]),
-            turned_card=card_or_none(self.turned_card[game]),
-            turned_card_held_by_dealer=bool(self.turned_card_held_by_dealer[game]),
-            bids=tuple(card_or_none(b) for b in self.bids[game]),
-            tricks_won=tuple(int(w) for w in self.tricks_won[game]),
-            current_trick=trick(self.trick_cards[game], int(self.leader[game])),
-            leader=int(self.leader[game]),
-            led_suit=card_or_none(self.led_suit[game]),
-            last_trick=trick(self.last_trick[game], int(self.last_trick_leader[game])),
-            last_trick_winner=card_or_none(self.last_trick_winner[game]),
-            played=tuple(tuple(int(c) for c in self.played_order[game, seat] if c != NONE) for seat in range(n)),
-            voids=tuple(frozenset(s for s in range(4) if self.voids[game, seat] >> s & 1) for seat in range(n)),
-            trump_broken=bool(self.trump_broken[game]),
-            scores=tuple(int(s) for s in self.scores[game]),
-            round_scores=tuple(
-                tuple(int(s) for s in row) for row in self.round_scores[game, self.start_round[game] : round_index]
-            ),
-            legal_actions=legal,
-            round_actions=tuple(int(a) for a in self.actions[game, self.round_start[game] : self.action_count[game]]),
-        )
+        words = self._one_head.copy()  # the game as a one-game state of words, read as the AEC env reads its own
+        for values in self._fields:
+            words += values[game : game + 1].ravel().tolist()
+        round_scores = self.round_scores[game, self.start_round[game] : self.round_index[game]].tolist()
+        return one_game_view(words, self._one_at, self.rules, int(player), round_scores)
 
     def _check_game(self, game: Any) -> int:
         if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.num_envs:

@@ -163,6 +163,7 @@ from .._seeding import check_seed
 from ..batched import game_tables
 from ..batched._compiled import kernels
 from ..batched._encoding import one_game_encoding
+from ..batched.engine import bits_to_cards, one_game_view
 from ..game.encoding import observation_bounds, observation_size
 from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round, illegal_action_message
 from ..game.render import render_image, render_text, seat_name
@@ -191,11 +192,6 @@ INFO_KEYS = (
 
 _BITS = tuple(1 << card for card in range(64))
 """The bit of each card in a hand's bitset (the compiled game's hands)."""
-
-
-def _cards(bits: int) -> tuple[int, ...]:
-    """The cards of a bitset, ascending."""
-    return tuple(card for card in range(bits.bit_length()) if bits >> card & 1)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -319,7 +315,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     # Never written in place: a deepcopy shares them (rules are frozen, the tables read-only, reset rebinds the decks).
     _SHARED_ON_COPY = frozenset(
         {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels",
-         "_fresh_blocks", "_fresh_played", "_decks", "_phases"}
+         "_fresh_blocks", "_fresh_played", "_decks"}
     )
 
     def __deepcopy__(self, memo: dict) -> raw_env:
@@ -353,7 +349,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._encoding, self._floats = one_game_encoding(rules)
         fresh = k.one_game(n, rules.max_bid + 1)  # room for one more trick: a finished hand is observed too
         self._at = at = k.field_starts(fresh)
-        self._phases = {k.BID: "bid", k.PLAY: "play", k.GAME_OVER: "game_over"}
         self._current_at, self._won_at = at.current_player, at.tricks_won  # read at every step
         # A new hand's per-seat fields before the scores (hands, filled by the deal; no bids, no tricks, no
         # cards on the table or played, no voids) and its played cards, as a fresh state has them.
@@ -673,45 +668,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         return self._view(seat)
 
     def _view(self, seat: int) -> PlayerView:
-        g, at, n, tricks = self._g, self._at, self.rules.num_players, self.rules.max_bid + 1
-        current, leader, last_leader = g[at.current_player], g[at.leader], g[at.last_trick_leader]
-        trump, turned, led, last_winner = g[at.trump], g[at.turned_card], g[at.led_suit], g[at.last_trick_winner]
-        played = [at.played_order + s * tricks for s in range(n)]  # each seat's cards in trick order (one_game's rows)
-        return PlayerView(
-            player=seat,
-            rules=self.rules,
-            phase=self._phases[g[at.phase]],
-            current_player=None if current < 0 else current,
-            round_index=g[at.round_index],
-            hand_size=g[at.hand_size],
-            dealer=g[at.dealer],
-            hand=_cards(g[at.hands + seat]),
-            trump=None if trump < 0 else trump,
-            turned_card=None if turned < 0 else turned,
-            turned_card_held_by_dealer=bool(g[at.turned_card_held_by_dealer]),
-            bids=tuple(None if bid < 0 else bid for bid in g[at.bids : at.bids + n]),
-            tricks_won=tuple(g[at.tricks_won : at.tricks_won + n]),
-            current_trick=tuple(
-                ((leader + k) % n, g[at.trick_cards + (leader + k) % n]) for k in range(g[at.trick_size])
-            ),
-            leader=leader,
-            led_suit=None if led < 0 else led,
-            last_trick=() if last_leader < 0 else tuple(
-                ((last_leader + k) % n, g[at.last_trick + (last_leader + k) % n]) for k in range(n)
-            ),
-            last_trick_winner=None if last_winner < 0 else last_winner,
-            played=tuple(tuple(g[start : start + g[at.played + s].bit_count()]) for s, start in enumerate(played)),
-            voids=tuple(frozenset(suit for suit in range(4) if bits >> suit & 1) for bits in g[at.voids : at.voids + n]),
-            trump_broken=bool(g[at.trump_broken]),
-            scores=tuple(g[at.scores : at.scores + n]),
-            round_scores=tuple(map(tuple, self._round_scores)),
-            legal_actions=tuple(np.flatnonzero(self._mask).tolist()) if seat == current else (),
-            round_actions=tuple(g[at.actions : at.actions + g[at.action_count]]),
-        )
+        return one_game_view(self._g, self._at, self.rules, seat, self._round_scores)
 
     def _hands(self) -> list[tuple[int, ...]]:
         """Every seat's hand (the compiled game's bitsets as cards, ascending)."""
-        return [_cards(bits) for bits in self._g[self._at.hands : self._at.hands + self.rules.num_players]]
+        return [bits_to_cards(bits) for bits in self._g[self._at.hands : self._at.hands + self.rules.num_players]]
 
     # ------------------------------------------------------------- render
     def render(self) -> str | np.ndarray | None:
