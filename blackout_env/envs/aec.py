@@ -165,10 +165,10 @@ from ..batched._compiled import kernels
 from ..batched._encoding import one_game_encoding
 from ..batched.engine import bits_to_cards, one_game_view
 from ..game.encoding import observation_bounds, observation_size
-from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round, illegal_action_message
+from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, illegal_action_message
 from ..game.render import render_image, render_text, seat_name
 from ..game.rules import Rules
-from ..game.rules_logic import REWARDS, dealer_of_round, first_to_act, seat_rewards
+from ..game.rules_logic import REWARDS, dealer_of_round, seat_rewards
 from ..game.state import hands_vector, state_bounds
 from ..game.universal import observation_kind, universal_bounds, universal_observation
 from ..game.view import PlayerView
@@ -188,10 +188,6 @@ INFO_KEYS = (
     *NO_LAST_HAND, "illegal_action",
 )
 """The keys of every agent's info, in order, at every step of every episode."""
-
-
-_BITS = tuple(1 << card for card in range(64))
-"""The bit of each card in a hand's bitset (the compiled game's hands)."""
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -315,7 +311,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     # Never written in place: a deepcopy shares them (rules are frozen, the tables read-only, reset rebinds the decks).
     _SHARED_ON_COPY = frozenset(
         {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels",
-         "_fresh_blocks", "_fresh_played", "_decks"}
+         "_decks"}
     )
 
     def __deepcopy__(self, memo: dict) -> raw_env:
@@ -350,10 +346,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         fresh = k.one_game(n, rules.max_bid + 1)  # room for one more trick: a finished hand is observed too
         self._at = at = k.field_starts(fresh)
         self._current_at, self._won_at = at.current_player, at.tricks_won  # read at every step
-        # A new hand's per-seat fields before the scores (hands, filled by the deal; no bids, no tricks, no
-        # cards on the table or played, no voids) and its played cards, as a fresh state has them.
-        self._fresh_blocks = array("q", fresh[at.hands : at.scores].tobytes())
-        self._fresh_played = array("q", fresh[at.played_order : at.actions].tobytes())
         self._num_cards = rules.num_cards
         self._g = array("q", fresh.tobytes())
         self._gv = np.frombuffer(self._g, dtype=np.int64)
@@ -362,23 +354,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._row_seat = -1
 
     def _deal(self, round_index: int) -> None:
-        """Deal round ``round_index`` of the episode's decks into the compiled game (the engine's own deal)."""
-        k, g, at = self._kernels, self._g, self._at
+        """Deal round ``round_index`` of the episode's decks into the compiled game (the core's deal of a batch of one)."""
+        g, at = self._g, self._at
+        g[at.round_index], g[at.action_count] = round_index, 0
         dealer = dealer_of_round(self._first_dealer, round_index, self.rules.num_players)
-        hands, turned, held, trump = deal_round(self.rules, self._decks[round_index], dealer, round_index)
-        first = first_to_act(dealer, self.rules.num_players)
-        g[at.current_player] = g[at.leader] = first
-        g[at.phase], g[at.bids_made], g[at.bid_total], g[at.action_count] = k.BID, 0, 0, 0
-        g[at.led_suit], g[at.trump_broken], g[at.trick_size], g[at.tricks_done] = -1, 0, 0, 0
-        g[at.last_trick_leader], g[at.last_trick_winner] = -1, -1
-        g[at.trump], g[at.turned_card] = -1 if trump is None else trump, -1 if turned is None else turned
-        g[at.hand_size], g[at.dealer], g[at.turned_card_held_by_dealer] = len(hands[0]), dealer, held
-        g[at.round_index] = round_index
-        g[at.hands : at.scores] = self._fresh_blocks
-        for seat, hand in enumerate(hands):
-            g[at.hands + seat] = sum(map(_BITS.__getitem__, hand))
-        g[at.played_order : at.actions] = self._fresh_played
-        self._observe_into(first)
+        self._kernels.env_deal(self._gv, self._tables, self._encoding, self._floats, self._row, self._mask,
+                               np.array(self._decks[round_index], dtype=np.int8), dealer, self.rules.trump == "turned")
+        self._row_seat = g[self._current_at]
 
     def _observe_into(self, seat: int) -> None:
         """The legal set, the acting seat's mask and seat ``seat``'s observation, written by the compiled encoder."""
