@@ -93,7 +93,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._checks import check_choice
+from .._checks import check_choice, check_number
 from .._seeding import check_seed
 from ..game.cards import NUM_STANDARD_CARDS, suit_of
 from ..game.encoding import observation_size
@@ -421,12 +421,7 @@ class BatchedBlackout:
             raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
         check_choice("episode", episode, EPISODES)
         check_choice("reward", reward, REWARDS)
-        if (
-            isinstance(reward_scale, bool)
-            or not isinstance(reward_scale, (int, float, np.integer, np.floating))
-            or not np.isfinite(reward_scale)
-        ):
-            raise ValueError(f"reward_scale: expected a finite number, got {reward_scale!r}")
+        reward_scale = check_number("reward_scale", reward_scale)
         if rules.deck_size > 64:  # pragma: no cover - a deck has at most 54 cards
             raise ValueError("the batched engine holds hands as 64-bit sets: at most 64 cards")
         check_seed(seed)
@@ -437,7 +432,7 @@ class BatchedBlackout:
         self.num_actions = rules.num_actions
         self.episode = episode
         self.reward = reward
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = reward_scale
         self.observations = bool(observations)
         self.copy = bool(copy)
         self._t = _Tables(rules)

@@ -158,7 +158,7 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .._checks import check_choice
+from .._checks import check_choice, check_number
 from .._seeding import check_seed
 from ..batched import game_tables
 from ..batched._compiled import kernels
@@ -210,12 +210,6 @@ def with_wrappers(environment: AECEnv) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(environment)
 
 
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number, got {value!r}")
-    return float(value)
-
-
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     """Blackout as a PettingZoo AEC environment (see the module docstring)."""
 
@@ -256,9 +250,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.rules = Rules.resolve(rules)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
-        self.reward_scale = _number("reward_scale", reward_scale)
+        self.reward_scale = check_number("reward_scale", reward_scale)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        self.illegal_reward = _number("illegal_reward", illegal_reward)
+        self.illegal_reward = check_number("illegal_reward", illegal_reward)
         self.observation_kind = observation_kind(observation)
         self._universal = self.observation_kind == "universal"
         if render_mode is not None:
