@@ -97,7 +97,7 @@ from .._checks import check_choice, check_number
 from .._seeding import check_seed
 from ..game.cards import NUM_STANDARD_CARDS, suit_of
 from ..game.encoding import observation_size
-from ..game.engine import BlackoutGame, IllegalActionError
+from ..game.engine import BlackoutGame, IllegalActionError, _check_deck
 from ..game.rules import Rules
 from ..game.rules_logic import (
     REWARDS,
@@ -519,17 +519,9 @@ class BatchedBlackout:
         ok = (np.sort(array, axis=2) == np.arange(rules.deck_size)).all(axis=2)
         if not ok.all():
             game, round_index = (int(i) for i in np.argwhere(~ok)[0])
-            order = array[game, round_index]
-            values, counts = np.unique(order, return_counts=True)
-            problems = [f"{c} is not a card" for c in values if not 0 <= c < rules.deck_size]
-            problems += [
-                f"card {c} appears {k} times" for c, k in zip(values, counts) if k > 1 and 0 <= c < rules.deck_size
-            ]
-            problems += [f"card {c} is missing" for c in range(rules.deck_size) if c not in values]
-            raise ValueError(
-                f"decks: game {game}, round {round_index} is not a permutation of the "
-                f"{rules.deck_size}-card deck (0..{rules.deck_size - 1}): " + "; ".join(problems[:3])
-            )
+            # the engine's check and message; sorted, so that the problems are named in card order
+            name = f"decks: game {game}, round {round_index}"
+            _check_deck(np.sort(array[game, round_index]).tolist(), rules.deck_size, name)
         return array.astype(np.int8)
 
     def _check_rounds(self, rounds: Any) -> np.ndarray:
