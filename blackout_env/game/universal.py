@@ -56,7 +56,7 @@ import numpy as np
 
 from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS
-from .encoding import Block, _block_specs, observation_layout, observation_size
+from .encoding import Block, _block_specs, layout_bounds, observation_layout, observation_size
 from .rules import LEAD_TRUMP_MODES, NO_CARD_TRUMP_MODES, SCORING_FIELDS, TRUMP_MODES, Rules
 
 __all__ = [
@@ -133,20 +133,9 @@ def universal_size() -> int:
 
 
 @lru_cache(maxsize=1)
-def _universal_bounds() -> tuple[np.ndarray, np.ndarray]:
-    low = np.zeros(universal_size(), dtype=np.float32)
-    high = np.zeros(universal_size(), dtype=np.float32)
-    for block in _universal_layout():
-        low[block.offset : block.offset + block.size] = block.low
-        high[block.offset : block.offset + block.size] = block.high
-    low.flags.writeable = False
-    high.flags.writeable = False
-    return low, high
-
-
 def universal_bounds() -> tuple[np.ndarray, np.ndarray]:
     """Per-element (low, high) float32 arrays of the universal observation (read-only)."""
-    return _universal_bounds()
+    return layout_bounds(_universal_layout(), universal_size())
 
 
 class _ColumnMap:
