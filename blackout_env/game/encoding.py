@@ -135,15 +135,20 @@ def _block_specs(n: int, c: int, b: int) -> list[tuple[str, tuple[int, ...], flo
     ]
 
 
-@lru_cache(maxsize=64)
-def _layout(rules: Rules) -> tuple[Block, ...]:
+def laid_out(specs: Sequence[tuple[str, tuple[int, ...], float, float, str]]) -> tuple[Block, ...]:
+    """The blocks of ``specs`` (name, shape, low, high, description), laid end to end from offset 0."""
     blocks = []
     offset = 0
-    for name, shape, low, high, description in _block_specs(rules.num_players, rules.num_cards, rules.max_bid):
+    for name, shape, low, high, description in specs:
         size = int(np.prod(shape))
         blocks.append(Block(name, offset, size, low, high, shape, description))
         offset += size
     return tuple(blocks)
+
+
+@lru_cache(maxsize=64)
+def _layout(rules: Rules) -> tuple[Block, ...]:
+    return laid_out(_block_specs(rules.num_players, rules.num_cards, rules.max_bid))
 
 
 def observation_layout(rules: Rules | str | None = None) -> list[Block]:
