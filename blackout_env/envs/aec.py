@@ -154,7 +154,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle, seeding
+from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -210,7 +210,7 @@ def with_wrappers(environment: AECEnv) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(environment)
 
 
-class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """Blackout as a PettingZoo AEC environment (see the module docstring)."""
 
     metadata = {
@@ -233,19 +233,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         spectator: bool = False,
         observation: str = "rules",
     ) -> None:
-        EzPickle.__init__(
-            self,
-            rules=rules,
-            episode=episode,
-            reward=reward,
-            reward_scale=reward_scale,
-            illegal_action=illegal_action,
-            illegal_reward=illegal_reward,
-            render_mode=render_mode,
-            render_seat=render_seat,
-            spectator=spectator,
-            observation=observation,
-        )
         super().__init__()
         self.rules = Rules.resolve(rules)
         self.episode = check_choice("episode", episode, EPISODES)
@@ -293,7 +280,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # -------------------------------------------------------------- copies
     def __getstate__(self) -> dict[str, Any]:
-        # The whole env, game included, rather than EzPickle's constructor arguments:
+        # The whole env, game included, rather than its constructor's arguments (as EzPickle would):
         # copy.deepcopy or a pickle round trip of a started env continues the same game.
         return {key: value for key, value in self.__dict__.items() if key not in ("_gv", "_kernels")}
 
