@@ -20,3 +20,13 @@ def check_number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
         raise ValueError(f"{name}: expected a finite number, got {value!r}")
     return float(value)
+
+
+def check_seed(seed: Any, name: str = "seed", generator: bool = True) -> None:
+    """Raise a ValueError naming ``name`` unless ``seed`` is None, an int >= 0 (or, with
+    ``generator``, a ``numpy.random.Generator``): the one check of a ``seed`` argument."""
+    if seed is None or (generator and isinstance(seed, np.random.Generator)):
+        return
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        kinds = "an int >= 0, a numpy Generator or None" if generator else "an int >= 0 or None"
+        raise ValueError(f"{name}: expected {kinds}, got {seed!r}")

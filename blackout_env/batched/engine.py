@@ -93,8 +93,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._checks import check_choice, check_number
-from .._seeding import check_seed
+from .._checks import check_choice, check_number, check_seed
 from ..game.cards import NUM_STANDARD_CARDS, suit_of
 from ..game.encoding import observation_size
 from ..game.engine import BlackoutGame, IllegalActionError, _check_deck

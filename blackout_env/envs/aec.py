@@ -158,8 +158,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .._checks import check_choice, check_number
-from .._seeding import check_seed
+from .._checks import check_choice, check_number, check_seed
 from ..batched import game_tables
 from ..batched._compiled import kernels
 from ..batched._encoding import one_game_encoding

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._seeding import check_seed
+from .._checks import check_seed
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, counted, parse_card, suit_of
 from .rules import Rules
 from .rules_logic import (
