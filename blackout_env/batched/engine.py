@@ -96,7 +96,7 @@ import numpy as np
 from .._checks import check_choice, check_number, check_seed
 from ..game.cards import NUM_STANDARD_CARDS, suit_of
 from ..game.encoding import observation_size
-from ..game.engine import BlackoutGame, IllegalActionError, _check_deck
+from ..game.engine import BlackoutGame, IllegalActionError, _check_deck, illegal_action_message
 from ..game.rules import Rules
 from ..game.rules_logic import (
     REWARDS,
@@ -692,11 +692,7 @@ class BatchedBlackout:
         bad = games[~legal]
         game = int(bad[0])
         action = int(array[game])
-        try:
-            self.to_game(game).step(action)
-            why = f"action {action} is illegal here"  # pragma: no cover - the engine agrees
-        except IllegalActionError as error:
-            why = str(error)
+        why = illegal_action_message(self.view(game, int(self.current_player[game])), action)  # the engine's words
         more = f" ({bad.size - 1} other games also got illegal actions)" if bad.size > 1 else ""
         raise IllegalActionError(f"game {game}: action {action}: {why}{more}; no game was advanced")
 
