@@ -159,7 +159,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .._checks import check_choice, check_number, check_seed
-from ..batched import game_tables
+from ..batched import EPISODES, game_tables
 from ..batched._compiled import kernels
 from ..batched._encoding import one_game_encoding
 from ..batched.engine import bits_to_cards, one_game_view
@@ -174,7 +174,6 @@ from ..game.view import PlayerView
 
 __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
 
-EPISODES = ("match", "hand")
 ILLEGAL_ACTIONS = ("raise", "penalize")
 RESET_OPTIONS = ("decks", "deck", "round", "first_dealer")
 API_TEST_OPTION = "options"
