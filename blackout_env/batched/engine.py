@@ -95,7 +95,7 @@ import numpy as np
 
 from .._checks import check_choice, check_number, check_seed
 from ..game.cards import NUM_STANDARD_CARDS, suit_of
-from ..game.encoding import observation_size
+from ..game.encoding import PHASES, observation_size
 from ..game.engine import BlackoutGame, IllegalActionError, _check_deck, illegal_action_message
 from ..game.rules import Rules
 from ..game.rules_logic import (
@@ -304,10 +304,6 @@ def game_tables(rules: Rules) -> np.ndarray:
     return tables
 
 
-PHASES = ("bid", "play", "game_over")
-"""The engine's name of each value of the core's ``phase`` (BID, PLAY, GAME_OVER)."""
-
-
 def bits_to_cards(bits: int) -> tuple[int, ...]:
     """The cards of a bitset (bit c = card c), ascending."""
     return tuple(card for card in range(bits.bit_length()) if bits >> card & 1)
@@ -336,7 +332,7 @@ def one_game_view(
     return PlayerView(
         player=seat,
         rules=rules,
-        phase=PHASES[g[at.phase]],
+        phase=PHASES[g[at.phase]],  # (the core's BID, PLAY, GAME_OVER: 0, 1, 2)
         current_player=None if current < 0 else current,
         round_index=g[at.round_index],
         hand_size=g[at.hand_size],
