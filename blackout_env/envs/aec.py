@@ -487,7 +487,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         moved = k.env_step(self._gv, self._tables, self._encoding, self._floats, self._row, self._mask, action)
         if moved == k.ILLEGAL:  # nothing has changed
             if self.illegal_action == "raise":  # the engine's words: the action, the rule, the legal ones
-                raise IllegalActionError(illegal_action_message(self._view(self._g[self._current_at]), action))
+                raise IllegalActionError(illegal_action_message(self.view(agent), action))
             self._penalize(agent)
             return
         self._moves.append(action)
@@ -626,9 +626,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         seat = self._seat_of[agent]
         if self._decks is None:
             raise RuntimeError("view() before reset(): call reset() to start an episode")
-        return self._view(seat)
-
-    def _view(self, seat: int) -> PlayerView:
         return one_game_view(self._g, self._at, self.rules, seat, self._round_scores)
 
     def _hands(self) -> list[tuple[int, ...]]:
