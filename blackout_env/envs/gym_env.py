@@ -96,12 +96,11 @@ class BlackoutGymEnv(gym.Env):
         opponents: one spec for every other seat, or a list of one per other seat
             clockwise from the learner (names, bots or callables).
         learner_seat: the learner's seat, or ``"random"`` to draw it at every reset.
-        illegal_action: as for the AEC env, but ``"penalize"`` by default here.
+        episode, reward, reward_scale, illegal_action, illegal_reward: as for the AEC env
+            (``illegal_action`` defaults to ``"penalize"`` here).
+        observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every rule set).
         render_mode: ``"ansi"``, ``"human"`` or ``"rgb_array"``; the table is seen by
             the learner, or by a spectator with ``spectator=True``.
-        aec_options: ``episode``, ``reward``, ``reward_scale``, ``illegal_reward``, ``spectator`` and
-            ``observation`` (``"rules"``, the rules-sized vector, or ``"universal"``, one size for every
-            rule set), passed to the AEC env (:class:`~blackout_env.envs.aec.raw_env`), which checks them.
     """
 
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
@@ -111,16 +110,27 @@ class BlackoutGymEnv(gym.Env):
         rules: Rules | str | Mapping[str, Any] | None = None,
         opponents: Opponent | Sequence[Opponent] = "heuristic",
         learner_seat: int | str = 0,
-        *,
+        episode: str = "match",
+        reward: str = "score",
+        reward_scale: float = 1.0,
         illegal_action: str = "penalize",
+        illegal_reward: float = -1.0,
         render_mode: str | None = None,
-        **aec_options: Any,
+        spectator: bool = False,
+        observation: str = "rules",
     ) -> None:
-        if "render_seat" in aec_options:  # (the learner's seat, set at every reset)
-            raise TypeError("BlackoutGymEnv.__init__() got an unexpected keyword argument 'render_seat'")
-        # "human" is drawn here, once per learner step: the AEC env gives the text.
-        aec_render = "ansi" if render_mode == "human" else render_mode
-        self._aec = raw_env(rules, illegal_action=illegal_action, render_mode=aec_render, **aec_options)
+        self._aec = raw_env(
+            rules=rules,
+            episode=episode,
+            reward=reward,
+            reward_scale=reward_scale,
+            illegal_action=illegal_action,
+            illegal_reward=illegal_reward,
+            # "human" is drawn here, once per learner step: the AEC env gives the text.
+            render_mode="ansi" if render_mode == "human" else render_mode,
+            spectator=spectator,
+            observation=observation,
+        )
         self.rules = rules = self._aec.rules
         n = rules.num_players
         check_learner_seat(learner_seat, n)
