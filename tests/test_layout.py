@@ -82,7 +82,7 @@ GAME_ALLOWED = {
 }
 """Each subpackage of ``blackout_env`` and the subpackages it may import (its own included): the reference game
 (``game``), the compiled core (``batched``), the agents' interface (``agents``), the environments (``envs``)."""
-GAME_HELPERS = {"_checks", "_seeding"}
+GAME_HELPERS = {"_checks"}
 """The private helpers at the top of ``blackout_env``: below every subpackage, importing none."""
 GAME_TYPE_HINTS = {"agents": {"batched"}}
 """Imports for type hints only, beyond ``GAME_ALLOWED``: a seat that plays a batch is handed the batched engine."""

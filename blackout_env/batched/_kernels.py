@@ -732,65 +732,67 @@ def shuffle(uniform, size):
     return decks
 
 
-@numba.njit(cache=True)
-def deal(state, tables, games, turned_trump, decks, first_dealer):
-    """BatchedBlackout._deal for games ``games`` of ``state``: deck card k goes to seat deal_seat[dealer, k], k < n *
-    hand size.
+@numba.njit(cache=True, inline="always")
+def deal_game(s, t, g, deck, dealer, turned_trump):
+    """Deal round ``round_index`` in game ``g`` of ``s`` from ``deck`` by ``dealer``: deck card k goes to seat
+    deal_seat[dealer, k], k < n * hand size.
 
     The rule facts come as the batched engine's tables (built from rules_logic): ``deal_seat`` (dealt_to),
     ``first_to_act``, ``turned_position`` and ``turned_held`` (turned_card, per round).
     """
-    s, t = unpack_bytes(state), unpack_tables(tables)
     n = t.num_players[0]
-    turned_position, turned_held, deal_seat, first_to_act, hand_sizes, rule_trump, suit_or_none = (
-        t.turned_position, t.turned_held, t.deal_seat, t.first_to_act, t.hand_sizes, t.rule_trump, t.suit_or_none
-    )
     hands, played_order = s.hands, s.played_order
+    r = np.int64(s.round_index[g])
+    cards = np.int64(t.hand_sizes[r])
+    for seat in range(n):
+        hands[g, seat] = 0
+    for k in range(n * cards):
+        hands[g, t.deal_seat[dealer, k]] |= np.uint64(1) << np.uint64(deck[k])
+    s.hand_size[g] = cards
+    s.dealer[g] = dealer
+    if not turned_trump:  # the rules name the suit of each hand
+        s.turned_card[g] = NONE
+        s.turned_card_held_by_dealer[g] = False
+        s.trump[g] = t.rule_trump[r]
+    else:
+        position = t.turned_position[r]
+        turned = np.int64(deck[position]) if position >= 0 else NONE
+        # dealer_last: the dealer's last dealt card is shown and names trump
+        s.turned_card_held_by_dealer[g] = t.turned_held[r]
+        s.turned_card[g] = turned
+        s.trump[g] = t.suit_or_none[turned + 1]  # a turned joker (or no card): no trump
+    start = t.first_to_act[dealer]
+    s.phase[g] = BID
+    s.leader[g] = start
+    s.current_player[g] = start
+    s.bids_made[g] = 0
+    s.bid_total[g] = 0
+    s.tricks_done[g] = 0
+    s.trick_size[g] = 0
+    s.led_suit[g] = NONE
+    s.trump_broken[g] = False
+    s.last_trick_leader[g] = NONE
+    s.last_trick_winner[g] = NONE
+    for seat in range(n):
+        s.bids[g, seat] = NONE
+        s.tricks_won[g, seat] = 0
+        s.trick_cards[g, seat] = NONE
+        s.last_trick[g, seat] = NONE
+        s.played[g, seat] = 0
+        s.voids[g, seat] = 0
+        for k in range(played_order.shape[2]):
+            played_order[g, seat, k] = NONE
+    s.round_start[g] = s.action_count[g]
+
+
+@numba.njit(cache=True)
+def deal(state, tables, games, turned_trump, decks, first_dealer):
+    """BatchedBlackout._deal: :func:`deal_game` in games ``games`` of ``state``, from their decks of the round."""
+    s, t = unpack_bytes(state), unpack_tables(tables)
     for g in games:
         r = np.int64(s.round_index[g])
-        cards = np.int64(hand_sizes[r])
-        first = (np.int64(first_dealer[g]) + r) % n  # mirrors rules_logic.dealer_of_round
-        deck = decks[g, r]
-        dealt = n * cards
-        for seat in range(n):
-            hands[g, seat] = 0
-        for k in range(dealt):
-            hands[g, deal_seat[first, k]] |= np.uint64(1) << np.uint64(deck[k])
-        s.hand_size[g] = cards
-        s.dealer[g] = first
-        if not turned_trump:  # the rules name the suit of each hand
-            s.turned_card[g] = NONE
-            s.turned_card_held_by_dealer[g] = False
-            s.trump[g] = rule_trump[r]
-        else:
-            position = turned_position[r]
-            turned = np.int64(deck[position]) if position >= 0 else NONE
-            # dealer_last: the dealer's last dealt card is shown and names trump
-            s.turned_card_held_by_dealer[g] = turned_held[r]
-            s.turned_card[g] = turned
-            s.trump[g] = suit_or_none[turned + 1]  # a turned joker (or no card): no trump
-        start = first_to_act[first]
-        s.phase[g] = BID
-        s.leader[g] = start
-        s.current_player[g] = start
-        s.bids_made[g] = 0
-        s.bid_total[g] = 0
-        s.tricks_done[g] = 0
-        s.trick_size[g] = 0
-        s.led_suit[g] = NONE
-        s.trump_broken[g] = False
-        s.last_trick_leader[g] = NONE
-        s.last_trick_winner[g] = NONE
-        for seat in range(n):
-            s.bids[g, seat] = NONE
-            s.tricks_won[g, seat] = 0
-            s.trick_cards[g, seat] = NONE
-            s.last_trick[g, seat] = NONE
-            s.played[g, seat] = 0
-            s.voids[g, seat] = 0
-            for k in range(played_order.shape[2]):
-                played_order[g, seat, k] = NONE
-        s.round_start[g] = s.action_count[g]
+        dealer = (np.int64(first_dealer[g]) + r) % t.num_players[0]  # mirrors rules_logic.dealer_of_round
+        deal_game(s, t, g, decks[g, r], dealer, turned_trump)
 
 
 # -------------------------------------------------------------- one game
@@ -866,6 +868,16 @@ def env_step(state, tables, encoding, floats, row, mask, action):
         return HAND_OVER
     _env_observe(s, t, encoding, floats, row, mask, np.int64(s.current_player[0]))
     return TRICK_OVER if action < num_cards and s.trick_size[0] == 0 else MOVED
+
+
+@numba.njit(cache=True, _nrt=False)
+def env_deal(state, tables, encoding, floats, row, mask, deck, dealer, turned_trump):
+    """The AEC env's deal: :func:`deal_game` of round ``round_index`` (written from outside) from ``deck`` by
+    ``dealer``, then the first seat's legal set, mask and observation (as :func:`env_observe`)."""
+    s, t = unpack_words(state), unpack_tables_inline(tables)
+    deal_game(s, t, 0, deck, dealer, turned_trump)
+    legal_game(s, t, 0)
+    _env_observe(s, t, encoding, floats, row, mask, np.int64(s.current_player[0]))
 
 
 @numba.njit(cache=True, _nrt=False)

@@ -88,18 +88,19 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._checks import check_choice
-from .._seeding import check_seed
+from .._checks import check_choice, check_number, check_seed
 from ..game.cards import NUM_STANDARD_CARDS, suit_of
-from ..game.encoding import observation_size
-from ..game.engine import BlackoutGame, IllegalActionError
+from ..game.encoding import PHASES, observation_size
+from ..game.engine import BlackoutGame, IllegalActionError, _check_deck, illegal_action_message
 from ..game.rules import Rules
 from ..game.rules_logic import (
     REWARDS,
+    bid_range,
     card_power,
     dealt_to,
     first_to_act,
@@ -303,6 +304,62 @@ def game_tables(rules: Rules) -> np.ndarray:
     return tables
 
 
+def bits_to_cards(bits: int) -> tuple[int, ...]:
+    """The cards of a bitset (bit c = card c), ascending."""
+    return tuple(card for card in range(bits.bit_length()) if bits >> card & 1)
+
+
+def one_game_view(
+    g: Sequence[int], at: Any, rules: Rules, seat: int, round_scores: Sequence[Sequence[int]]
+) -> PlayerView:
+    """Seat ``seat``'s :class:`PlayerView` of a one-game state of words (``_kernels.one_game``).
+
+    ``g`` holds the state's words (an ``array.array`` or a list), ``at`` where each field starts
+    (``_kernels.field_starts``) and ``round_scores`` the match's finished hands; the legal actions are read
+    from the state's ``legal_cards`` and ``forbidden_bid``. The AEC env's view of its game, and
+    :meth:`BatchedBlackout.view` of one game copied out of the batch.
+    """
+    n, tricks = rules.num_players, g[2]  # (the state's head: its games, seats, tricks and moves)
+    current, leader, last_leader = g[at.current_player], g[at.leader], g[at.last_trick_leader]
+    trump, turned, led, last_winner = g[at.trump], g[at.turned_card], g[at.led_suit], g[at.last_trick_winner]
+    played = [at.played_order + s * tricks for s in range(n)]  # each seat's cards in trick order
+    legal: tuple[int, ...] = ()
+    if seat == current and g[at.phase] == PLAY:
+        legal = bits_to_cards(g[at.legal_cards])
+    elif seat == current:
+        forbidden = g[at.forbidden_bid]
+        legal = tuple(rules.num_cards + k for k in bid_range(g[at.hand_size]) if k != forbidden)
+    return PlayerView(
+        player=seat,
+        rules=rules,
+        phase=PHASES[g[at.phase]],  # (the core's BID, PLAY, GAME_OVER: 0, 1, 2)
+        current_player=None if current < 0 else current,
+        round_index=g[at.round_index],
+        hand_size=g[at.hand_size],
+        dealer=g[at.dealer],
+        hand=bits_to_cards(g[at.hands + seat]),
+        trump=None if trump < 0 else trump,
+        turned_card=None if turned < 0 else turned,
+        turned_card_held_by_dealer=bool(g[at.turned_card_held_by_dealer]),
+        bids=tuple(None if bid < 0 else bid for bid in g[at.bids : at.bids + n]),
+        tricks_won=tuple(g[at.tricks_won : at.tricks_won + n]),
+        current_trick=tuple(((leader + k) % n, g[at.trick_cards + (leader + k) % n]) for k in range(g[at.trick_size])),
+        leader=leader,
+        led_suit=None if led < 0 else led,
+        last_trick=() if last_leader < 0 else tuple(
+            ((last_leader + k) % n, g[at.last_trick + (last_leader + k) % n]) for k in range(n)
+        ),
+        last_trick_winner=None if last_winner < 0 else last_winner,
+        played=tuple(tuple(g[start : start + g[at.played + s].bit_count()]) for s, start in enumerate(played)),
+        voids=tuple(frozenset(suit for suit in range(4) if bits >> suit & 1) for bits in g[at.voids : at.voids + n]),
+        trump_broken=bool(g[at.trump_broken]),
+        scores=tuple(g[at.scores : at.scores + n]),
+        round_scores=tuple(map(tuple, round_scores)),
+        legal_actions=legal,
+        round_actions=tuple(g[at.actions + g[at.round_start] : at.actions + g[at.action_count]]),
+    )
+
+
 class BatchedBlackout:
     """``num_envs`` Blackout matches under one :class:`Rules`, stepped together.
 
@@ -359,12 +416,7 @@ class BatchedBlackout:
             raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
         check_choice("episode", episode, EPISODES)
         check_choice("reward", reward, REWARDS)
-        if (
-            isinstance(reward_scale, bool)
-            or not isinstance(reward_scale, (int, float, np.integer, np.floating))
-            or not np.isfinite(reward_scale)
-        ):
-            raise ValueError(f"reward_scale: expected a finite number, got {reward_scale!r}")
+        reward_scale = check_number("reward_scale", reward_scale)
         if rules.deck_size > 64:  # pragma: no cover - a deck has at most 54 cards
             raise ValueError("the batched engine holds hands as 64-bit sets: at most 64 cards")
         check_seed(seed)
@@ -375,7 +427,7 @@ class BatchedBlackout:
         self.num_actions = rules.num_actions
         self.episode = episode
         self.reward = reward
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = reward_scale
         self.observations = bool(observations)
         self.copy = bool(copy)
         self._t = _Tables(rules)
@@ -399,6 +451,8 @@ class BatchedBlackout:
         # Every game's state in one array (the compiled core's layout, GAME_FIELDS), each field a public view of it
         self._state = kernels().new_state(b, n, max_bid, max_actions)
         self._set_views()
+        one = kernels().new_state(1, n, max_bid, max_actions, words=True)  # one game's layout in words (view)
+        self._one_head, self._one_at = one[: kernels().STATE.head].tolist(), kernels().field_starts(one)
         self.round_scores = np.zeros((b, rounds, n), dtype=np.int32)
         # What the last step finished: which games ended a hand, and that hand's bids and tricks.
         self.hand_over = np.zeros(b, dtype=bool)
@@ -409,7 +463,7 @@ class BatchedBlackout:
     def _set_views(self) -> None:
         """Each field of the state as an attribute (its view of ``_state``; the legal moves private, read
         through the read-only :attr:`legal_cards` and :attr:`forbidden_bid`)."""
-        views = kernels().state_views(self._state)
+        self._fields = views = kernels().state_views(self._state)
         for name, view in zip(views._fields, views):
             setattr(self, f"_{name}" if name in ("legal_cards", "forbidden_bid") else name, view)
 
@@ -418,6 +472,7 @@ class BatchedBlackout:
         # views of the observation buffer; the fields' views of the state are made again); the pool of
         # spare observation arrays is not copied.
         views = {f"_{name}" if name in ("legal_cards", "forbidden_bid") else name for name in kernels().GameState._fields}
+        views.add("_fields")
         state = {key: value for key, value in self.__dict__.items() if key not in views}
         state["_spare_observations"] = []
         return state
@@ -459,17 +514,9 @@ class BatchedBlackout:
         ok = (np.sort(array, axis=2) == np.arange(rules.deck_size)).all(axis=2)
         if not ok.all():
             game, round_index = (int(i) for i in np.argwhere(~ok)[0])
-            order = array[game, round_index]
-            values, counts = np.unique(order, return_counts=True)
-            problems = [f"{c} is not a card" for c in values if not 0 <= c < rules.deck_size]
-            problems += [
-                f"card {c} appears {k} times" for c, k in zip(values, counts) if k > 1 and 0 <= c < rules.deck_size
-            ]
-            problems += [f"card {c} is missing" for c in range(rules.deck_size) if c not in values]
-            raise ValueError(
-                f"decks: game {game}, round {round_index} is not a permutation of the "
-                f"{rules.deck_size}-card deck (0..{rules.deck_size - 1}): " + "; ".join(problems[:3])
-            )
+            # the engine's check and message; sorted, so that the problems are named in card order
+            name = f"decks: game {game}, round {round_index}"
+            _check_deck(np.sort(array[game, round_index]).tolist(), rules.deck_size, name)
         return array.astype(np.int8)
 
     def _check_rounds(self, rounds: Any) -> np.ndarray:
@@ -641,11 +688,7 @@ class BatchedBlackout:
         bad = games[~legal]
         game = int(bad[0])
         action = int(array[game])
-        try:
-            self.to_game(game).step(action)
-            why = f"action {action} is illegal here"  # pragma: no cover - the engine agrees
-        except IllegalActionError as error:
-            why = str(error)
+        why = illegal_action_message(self.view(game, int(self.current_player[game])), action)  # the engine's words
         more = f" ({bad.size - 1} other games also got illegal actions)" if bad.size > 1 else ""
         raise IllegalActionError(f"game {game}: action {action}: {why}{more}; no game was advanced")
 
@@ -757,61 +800,11 @@ class BatchedBlackout:
         n = self.num_players
         if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < n:
             raise ValueError(f"player: must be a seat 0..{n - 1}, got {player!r}")
-        player = int(player)
-
-        def card_or_none(value: int) -> int | None:
-            return None if value == NONE else int(value)
-
-        def cards_in(bits: np.uint64) -> tuple[int, ...]:
-            value, cards = int(bits), []
-            while value:  # lowest set bit first: the cards in increasing order
-                low = value & -value
-                cards.append(low.bit_length() - 1)
-                value ^= low
-            return tuple(cards)
-
-        def trick(cards: np.ndarray, leader: int) -> tuple[tuple[int, int], ...]:
-            seats = [(leader + k) % n for k in range(n)]
-            return tuple((seat, int(cards[seat])) for seat in seats if cards[seat] != NONE)
-
-        current = int(self.current_player[game])
-        legal: tuple[int, ...] = ()
-        if player == current:  # (the legal sets are kept current by reset and step)
-            if self.phase[game] == PLAY:
-                legal = cards_in(self._legal_cards[game])
-            else:
-                forbidden = int(self._forbidden_bid[game])
-                legal = tuple(self.num_cards + k for k in range(int(self.hand_size[game]) + 1) if k != forbidden)
-        round_index = int(self.round_index[game])
-        return PlayerView(
-            player=player,
-            rules=self.rules,
-            phase="bid" if self.phase[game] == BID else "play",
-            current_player=current,
-            round_index=round_index,
-            hand_size=int(self.hand_size[game]),
-            dealer=int(self.dealer[game]),
-            hand=cards_in(self.hands[game, player]),
-            trump=card_or_none(self.trump[game]),
-            turned_card=card_or_none(self.turned_card[game]),
-            turned_card_held_by_dealer=bool(self.turned_card_held_by_dealer[game]),
-            bids=tuple(card_or_none(b) for b in self.bids[game]),
-            tricks_won=tuple(int(w) for w in self.tricks_won[game]),
-            current_trick=trick(self.trick_cards[game], int(self.leader[game])),
-            leader=int(self.leader[game]),
-            led_suit=card_or_none(self.led_suit[game]),
-            last_trick=trick(self.last_trick[game], int(self.last_trick_leader[game])),
-            last_trick_winner=card_or_none(self.last_trick_winner[game]),
-            played=tuple(tuple(int(c) for c in self.played_order[game, seat] if c != NONE) for seat in range(n)),
-            voids=tuple(frozenset(s for s in range(4) if self.voids[game, seat] >> s & 1) for seat in range(n)),
-            trump_broken=bool(self.trump_broken[game]),
-            scores=tuple(int(s) for s in self.scores[game]),
-            round_scores=tuple(
-                tuple(int(s) for s in row) for row in self.round_scores[game, self.start_round[game] : round_index]
-            ),
-            legal_actions=legal,
-            round_actions=tuple(int(a) for a in self.actions[game, self.round_start[game] : self.action_count[game]]),
-        )
+        words = self._one_head.copy()  # the game as a one-game state of words, read as the AEC env reads its own
+        for values in self._fields:
+            words += values[game : game + 1].ravel().tolist()
+        round_scores = self.round_scores[game, self.start_round[game] : self.round_index[game]].tolist()
+        return one_game_view(words, self._one_at, self.rules, int(player), round_scores)
 
     def _check_game(self, game: Any) -> int:
         if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.num_envs:

@@ -154,27 +154,26 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle, seeding
+from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .._checks import check_choice
-from .._seeding import check_seed
-from ..batched import game_tables
+from .._checks import check_choice, check_number, check_seed
+from ..batched import EPISODES, game_tables
 from ..batched._compiled import kernels
 from ..batched._encoding import one_game_encoding
+from ..batched.engine import bits_to_cards, one_game_view
 from ..game.encoding import observation_bounds, observation_size
-from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, deal_round, illegal_action_message
+from ..game.engine import BlackoutGame, DeckOrder, IllegalActionError, _check_deck, illegal_action_message
 from ..game.render import render_image, render_text, seat_name
 from ..game.rules import Rules
-from ..game.rules_logic import REWARDS, dealer_of_round, first_to_act, seat_rewards
+from ..game.rules_logic import REWARDS, dealer_of_round, seat_rewards
 from ..game.state import hands_vector, state_bounds
 from ..game.universal import observation_kind, universal_bounds, universal_observation
 from ..game.view import PlayerView
 
 __all__ = ["env", "raw_env", "EPISODES", "REWARDS", "ILLEGAL_ACTIONS"]
 
-EPISODES = ("match", "hand")
 ILLEGAL_ACTIONS = ("raise", "penalize")
 RESET_OPTIONS = ("decks", "deck", "round", "first_dealer")
 API_TEST_OPTION = "options"
@@ -187,15 +186,6 @@ INFO_KEYS = (
     *NO_LAST_HAND, "illegal_action",
 )
 """The keys of every agent's info, in order, at every step of every episode."""
-
-
-_BITS = tuple(1 << card for card in range(64))
-"""The bit of each card in a hand's bitset (the compiled game's hands)."""
-
-
-def _cards(bits: int) -> tuple[int, ...]:
-    """The cards of a bitset, ascending."""
-    return tuple(card for card in range(bits.bit_length()) if bits >> card & 1)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -218,13 +208,7 @@ def with_wrappers(environment: AECEnv) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(environment)
 
 
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number, got {value!r}")
-    return float(value)
-
-
-class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """Blackout as a PettingZoo AEC environment (see the module docstring)."""
 
     metadata = {
@@ -247,26 +231,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         spectator: bool = False,
         observation: str = "rules",
     ) -> None:
-        EzPickle.__init__(
-            self,
-            rules=rules,
-            episode=episode,
-            reward=reward,
-            reward_scale=reward_scale,
-            illegal_action=illegal_action,
-            illegal_reward=illegal_reward,
-            render_mode=render_mode,
-            render_seat=render_seat,
-            spectator=spectator,
-            observation=observation,
-        )
         super().__init__()
         self.rules = Rules.resolve(rules)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
-        self.reward_scale = _number("reward_scale", reward_scale)
+        self.reward_scale = check_number("reward_scale", reward_scale)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        self.illegal_reward = _number("illegal_reward", illegal_reward)
+        self.illegal_reward = check_number("illegal_reward", illegal_reward)
         self.observation_kind = observation_kind(observation)
         self._universal = self.observation_kind == "universal"
         if render_mode is not None:
@@ -307,7 +278,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # -------------------------------------------------------------- copies
     def __getstate__(self) -> dict[str, Any]:
-        # The whole env, game included, rather than EzPickle's constructor arguments:
+        # The whole env, game included, rather than its constructor's arguments (as EzPickle would):
         # copy.deepcopy or a pickle round trip of a started env continues the same game.
         return {key: value for key, value in self.__dict__.items() if key not in ("_gv", "_kernels")}
 
@@ -319,7 +290,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     # Never written in place: a deepcopy shares them (rules are frozen, the tables read-only, reset rebinds the decks).
     _SHARED_ON_COPY = frozenset(
         {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels",
-         "_fresh_blocks", "_fresh_played", "_decks", "_phases"}
+         "_decks"}
     )
 
     def __deepcopy__(self, memo: dict) -> raw_env:
@@ -353,12 +324,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._encoding, self._floats = one_game_encoding(rules)
         fresh = k.one_game(n, rules.max_bid + 1)  # room for one more trick: a finished hand is observed too
         self._at = at = k.field_starts(fresh)
-        self._phases = {k.BID: "bid", k.PLAY: "play", k.GAME_OVER: "game_over"}
         self._current_at, self._won_at = at.current_player, at.tricks_won  # read at every step
-        # A new hand's per-seat fields before the scores (hands, filled by the deal; no bids, no tricks, no
-        # cards on the table or played, no voids) and its played cards, as a fresh state has them.
-        self._fresh_blocks = array("q", fresh[at.hands : at.scores].tobytes())
-        self._fresh_played = array("q", fresh[at.played_order : at.actions].tobytes())
         self._num_cards = rules.num_cards
         self._g = array("q", fresh.tobytes())
         self._gv = np.frombuffer(self._g, dtype=np.int64)
@@ -367,23 +333,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._row_seat = -1
 
     def _deal(self, round_index: int) -> None:
-        """Deal round ``round_index`` of the episode's decks into the compiled game (the engine's own deal)."""
-        k, g, at = self._kernels, self._g, self._at
+        """Deal round ``round_index`` of the episode's decks into the compiled game (the core's deal of a batch of one)."""
+        g, at = self._g, self._at
+        g[at.round_index], g[at.action_count] = round_index, 0
         dealer = dealer_of_round(self._first_dealer, round_index, self.rules.num_players)
-        hands, turned, held, trump = deal_round(self.rules, self._decks[round_index], dealer, round_index)
-        first = first_to_act(dealer, self.rules.num_players)
-        g[at.current_player] = g[at.leader] = first
-        g[at.phase], g[at.bids_made], g[at.bid_total], g[at.action_count] = k.BID, 0, 0, 0
-        g[at.led_suit], g[at.trump_broken], g[at.trick_size], g[at.tricks_done] = -1, 0, 0, 0
-        g[at.last_trick_leader], g[at.last_trick_winner] = -1, -1
-        g[at.trump], g[at.turned_card] = -1 if trump is None else trump, -1 if turned is None else turned
-        g[at.hand_size], g[at.dealer], g[at.turned_card_held_by_dealer] = len(hands[0]), dealer, held
-        g[at.round_index] = round_index
-        g[at.hands : at.scores] = self._fresh_blocks
-        for seat, hand in enumerate(hands):
-            g[at.hands + seat] = sum(map(_BITS.__getitem__, hand))
-        g[at.played_order : at.actions] = self._fresh_played
-        self._observe_into(first)
+        self._kernels.env_deal(self._gv, self._tables, self._encoding, self._floats, self._row, self._mask,
+                               np.array(self._decks[round_index], dtype=np.int8), dealer, self.rules.trump == "turned")
+        self._row_seat = g[self._current_at]
 
     def _observe_into(self, seat: int) -> None:
         """The legal set, the acting seat's mask and seat ``seat``'s observation, written by the compiled encoder."""
@@ -531,7 +487,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         moved = k.env_step(self._gv, self._tables, self._encoding, self._floats, self._row, self._mask, action)
         if moved == k.ILLEGAL:  # nothing has changed
             if self.illegal_action == "raise":  # the engine's words: the action, the rule, the legal ones
-                raise IllegalActionError(illegal_action_message(self._view(self._g[self._current_at]), action))
+                raise IllegalActionError(illegal_action_message(self.view(agent), action))
             self._penalize(agent)
             return
         self._moves.append(action)
@@ -670,48 +626,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         seat = self._seat_of[agent]
         if self._decks is None:
             raise RuntimeError("view() before reset(): call reset() to start an episode")
-        return self._view(seat)
-
-    def _view(self, seat: int) -> PlayerView:
-        g, at, n, tricks = self._g, self._at, self.rules.num_players, self.rules.max_bid + 1
-        current, leader, last_leader = g[at.current_player], g[at.leader], g[at.last_trick_leader]
-        trump, turned, led, last_winner = g[at.trump], g[at.turned_card], g[at.led_suit], g[at.last_trick_winner]
-        played = [at.played_order + s * tricks for s in range(n)]  # each seat's cards in trick order (one_game's rows)
-        return PlayerView(
-            player=seat,
-            rules=self.rules,
-            phase=self._phases[g[at.phase]],
-            current_player=None if current < 0 else current,
-            round_index=g[at.round_index],
-            hand_size=g[at.hand_size],
-            dealer=g[at.dealer],
-            hand=_cards(g[at.hands + seat]),
-            trump=None if trump < 0 else trump,
-            turned_card=None if turned < 0 else turned,
-            turned_card_held_by_dealer=bool(g[at.turned_card_held_by_dealer]),
-            bids=tuple(None if bid < 0 else bid for bid in g[at.bids : at.bids + n]),
-            tricks_won=tuple(g[at.tricks_won : at.tricks_won + n]),
-            current_trick=tuple(
-                ((leader + k) % n, g[at.trick_cards + (leader + k) % n]) for k in range(g[at.trick_size])
-            ),
-            leader=leader,
-            led_suit=None if led < 0 else led,
-            last_trick=() if last_leader < 0 else tuple(
-                ((last_leader + k) % n, g[at.last_trick + (last_leader + k) % n]) for k in range(n)
-            ),
-            last_trick_winner=None if last_winner < 0 else last_winner,
-            played=tuple(tuple(g[start : start + g[at.played + s].bit_count()]) for s, start in enumerate(played)),
-            voids=tuple(frozenset(suit for suit in range(4) if bits >> suit & 1) for bits in g[at.voids : at.voids + n]),
-            trump_broken=bool(g[at.trump_broken]),
-            scores=tuple(g[at.scores : at.scores + n]),
-            round_scores=tuple(map(tuple, self._round_scores)),
-            legal_actions=tuple(np.flatnonzero(self._mask).tolist()) if seat == current else (),
-            round_actions=tuple(g[at.actions : at.actions + g[at.action_count]]),
-        )
+        return one_game_view(self._g, self._at, self.rules, seat, self._round_scores)
 
     def _hands(self) -> list[tuple[int, ...]]:
         """Every seat's hand (the compiled game's bitsets as cards, ascending)."""
-        return [_cards(bits) for bits in self._g[self._at.hands : self._at.hands + self.rules.num_players]]
+        return [bits_to_cards(bits) for bits in self._g[self._at.hands : self._at.hands + self.rules.num_players]]
 
     # ------------------------------------------------------------- render
     def render(self) -> str | np.ndarray | None:

@@ -52,7 +52,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .._seeding import check_seed
+from .._checks import check_seed
 from ..agents.seating import Seat
 from ..game.encoding import observation_bounds
 from ..game.engine import IllegalActionError

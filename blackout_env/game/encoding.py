@@ -60,6 +60,7 @@ compiled core as a batch of one); tests compare them value for value.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -134,15 +135,20 @@ def _block_specs(n: int, c: int, b: int) -> list[tuple[str, tuple[int, ...], flo
     ]
 
 
-@lru_cache(maxsize=64)
-def _layout(rules: Rules) -> tuple[Block, ...]:
+def laid_out(specs: Sequence[tuple[str, tuple[int, ...], float, float, str]]) -> tuple[Block, ...]:
+    """The blocks of ``specs`` (name, shape, low, high, description), laid end to end from offset 0."""
     blocks = []
     offset = 0
-    for name, shape, low, high, description in _block_specs(rules.num_players, rules.num_cards, rules.max_bid):
+    for name, shape, low, high, description in specs:
         size = int(np.prod(shape))
         blocks.append(Block(name, offset, size, low, high, shape, description))
         offset += size
     return tuple(blocks)
+
+
+@lru_cache(maxsize=64)
+def _layout(rules: Rules) -> tuple[Block, ...]:
+    return laid_out(_block_specs(rules.num_players, rules.num_cards, rules.max_bid))
 
 
 def observation_layout(rules: Rules | str | None = None) -> list[Block]:
@@ -161,17 +167,21 @@ def block_slices(rules: Rules | str | None = None) -> dict[str, slice]:
     return {b.name: slice(b.offset, b.offset + b.size) for b in _layout(Rules.resolve(rules))}
 
 
-@lru_cache(maxsize=64)
-def _bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
-    size = observation_size(rules)
+def layout_bounds(layout: Sequence[Block], size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-element (low, high) float32 arrays of a vector of ``size`` laid out in ``layout``'s blocks (read-only)."""
     low = np.zeros(size, dtype=np.float32)
     high = np.zeros(size, dtype=np.float32)
-    for block in _layout(rules):
+    for block in layout:
         low[block.offset : block.offset + block.size] = block.low
         high[block.offset : block.offset + block.size] = block.high
     low.flags.writeable = False
     high.flags.writeable = False
     return low, high
+
+
+@lru_cache(maxsize=64)
+def _bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    return layout_bounds(_layout(rules), observation_size(rules))
 
 
 def observation_bounds(rules: Rules | str | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._seeding import check_seed
+from .._checks import check_seed
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES, card_to_str, cards_to_str, counted, parse_card, suit_of
 from .rules import Rules
 from .rules_logic import (
@@ -211,25 +211,6 @@ def _check_deck(order: Any, size: int, name: str) -> list[int]:
     return cards
 
 
-def deal_round(
-    rules: Rules, deck: Sequence[int], dealer: int, round_index: int
-) -> tuple[list[list[int]], int | None, bool, int | None]:
-    """Round ``round_index`` dealt from ``deck`` by ``dealer``: (hands, turned card, the dealer holds it, trump).
-
-    The engine's deal (and the AEC env's, which keeps its game on the compiled core): the hands of
-    :func:`~blackout_env.game.rules_logic.dealt_hands`, the turned card of
-    :func:`~blackout_env.game.rules_logic.turned_card`, and the trump it names (none for a turned joker)
-    or, when the rules name each hand's trump suit, that suit.
-    """
-    n, h = rules.num_players, rules.hand_sizes[round_index]
-    turned, held_by_dealer = turned_card(deck, n, h, rules.trump, rules.no_card_trump)
-    if rules.trump == "turned":
-        trump = None if turned is None else suit_of(turned)  # a turned joker: no trump
-    else:
-        trump = rules.trump_rule_suit(round_index)
-    return dealt_hands(deck, dealer, n, h), turned, held_by_dealer, trump
-
-
 def legal_words(legal: Sequence[int], num_cards: int) -> str:
     """Legal actions in words: "none", "bids 0, 1, 3" or the cards ("AS 10H")."""
     if not legal:
@@ -332,11 +313,14 @@ class BlackoutGame:
         r = self.round_index
         h = self.hand_size = rules.hand_sizes[r]
         self.dealer = dealer = dealer_of_round(self.first_dealer, r, n)
-        hands, turned, held_by_dealer, trump = deal_round(rules, self.decks[r], dealer, r)
-        self.hands = hands
-        self.turned_card = turned
-        self.turned_card_held_by_dealer = held_by_dealer
-        self.trump = trump
+        deck = self.decks[r]
+        self.hands = hands = dealt_hands(deck, dealer, n, h)
+        turned, self.turned_card_held_by_dealer = turned_card(deck, n, h, rules.trump, rules.no_card_trump)
+        if rules.trump == "turned":
+            trump = None if turned is None else suit_of(turned)  # a turned joker: no trump
+        else:
+            trump = rules.trump_rule_suit(r)
+        self.turned_card, self.trump = turned, trump
         self._trumps, self._follow_voids = card_facts(trump, self._must_break)
         self.phase = "bid"
         self.leader = self.current_player = first_to_act(dealer, n)

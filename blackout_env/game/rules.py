@@ -458,6 +458,3 @@ class Rules:
             )
         lines.append("Winner: the highest total after the last hand; equal totals share the win")
         return "\n".join(lines)
-
-
-RULE_FIELDS = tuple(f.name for f in dataclasses.fields(Rules))

@@ -12,14 +12,14 @@ fact                       function; used by
 =========================  ===============================================================
 who deals                  :func:`dealer_of_round`; ``BlackoutGame``, the AEC env's deal, the
                            batched engine (the compiled ``deal`` kernel mirrors it)
-dealing order              :func:`dealt_to`, :func:`dealt_hands`; ``BlackoutGame`` and the AEC
-                           env (through ``engine.deal_round``), ``deck_order`` (which inverts
-                           it), the batched ``deal_seat`` table
-the turned card            :func:`turned_card` (``dealer_last`` included); ``BlackoutGame``
-                           and the AEC env (through ``engine.deal_round``), the batched
-                           ``turned_position`` / ``turned_held`` tables
-who bids first and leads   :func:`first_to_act`; ``BlackoutGame``, the AEC env's deal, the
-                           batched ``first_to_act`` table
+dealing order              :func:`dealt_to`, :func:`dealt_hands`; ``BlackoutGame``,
+                           ``deck_order`` (which inverts it), the batched ``deal_seat`` table
+                           (the compiled deal of the batched engine and the AEC env)
+the turned card            :func:`turned_card` (``dealer_last`` included); ``BlackoutGame``,
+                           the batched ``turned_position`` / ``turned_held`` tables (the
+                           compiled deal of the batched engine and the AEC env)
+who bids first and leads   :func:`first_to_act`; ``BlackoutGame``, the batched
+                           ``first_to_act`` table (the batched engine and the AEC env)
 the bid range              :func:`bid_range`; ``BlackoutGame.legal_actions`` and ``.bid``,
                            :func:`illegal_action_reason`, the IS-MCTS simulator's legal bids;
                            compiled as the batched kernels' ``bid_range`` (masks, checks, bids)

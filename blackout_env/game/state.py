@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .encoding import Block, encode, observation_bounds, observation_layout
+from .encoding import Block, encode, layout_bounds, observation_layout
 from .rules import Rules
 from .view import PlayerView
 
@@ -57,13 +57,8 @@ def state_size(rules: Rules | str | None = None) -> int:
 
 def state_bounds(rules: Rules | str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-element (low, high) float32 arrays of the state (fresh arrays)."""
-    rules = Rules.resolve(rules)
-    low, high = observation_bounds(rules)
-    hands = rules.num_players * rules.num_cards
-    return (
-        np.concatenate([np.zeros(hands, dtype=np.float32), low]),
-        np.concatenate([np.ones(hands, dtype=np.float32), high]),
-    )
+    low, high = layout_bounds(state_layout(rules), state_size(rules))
+    return low.copy(), high.copy()
 
 
 def hands_vector(rules: Rules, hands: Sequence[Sequence[int]]) -> np.ndarray:

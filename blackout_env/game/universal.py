@@ -56,7 +56,7 @@ import numpy as np
 
 from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS
-from .encoding import Block, _block_specs, observation_layout, observation_size
+from .encoding import Block, _block_specs, laid_out, layout_bounds, observation_layout, observation_size
 from .rules import LEAD_TRUMP_MODES, NO_CARD_TRUMP_MODES, SCORING_FIELDS, TRUMP_MODES, Rules
 
 __all__ = [
@@ -112,13 +112,7 @@ def _rules_block_specs() -> list[tuple[str, tuple[int, ...], float, float, str]]
 
 @lru_cache(maxsize=1)
 def _universal_layout() -> tuple[Block, ...]:
-    blocks = []
-    offset = 0
-    for name, shape, low, high, description in _block_specs(MAX_PLAYERS, UNIVERSAL_CARDS, MAX_HAND) + _rules_block_specs():
-        size = int(np.prod(shape))
-        blocks.append(Block(name, offset, size, low, high, shape, description))
-        offset += size
-    return tuple(blocks)
+    return laid_out(_block_specs(MAX_PLAYERS, UNIVERSAL_CARDS, MAX_HAND) + _rules_block_specs())
 
 
 def universal_layout() -> list[Block]:
@@ -133,20 +127,9 @@ def universal_size() -> int:
 
 
 @lru_cache(maxsize=1)
-def _universal_bounds() -> tuple[np.ndarray, np.ndarray]:
-    low = np.zeros(universal_size(), dtype=np.float32)
-    high = np.zeros(universal_size(), dtype=np.float32)
-    for block in _universal_layout():
-        low[block.offset : block.offset + block.size] = block.low
-        high[block.offset : block.offset + block.size] = block.high
-    low.flags.writeable = False
-    high.flags.writeable = False
-    return low, high
-
-
 def universal_bounds() -> tuple[np.ndarray, np.ndarray]:
     """Per-element (low, high) float32 arrays of the universal observation (read-only)."""
-    return _universal_bounds()
+    return layout_bounds(_universal_layout(), universal_size())
 
 
 class _ColumnMap:
