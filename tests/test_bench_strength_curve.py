@@ -116,3 +116,42 @@ def test_init_dataset_of_another_table_is_refused_before_any_training(tmp_path, 
         main(["--config", str(TINY), "--init-dataset", "blackout/standard/random-v0", "--init-epochs", "0",
               "--out-dir", str(out)])
     assert not out.exists()
+
+
+def test_init_dataset_clone_is_made_again_when_its_record_is_corrupt_or_the_clone_would_differ(tmp_path, monkeypatch,
+                                                                                              capsys):
+    pytest.importorskip("minari")
+    import dataclasses
+
+    from blackout_training.datasets import DatasetConfig, cloning, create_dataset
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    create_dataset("blackout/short/heuristic-v0", DatasetConfig(policy="heuristic", rules="short", episodes=4,
+                                                                path="batched", batch=4))
+    real = cloning.clone_for_run
+    calls = []
+
+    def pinned(config, *args, **kwargs):  # the real clone, its time pinned to 0.6 s
+        calls.append(list(config.model.hidden_sizes))
+        return dataclasses.replace(real(config, *args, **kwargs), seconds=0.6)
+
+    monkeypatch.setattr(cloning, "clone_for_run", pinned)
+    out = tmp_path / "curves"
+    args = ["--config", str(TINY), "--init-dataset", "blackout/short/heuristic-v0", "--init-epochs", "1",
+            "--minutes", "0.02", "--deals", "2", "--workers", "1", "--out-dir", str(out),
+            "--set", "ppo.total_steps=100000", "--set", "eval.every_updates=0"]
+    assert main(args) == 0 and calls == [[32, 32]]
+    record = out / "tiny-init-clone.json"
+
+    # A record that cannot be read (an interrupted write, an edit): the clone is made again, PPO from it trained again.
+    record.write_text("{not json", encoding="utf-8")
+    capsys.readouterr()
+    assert main(args) == 0 and calls == [[32, 32]] * 2
+    assert capsys.readouterr().out.count("already holds this training") == 1  # (the cold run only)
+    assert json.loads(record.read_text())["seconds"] == 0.6
+
+    # Another network: the old clone cannot start it; a new clone of the run's network is made.
+    assert main([*args, "--set", "model.hidden_sizes=[16]"]) == 0 and calls == [[32, 32]] * 2 + [[16]]
+    from blackout_training.agents.policy_net import load_checkpoint
+
+    assert load_checkpoint(out / "tiny-init-clone.pt")[0].spec()["hidden_sizes"] == [16]

@@ -20,7 +20,9 @@ With ``--init-dataset NAME``, every config is also trained warm-started (run ``<
 behaviour clone of the Minari dataset with the config's network (what ``blackout train --init-dataset``
 does) is trained first and PPO starts from it. The clone's time counts in the run's minutes: PPO trains
 for the rest of the longest time, and the network at a minute before the clone is done does not exist
-(that point is left out). Making the dataset is not counted.
+(that point is left out). Making the dataset is not counted. The clone (``OUT_DIR/<run>-clone.pt``) is
+reused while ``<run>-clone.json`` records the same dataset (its metadata), ``--init-epochs``, network and
+seed; otherwise (an unreadable record included) it is made again, and PPO from it trained again.
 
 A run folder that already holds a finished training of the same config (every
 checkpoint asked for, the same ``config.yaml``) is evaluated again, not retrained:
@@ -101,6 +103,16 @@ def _finished(folder: Path, config_dict: dict[str, Any], minutes: list[float]) -
     return same and all(minute_checkpoint(folder, m).is_file() for m in minutes)
 
 
+def _metadata_digest(dataset_id: str) -> str:
+    """A digest of the dataset's stored metadata (its seed, policy, sizes...): another dataset under the same name differs."""
+    import hashlib
+    import json
+
+    from blackout_training.datasets.store import dataset_metadata
+
+    return hashlib.sha256(json.dumps(dataset_metadata(dataset_id), sort_keys=True).encode()).hexdigest()
+
+
 def _train(config_path: str, name: str, args: argparse.Namespace, minutes: list[float], log: Any,
            init: str | None = None) -> dict[float, tuple[Path, float]]:
     """Train one config (with ``init``: warm-started from a clone of that dataset, the clone's time counted).
@@ -119,12 +131,24 @@ def _train(config_path: str, name: str, args: argparse.Namespace, minutes: list[
     clone_s, clone_path, new_clone = 0.0, None, False
     if init is not None:
         clone_path, clone_log = Path(args.out_dir) / f"{name}-clone.pt", Path(args.out_dir) / f"{name}-clone.json"
-        check_init_dataset(load_config(config_path, base), init)
-        wanted = {"dataset": init, "epochs": args.init_epochs}
-        saved = json.loads(clone_log.read_text(encoding="utf-8")) if clone_log.is_file() else {}
+        run_config = load_config(config_path, base)
+        check_init_dataset(run_config, init)
+        # What the clone is made of: the dataset (its metadata: one regenerated under the same name differs) and
+        # the run's network and seed (clone_for_run's), so that an old clone never starts another network.
+        model = run_config.model
+        wanted = {"dataset": init, "epochs": args.init_epochs, "dataset_metadata": _metadata_digest(init),
+                  "hidden_sizes": list(model.hidden_sizes), "arch": model.arch, "card_width": model.card_width,
+                  "seed": run_config.run.seed}
+        try:  # (a record that cannot be read, or lacks the clone's time, is no record: the clone is made again)
+            saved = json.loads(clone_log.read_text(encoding="utf-8")) if clone_log.is_file() else {}
+        except (OSError, ValueError):
+            saved = {}
+        if not isinstance(saved, dict) or not isinstance(saved.get("seconds"), (int, float)):
+            saved = {}
         if args.retrain or not clone_path.is_file() or {k: saved.get(k) for k in wanted} != wanted:
             log(f"{name}: cloning {init} ({args.init_epochs} epochs); load average {os.getloadavg()[0]:.2f} at the start")
-            result = clone_for_run(load_config(config_path, base), init, args.init_epochs, log=lambda line: log(f"  {line}"))
+            clone_log.unlink(missing_ok=True)  # (until the new clone is written, no record names the old one)
+            result = clone_for_run(run_config, init, args.init_epochs, log=lambda line: log(f"  {line}"))
             saved = {**wanted, "seconds": result.seconds, "decisions": result.decisions,
                      "validation_accuracy": result.validation_accuracy}
             clone_log.write_text(json.dumps(saved, indent=1), encoding="utf-8")
