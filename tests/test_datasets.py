@@ -346,6 +346,12 @@ def test_train_init_dataset_starts_ppo_from_the_clone(tmp_path, capsys):
     assert "behaviour clone of blackout/short/heuristic-v0" in printed
     assert f"starting from the weights of {out / 'tiny-clone.pt'}" in printed
     load_checkpoint(out / "tiny-clone.pt")
+    # The same command again, without --force: the run folder is refused before the clone is made, so the clone
+    # that the finished run's config names stays as it was.
+    clone_bytes = (out / "tiny-clone.pt").read_bytes()
+    assert main([*tiny, "--init-dataset", "blackout/short/heuristic-v0", "--init-epochs", "1"]) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert (out / "tiny-clone.pt").read_bytes() == clone_bytes
     # A dataset of another table is refused before anything is trained or written.
     create_dataset("blackout/standard/random-v0", DatasetConfig(policy="random", episodes=1))
     assert main([*tiny, "--set", "run.name=other", "--init-dataset", "blackout/standard/random-v0"]) == 2

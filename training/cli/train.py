@@ -73,10 +73,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _init_from_dataset(config, args: argparse.Namespace) -> None:
     """Clone ``--init-dataset`` into ``out_dir/NAME-clone.pt`` and start the run from it (model.init_checkpoint)."""
-    from ..datasets.cloning import clone_for_run
+    from ..datasets.cloning import check_init_dataset, clone_for_run
+    from ..ppo.run_folder import check_run_folder
 
     if args.resume:
         raise ValueError("--init-dataset starts a run; --resume continues one (its config names the clone already)")
+    # Before the clone is made: it overwrites NAME-clone.pt, which a run already in the folder starts from.
+    check_init_dataset(config, args.init_dataset)
+    check_run_folder(config, resume=False, force=args.force)
     result = clone_for_run(config, args.init_dataset, args.init_epochs, log=print)
     accuracy = "" if result.validation_accuracy is None else f", held-out accuracy {result.validation_accuracy:.1%}"
     print(f"behaviour clone of {args.init_dataset}: {result.decisions:,} decisions{accuracy}, wrote {result.checkpoint}")
