@@ -97,6 +97,15 @@ def run(args: argparse.Namespace) -> int:
     if any(n < 1 for n in args.samplers) or args.rllib_runners < 0:
         raise ValueError(f"--samplers: each count must be at least 1, got {args.samplers}")
     check_output_file(args.json)
+    rllib_overrides = [*args.set, "algo=rllib_ppo", f"rllib.num_env_runners={args.rllib_runners}"]
+    if args.rllib_runners:  # (checked before the native run trains: RLlib refuses what its module lacks)
+        from blackout_training.ppo.config import ConfigError, load_config
+
+        try:
+            load_config(args.config, rllib_overrides)
+        except ConfigError as error:
+            hint = "; --set model.critic=view times every path with the view critic" if "model.critic" in str(error) else ""
+            raise ConfigError(f"--rllib-runners: {error}{hint}") from None
     from blackout_training.ppo.ray_cluster import import_ray
 
     ray = import_ray("blackout bench ray")
@@ -116,9 +125,8 @@ def run(args: argparse.Namespace) -> int:
             from .train import training_figures
 
             config = load_config(args.config, [
-                *args.set, "algo=rllib_ppo", f"rllib.num_env_runners={args.rllib_runners}", f"run.out_dir={folder}",
-                "run.name=rllib", f"run.time_limit_minutes={args.seconds / 60.0}", "run.progress_bar=false",
-                "run.checkpoint_every_updates=1000000", "eval.every_updates=0", "eval.final_deals=0",
+                *rllib_overrides, f"run.out_dir={folder}", "run.name=rllib", f"run.time_limit_minutes={args.seconds / 60.0}",
+                "run.progress_bar=false", "run.checkpoint_every_updates=1000000", "eval.every_updates=0", "eval.final_deals=0",
             ])
             rllib_train(config, log=lambda *_: None)
             rllib = training_figures(Path(folder) / "rllib" / "metrics.csv")
