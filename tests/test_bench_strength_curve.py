@@ -59,6 +59,8 @@ def test_bad_arguments_are_refused_before_any_training(tmp_path):
         main(["--config", str(TINY), "--minutes", "0", "--out-dir", str(tmp_path)])
     with pytest.raises(ValueError, match="--deals"):
         main(["--config", str(TINY), "--deals", "1", "--out-dir", str(tmp_path)])
+    with pytest.raises(ValueError, match="--init-epochs: passes over the --init-dataset, which is not given"):
+        main(["--config", str(TINY), "--init-epochs", "2", "--out-dir", str(tmp_path)])
     assert not any(tmp_path.iterdir())
 
 

@@ -341,6 +341,9 @@ def test_train_init_dataset_starts_ppo_from_the_clone(tmp_path, capsys):
     out = tmp_path / "runs"
     tiny = ["train", "--config", str(TINY_CONFIG), "--set", f"run.out_dir={out}", "--set", "ppo.total_steps=300",
             "--set", "eval.final_deals=0", "--set", "eval.every_updates=0"]
+    assert main([*tiny, "--init-epochs", "1"]) == 2  # (epochs of no dataset: refused, nothing trained)
+    assert "--init-epochs: passes over the --init-dataset, which is not given" in capsys.readouterr().err
+    assert not (out / "tiny").exists()
     assert main([*tiny, "--init-dataset", "blackout/short/heuristic-v0", "--init-epochs", "1"]) == 0
     printed = capsys.readouterr().out
     assert "behaviour clone of blackout/short/heuristic-v0" in printed

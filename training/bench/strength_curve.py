@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--init-dataset", default=None, metavar="NAME",
                         help="also train every config warm-started from a behaviour clone of this Minari dataset "
                         "(blackout train --init-dataset), the clone's time counted in its minutes")
-    parser.add_argument("--init-epochs", type=int, default=3, help="with --init-dataset: passes over the dataset (default 3)")
+    parser.add_argument("--init-epochs", type=int, default=None,
+                        help="with --init-dataset: passes over the dataset (default 3)")
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
@@ -240,6 +241,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--deals: at least 2 (an interval needs two deals), got {args.deals}")
     if args.workers < 0:
         raise ValueError(f"--workers: 0 (the free cores) or more, got {args.workers}")
+    if args.init_epochs is not None and args.init_dataset is None:
+        raise ValueError("--init-epochs: passes over the --init-dataset, which is not given")
+    args.init_epochs = 3 if args.init_epochs is None else args.init_epochs
     if isinstance(args.init_epochs, bool) or not isinstance(args.init_epochs, int) or args.init_epochs < 1:
         raise ValueError(f"--init-epochs: a whole number >= 1, got {args.init_epochs!r}")
     taken: set[str] = set()

@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="start from a behaviour clone of this Minari dataset (blackout dataset create; docs/datasets.md): "
              "the clone is trained first, written beside the run folder and used as model.init_checkpoint",
     )
-    parser.add_argument("--init-epochs", type=int, default=3, help="with --init-dataset: passes over the dataset (default 3)")
+    parser.add_argument(
+        "--init-epochs", type=int, default=None, help="with --init-dataset: passes over the dataset (default 3)"
+    )
     parser.add_argument(
         "--ray-address", default=None, metavar="HOST:PORT",
         help="algo ppo_ray or rllib_ppo: join this Ray cluster instead of starting Ray here (overrides ray.address "
@@ -48,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--ray-address: only for algo ppo_ray or rllib_ppo (this config's algo is {config.algo!r})")
         config.validate()
 
+    if args.init_epochs is not None and args.init_dataset is None:
+        raise ValueError("--init-epochs: passes over the --init-dataset, which is not given")
     if args.init_dataset is not None:
         _init_from_dataset(config, args)
 
@@ -81,7 +85,7 @@ def _init_from_dataset(config, args: argparse.Namespace) -> None:
     # Before the clone is made: it overwrites NAME-clone.pt, which a run already in the folder starts from.
     check_init_dataset(config, args.init_dataset)
     check_run_folder(config, resume=False, force=args.force)
-    result = clone_for_run(config, args.init_dataset, args.init_epochs, log=print)
+    result = clone_for_run(config, args.init_dataset, 3 if args.init_epochs is None else args.init_epochs, log=print)
     accuracy = "" if result.validation_accuracy is None else f", held-out accuracy {result.validation_accuracy:.1%}"
     print(f"behaviour clone of {args.init_dataset}: {result.decisions:,} decisions{accuracy}, wrote {result.checkpoint}")
     config.model.init_checkpoint = str(result.checkpoint)
