@@ -64,7 +64,10 @@ def test_bad_arguments_are_refused_before_any_training(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_init_dataset_trains_each_config_warm_started_too_with_the_clones_time_counted(tmp_path, monkeypatch, capsys):
+@pytest.fixture
+def pinned_clones(tmp_path, monkeypatch):
+    """A short-rules heuristic dataset in a fresh Minari root, and the real clone with its time pinned to 0.6 s
+    (so that the minutes of a warm run are exact): the list of each clone's (dataset, network widths)."""
     pytest.importorskip("minari")
     import dataclasses
 
@@ -73,14 +76,17 @@ def test_init_dataset_trains_each_config_warm_started_too_with_the_clones_time_c
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
     create_dataset("blackout/short/heuristic-v0", DatasetConfig(policy="heuristic", rules="short", episodes=8,
                                                                 path="batched", batch=8))
-    real = cloning.clone_for_run
-    calls = []
+    real, calls = cloning.clone_for_run, []
 
-    def pinned(*args, **kwargs):  # the real clone, its time pinned to 0.6 s so that the minutes below are exact
-        calls.append(args[1])
-        return dataclasses.replace(real(*args, **kwargs), seconds=0.6)
+    def pinned(config, dataset, *args, **kwargs):
+        calls.append((dataset, list(config.model.hidden_sizes)))
+        return dataclasses.replace(real(config, dataset, *args, **kwargs), seconds=0.6)
 
     monkeypatch.setattr(cloning, "clone_for_run", pinned)
+    return calls
+
+
+def test_init_dataset_trains_each_config_warm_started_too_with_the_clones_time_counted(tmp_path, pinned_clones, capsys):
     out, figures = tmp_path / "curves", tmp_path / "curve.json"
     args = ["--config", str(TINY), "--init-dataset", "blackout/short/heuristic-v0", "--init-epochs", "1",
             "--minutes", "0.005", "0.02", "0.03", "--deals", "3", "--workers", "1", "--out-dir", str(out),
@@ -89,7 +95,8 @@ def test_init_dataset_trains_each_config_warm_started_too_with_the_clones_time_c
     printed = capsys.readouterr().out
     result = json.loads(figures.read_text())
     cold, warm = result["runs"]
-    assert (cold["name"], warm["name"]) == ("tiny", "tiny-init") and calls == ["blackout/short/heuristic-v0"]
+    assert (cold["name"], warm["name"]) == ("tiny", "tiny-init")
+    assert pinned_clones == [("blackout/short/heuristic-v0", [32, 32])]
     assert [p["minutes"] for p in cold["points"]] == [0.005, 0.02, 0.03]
     # The clone took 0.01 minutes: no network at 0.005; PPO from the clone for 0.01 and 0.02 minutes.
     assert warm["clone_s"] == 0.6 and [p["minutes"] for p in warm["points"]] == [0.02, 0.03]
@@ -102,7 +109,7 @@ def test_init_dataset_trains_each_config_warm_started_too_with_the_clones_time_c
 
     # Run again: the clone and both trainings are reused.
     assert main(args) == 0
-    assert calls == ["blackout/short/heuristic-v0"] and capsys.readouterr().out.count("already holds this training") == 2
+    assert len(pinned_clones) == 1 and capsys.readouterr().out.count("already holds this training") == 2
 
 
 def test_init_dataset_of_another_table_is_refused_before_any_training(tmp_path, monkeypatch):
@@ -120,40 +127,26 @@ def test_init_dataset_of_another_table_is_refused_before_any_training(tmp_path, 
     assert not out.exists()
 
 
-def test_init_dataset_clone_is_made_again_when_its_record_is_corrupt_or_the_clone_would_differ(tmp_path, monkeypatch,
+def test_init_dataset_clone_is_made_again_when_its_record_is_corrupt_or_the_clone_would_differ(tmp_path, pinned_clones,
                                                                                               capsys):
-    pytest.importorskip("minari")
-    import dataclasses
-
-    from blackout_training.datasets import DatasetConfig, cloning, create_dataset
-
-    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
-    create_dataset("blackout/short/heuristic-v0", DatasetConfig(policy="heuristic", rules="short", episodes=4,
-                                                                path="batched", batch=4))
-    real = cloning.clone_for_run
-    calls = []
-
-    def pinned(config, *args, **kwargs):  # the real clone, its time pinned to 0.6 s
-        calls.append(list(config.model.hidden_sizes))
-        return dataclasses.replace(real(config, *args, **kwargs), seconds=0.6)
-
-    monkeypatch.setattr(cloning, "clone_for_run", pinned)
     out = tmp_path / "curves"
     args = ["--config", str(TINY), "--init-dataset", "blackout/short/heuristic-v0", "--init-epochs", "1",
             "--minutes", "0.02", "--deals", "2", "--workers", "1", "--out-dir", str(out),
             "--set", "ppo.total_steps=100000", "--set", "eval.every_updates=0"]
-    assert main(args) == 0 and calls == [[32, 32]]
+    calls = pinned_clones
+    assert main(args) == 0 and [widths for _, widths in calls] == [[32, 32]]
     record = out / "tiny-init-clone.json"
 
     # A record that cannot be read (an interrupted write, an edit): the clone is made again, PPO from it trained again.
     record.write_text("{not json", encoding="utf-8")
     capsys.readouterr()
-    assert main(args) == 0 and calls == [[32, 32]] * 2
+    assert main(args) == 0 and [widths for _, widths in calls] == [[32, 32]] * 2
     assert capsys.readouterr().out.count("already holds this training") == 1  # (the cold run only)
     assert json.loads(record.read_text())["seconds"] == 0.6
 
     # Another network: the old clone cannot start it; a new clone of the run's network is made.
-    assert main([*args, "--set", "model.hidden_sizes=[16]"]) == 0 and calls == [[32, 32]] * 2 + [[16]]
+    assert main([*args, "--set", "model.hidden_sizes=[16]"]) == 0
+    assert [widths for _, widths in calls] == [[32, 32]] * 2 + [[16]]
     from blackout_training.agents.policy_net import load_checkpoint
 
     assert load_checkpoint(out / "tiny-init-clone.pt")[0].spec()["hidden_sizes"] == [16]

@@ -145,28 +145,39 @@ def test_the_policy_and_the_view_value_never_read_the_oracle_inputs(observation)
     assert not torch.equal(values[:, 0], values2[:, 0])  # the oracle critic reads them
 
 
-def test_an_oracle_run_trains_and_ships_a_network_that_plays_from_the_view_alone(tmp_path):
-    out = tmp_path / "runs"
-    assert main(["train", "--config", str(TINY), "--set", f"run.out_dir={out}", "--set", "model.critic=oracle",
-                 "--set", "ppo.total_steps=600", "--set", "eval.final_deals=2"]) == 0
-    model, rules, payload = load_checkpoint(out / "tiny" / "checkpoint.pt")
-    assert model.oracle_size == oracle_size(rules) and payload["oracle_size"] == model.oracle_size
-    shipped = export_policy(out / "tiny" / "checkpoint.pt", tmp_path / "shipped.pt")
+def shipped_copy(checkpoint: Path, out: Path, model, obs: torch.Tensor) -> Path:
+    """``export_policy`` of ``checkpoint``: no oracle weight left, the same play and view value as ``model`` on ``obs``."""
+    shipped = export_policy(checkpoint, out)
     small, _, saved = load_checkpoint(shipped)
     assert small.oracle_size == 0 and not any(key.startswith("oracle_") for key in saved["model_state"])
-    with torch.no_grad():  # the same play and view value as the trained network
-        obs = torch.from_numpy(BatchedVecEnv(rules, 4).reset(seed=2).observation)
+    with torch.no_grad():
         assert torch.equal(small.logits(obs), model.logits(obs)) and torch.equal(small.get_value(obs), model.get_value(obs))
+    return shipped
 
-    # It plays through act(view) (a view holds no other seat's hand) and through the Gym env's observation.
-    bot = load_policy(f"ppo:{shipped}", "short", seed=0)
-    game = BlackoutGame("short", seed=3)
+
+def plays_from_views(bot, rules) -> None:
+    """A whole game of ``bot`` in every seat through ``act(view)`` (a view holds no other seat's hand), every action legal."""
+    game = BlackoutGame(rules, seed=3)
     while not game.is_over:
         view = game.view(game.current_player)
         assert not hasattr(view, "hands")
         action = bot.act(view)
         assert action in game.legal_actions()
         game.step(action)
+
+
+def test_an_oracle_run_trains_and_ships_a_network_that_plays_from_the_view_alone(tmp_path):
+    out = tmp_path / "runs"
+    assert main(["train", "--config", str(TINY), "--set", f"run.out_dir={out}", "--set", "model.critic=oracle",
+                 "--set", "ppo.total_steps=600", "--set", "eval.final_deals=2"]) == 0
+    model, rules, payload = load_checkpoint(out / "tiny" / "checkpoint.pt")
+    assert model.oracle_size == oracle_size(rules) and payload["oracle_size"] == model.oracle_size
+    obs = torch.from_numpy(BatchedVecEnv(rules, 4).reset(seed=2).observation)
+    shipped = shipped_copy(out / "tiny" / "checkpoint.pt", tmp_path / "shipped.pt", model, obs)
+
+    # It plays through act(view) and through the Gym env's observation.
+    bot = load_policy(f"ppo:{shipped}", "short", seed=0)
+    plays_from_views(bot, "short")
     env = BlackoutGymEnv(rules="short", opponents="random")
     obs, info = env.reset(seed=4)
     assert obs.shape == (encoding.observation_size(rules),)
@@ -202,25 +213,15 @@ def test_an_oracle_run_over_several_tables_resumes_and_ships_a_network_that_play
     model, rules, payload = load_checkpoint(run_dir / "checkpoint.pt")
     assert model.observation == "universal" and model.oracle_size == oracle_size(rules, "universal") == 6 * 54
     assert payload["oracle_size"] == model.oracle_size and payload["extra"]["update"] == len(rows)
-    shipped = export_policy(run_dir / "checkpoint.pt", tmp_path / "shipped.pt")
-    small, _, saved = load_checkpoint(shipped)
-    assert small.oracle_size == 0 and not any(key.startswith("oracle_") for key in saved["model_state"])
-    with torch.no_grad():  # the same play and view value as the trained network
-        obs = torch.from_numpy(BatchedVecEnv(Rules.preset("jokers"), 4, "universal").reset(seed=2).observation)
-        assert obs.shape[1] == universal_size()
-        assert torch.equal(small.logits(obs), model.logits(obs)) and torch.equal(small.get_value(obs), model.get_value(obs))
+    obs = torch.from_numpy(BatchedVecEnv(Rules.preset("jokers"), 4, "universal").reset(seed=2).observation)
+    assert obs.shape[1] == universal_size()
+    shipped = shipped_copy(run_dir / "checkpoint.pt", tmp_path / "shipped.pt", model, obs)
 
     # Both the training checkpoint and the shipped copy play from a view alone, at tables of any size.
     for path in (run_dir / "checkpoint.pt", shipped):
         for table in (Rules.preset("jokers").replace(num_players=5), Rules.preset("short").replace(num_players=7)):
             bot = load_policy(f"ppo:{path}", table, seed=0)
-            game = BlackoutGame(table, seed=3)
-            while not game.is_over:
-                view = game.view(game.current_player)
-                assert not hasattr(view, "hands")
-                action = bot.act(view)
-                assert action in game.legal_actions()
-                game.step(action)
+            plays_from_views(bot, table)
     jokers = Rules.preset("jokers")  # and from the Gym env's universal observation (its actions stay the rules' own)
     env = BlackoutGymEnv(rules=jokers, opponents="random", observation="universal")
     obs, info = env.reset(seed=4)
