@@ -114,6 +114,38 @@ def _metadata_digest(dataset_id: str) -> str:
     return hashlib.sha256(json.dumps(dataset_metadata(dataset_id), sort_keys=True).encode()).hexdigest()
 
 
+def _clone(run_config: Any, name: str, init: str, args: argparse.Namespace, log: Any) -> tuple[Path, float, bool]:
+    """The warm run's clone of ``init``: its path, the seconds it took, and whether it was made now (False: the
+    clone that ``OUT_DIR/<run>-clone.json`` records for the same dataset, epochs, network and seed, reused)."""
+    import json
+
+    from blackout_training.datasets.cloning import clone_for_run
+
+    clone_path, clone_log = Path(args.out_dir) / f"{name}-clone.pt", Path(args.out_dir) / f"{name}-clone.json"
+    # What the clone is made of: the dataset (its metadata: one regenerated under the same name differs) and
+    # the run's network and seed (clone_for_run's), so that an old clone never starts another network.
+    model = run_config.model
+    wanted = {"dataset": init, "epochs": args.init_epochs, "dataset_metadata": _metadata_digest(init),
+              "hidden_sizes": list(model.hidden_sizes), "arch": model.arch, "card_width": model.card_width,
+              "seed": run_config.run.seed}
+    try:  # (a record that cannot be read, or lacks the clone's time, is no record: the clone is made again)
+        saved = json.loads(clone_log.read_text(encoding="utf-8")) if clone_log.is_file() else {}
+    except (OSError, ValueError):
+        saved = {}
+    if not isinstance(saved, dict) or not isinstance(saved.get("seconds"), (int, float)):
+        saved = {}
+    made = args.retrain or not clone_path.is_file() or {k: saved.get(k) for k in wanted} != wanted
+    if made:
+        log(f"{name}: cloning {init} ({args.init_epochs} epochs); load average {os.getloadavg()[0]:.2f} at the start")
+        clone_log.unlink(missing_ok=True)  # (until the new clone is written, no record names the old one)
+        result = clone_for_run(run_config, init, args.init_epochs, log=lambda line: log(f"  {line}"))
+        saved = {**wanted, "seconds": result.seconds, "decisions": result.decisions,
+                 "validation_accuracy": result.validation_accuracy}
+        clone_log.write_text(json.dumps(saved, indent=1), encoding="utf-8")
+    log(f"{name}: the clone took {saved['seconds'] / 60:.2f} min; PPO trains for the rest")
+    return clone_path, float(saved["seconds"]), made
+
+
 def _train(config_path: str, name: str, args: argparse.Namespace, minutes: list[float], log: Any,
            init: str | None = None) -> dict[float, tuple[Path, float]]:
     """Train one config (with ``init``: warm-started from a clone of that dataset, the clone's time counted).
@@ -121,41 +153,14 @@ def _train(config_path: str, name: str, args: argparse.Namespace, minutes: list[
     Returns, for each of ``minutes`` at which a network exists, its checkpoint and the seconds spent before
     PPO started (the clone's; 0 without ``init``).
     """
-    import json
-
-    from blackout_training.datasets.cloning import check_init_dataset, clone_for_run
     from blackout_training.ppo.config import config_to_dict, load_config
     from blackout_training.ppo.trainer import minute_checkpoint, train
 
     base = [*args.set, f"run.out_dir={args.out_dir}", f"run.name={name}", "run.progress_bar=false", "eval.final_deals=0"]
     folder = Path(args.out_dir) / name
     clone_s, clone_path, new_clone = 0.0, None, False
-    if init is not None:
-        clone_path, clone_log = Path(args.out_dir) / f"{name}-clone.pt", Path(args.out_dir) / f"{name}-clone.json"
-        run_config = load_config(config_path, base)
-        check_init_dataset(run_config, init)
-        # What the clone is made of: the dataset (its metadata: one regenerated under the same name differs) and
-        # the run's network and seed (clone_for_run's), so that an old clone never starts another network.
-        model = run_config.model
-        wanted = {"dataset": init, "epochs": args.init_epochs, "dataset_metadata": _metadata_digest(init),
-                  "hidden_sizes": list(model.hidden_sizes), "arch": model.arch, "card_width": model.card_width,
-                  "seed": run_config.run.seed}
-        try:  # (a record that cannot be read, or lacks the clone's time, is no record: the clone is made again)
-            saved = json.loads(clone_log.read_text(encoding="utf-8")) if clone_log.is_file() else {}
-        except (OSError, ValueError):
-            saved = {}
-        if not isinstance(saved, dict) or not isinstance(saved.get("seconds"), (int, float)):
-            saved = {}
-        if args.retrain or not clone_path.is_file() or {k: saved.get(k) for k in wanted} != wanted:
-            log(f"{name}: cloning {init} ({args.init_epochs} epochs); load average {os.getloadavg()[0]:.2f} at the start")
-            clone_log.unlink(missing_ok=True)  # (until the new clone is written, no record names the old one)
-            result = clone_for_run(run_config, init, args.init_epochs, log=lambda line: log(f"  {line}"))
-            saved = {**wanted, "seconds": result.seconds, "decisions": result.decisions,
-                     "validation_accuracy": result.validation_accuracy}
-            clone_log.write_text(json.dumps(saved, indent=1), encoding="utf-8")
-            new_clone = True  # (a new clone: the PPO that started from the old one trains again)
-        clone_s = float(saved["seconds"])
-        log(f"{name}: the clone took {clone_s / 60:.2f} min; PPO trains for the rest")
+    if init is not None:  # (run() checked the dataset against every config before the first one trained)
+        clone_path, clone_s, new_clone = _clone(load_config(config_path, base), name, init, args, log)
     offset = clone_s / 60.0
     marks = {m: round(m - offset, 4) for m in minutes if m - offset > 0}
     if not marks:
