@@ -167,6 +167,19 @@ def one(driver: Any, selector: str) -> Any:
     return driver.find_element(By.CSS_SELECTOR, selector)
 
 
+def click_first(driver: Any, selector: str, tries: int = 3) -> None:
+    """Click the first element matching ``selector``, found afresh if a re-render replaced it under the click."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    for attempt in range(tries):
+        try:
+            one(driver, selector).click()
+            return
+        except StaleElementReferenceException:
+            if attempt == tries - 1:
+                raise
+
+
 def new_game(driver: Any, mode: str, rules: str, seats: list[str], seed: int, delay_ms: int = 0) -> None:
     """Start a game from the toolbar's New game dialog."""
     from selenium.webdriver.support.ui import Select
@@ -481,8 +494,10 @@ def test_a_table_for_two_people_in_two_browsers(served, browser, second_browser)
     one(host, "#start").click()
     wait(guest, "return document.body.dataset.status === 'playing'")
 
-    names = {driver: {int(e.get_attribute("data-seat")): one(e, ".seat-name").text
-                      for e in css(driver, "#table .seat")} for driver in (host, guest)}
+    # Read in one script: the seats re-render on every move (the bots play at once), so element handles go stale.
+    seat_names = ("return Object.fromEntries([...document.querySelectorAll('#table .seat')].map("
+                  "e => [e.dataset.seat, e.querySelector('.seat-name').textContent.trim()]))")
+    names = {driver: {int(k): v for k, v in driver.execute_script(seat_names).items()} for driver in (host, guest)}
     assert names[host][0] == "P0 Ann (you)" and names[host][1] == "P1 Bob"
     assert names[guest][1] == "P1 Bob (you)" and names[guest][0] == "P0 Ann"
 
@@ -503,9 +518,9 @@ def test_a_table_for_two_people_in_two_browsers(served, browser, second_browser)
             driver = drivers[seat]
             wait(driver, "return document.body.dataset.yourTurn === 'true'")
             if page(driver)["phase"] == "bid":
-                next(b for b in css(driver, "#bids button") if b.is_enabled()).click()
+                click_first(driver, "#bids button:enabled")
             else:
-                next(c for c in css(driver, "#hand button.card") if "playable" in c.get_attribute("class")).click()
+                click_first(driver, "#hand button.card.playable")
         wait(host, "return Number(document.body.dataset.move) > arguments[0]", move)
     assert checked >= 10
     no_emoji_in_page(host)
