@@ -385,6 +385,11 @@ class ISMCTSBot(Bot):
             prior's most probable action unless the search's choice has a mean more than this much
             higher (a network's greedy action overruled only where the search is clearly better);
             by default the most visited action is played.
+        margin_scale: what ``prior_margin`` is a fraction of: ``"hand"`` (default), the hand's whole score
+            range (the scaled score's unit); ``"stake"``, the points the seat can still win or lose in the
+            hand once its bid is in (the spread of its hand score over the tricks it may still take,
+            ``Rules.hand_score``): late in a hand, where little is left to gain, a small sure gain found by
+            the search (a point a trick) is not held back by a margin sized for the whole hand.
         endgame: once the bids are in and at most this many tricks are left, a simulation's playout is
             the exact max-n solution of its determinized deal (:meth:`SimState.solve`: each seat plays for
             its own hand score knowing every hand) instead of random play; 0 (default): off.
@@ -413,6 +418,7 @@ class ISMCTSBot(Bot):
         prior: Callable[[PlayerView], Mapping[int, float]] | None = None,
         prior_weight: float = 1.0,
         prior_margin: float | None = None,
+        margin_scale: str = "hand",
         endgame: int = 0,
         bid_search: int = 0,
         belief: str = "uniform",
@@ -447,6 +453,9 @@ class ISMCTSBot(Bot):
         self.prior = prior
         self.prior_weight = float(prior_weight)
         self.prior_margin = None if prior_margin is None else float(prior_margin)
+        if margin_scale not in ("hand", "stake"):
+            raise ValueError(f"margin_scale: must be 'hand' or 'stake', got {margin_scale!r}")
+        self.margin_scale = margin_scale
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 8:
             raise ValueError(f"endgame: must be a whole number of tricks from 0 (off) to 8, got {endgame!r}")
         self.endgame = int(endgame)
@@ -478,9 +487,9 @@ class ISMCTSBot(Bot):
         legal = self._check_turn(view)
         if len(legal) == 1:
             return int(legal[0])
-        return self._choose(self.search(view), legal)
+        return self._choose(self.search(view), view, legal)
 
-    def _choose(self, root: _Node, legal: Sequence[int]) -> int:
+    def _choose(self, root: _Node, view: PlayerView, legal: Sequence[int]) -> int:
         """The most visited action, or with ``prior_margin`` the prior's favourite unless that is beaten by more."""
         action = _most_visited(root, legal)
         if self.prior_margin is None or self.last_prior is None:
@@ -488,9 +497,21 @@ class ISMCTSBot(Bot):
         own = max(legal, key=lambda a: self.last_prior[a])
         mine, theirs = root.children.get(own), root.children.get(action)
         if own != action and mine is not None and mine.visits and theirs is not None and theirs.visits:
-            if theirs.total / theirs.visits - mine.total / mine.visits <= self.prior_margin:
+            if theirs.total / theirs.visits - mine.total / mine.visits <= self._margin(view):
                 return int(own)
         return action
+
+    def _margin(self, view: PlayerView) -> float:
+        """``prior_margin`` in scaled score units, for ``margin_scale="stake"`` times the share of the hand's
+        score range the seat still has at stake (the whole range while it bids)."""
+        if self.margin_scale == "hand" or view.phase != "play":
+            return float(self.prior_margin)
+        score = view.rules.hand_score
+        raw = [score(b, t) for b in bid_range(view.hand_size) for t in range(view.hand_size + 1)]
+        won, bid = view.tricks_won[view.player], view.bids[view.player]
+        reachable = [score(bid, won + extra) for extra in range(view.tricks_left + 1)]
+        span = max(raw) - min(raw)
+        return float(self.prior_margin) * ((max(reachable) - min(reachable)) / span if span else 1.0)
 
     def explain(self, view: PlayerView) -> Explanation:
         """The action :meth:`act` chooses, from one search as :meth:`act` runs it, and the root's statistics.
@@ -503,14 +524,16 @@ class ISMCTSBot(Bot):
         if len(legal) == 1:
             return Explanation(int(legal[0]), "mcts", action_reasons(legal), None, "the only legal action: no search")
         root = self.search(view)
-        action = self._choose(root, legal)
+        action = self._choose(root, view, legal)
         tried = {a: root.children[a] for a in legal if a in root.children and root.children[a].visits}
         visits = {a: tried[a].visits if a in tried else 0 for a in legal}
         means = {a: child.total / child.visits for a, child in tried.items()}
         scale = "mean hand score scaled to 0..1 (the hand's lowest to highest score)"
         note = f"visits and {scale} of each action after {self.last_simulations} simulations; it plays the most visited"
         if self.prior_margin is not None:
-            note += f", unless the prior's favourite is within {self.prior_margin:g} of its mean"
+            note += f", unless the prior's favourite is within {self._margin(view):.3g} of its mean"
+            if self.margin_scale == "stake":
+                note += f" ({self.prior_margin:g} of the points still at stake)"
         if self.last_prior is not None:
             note += " (probability: the guiding policy's prior)"
         return Explanation(action, "mcts", action_reasons(legal, self.last_prior, means, visits), means.get(action), note)

@@ -2,7 +2,7 @@
 
 tests/golden/ismcts_decisions.json holds, for fixed views of every preset, what
 ``ISMCTSBot`` chose with four option sets (216 decisions, with the root's visits and
-means) and what the shipped ``ppo+search`` chose (269 decisions). It was written by the simulator that ran before the search moved onto
+means) and what the shipped ``ppo+search`` chose (269 decisions, and 269 with ``margin_scale=hand``). It was written by the simulator that ran before the search moved onto
 the compiled core (the ``endgame`` and ``bid_search`` sets were added in issue 48, recorded by the code of
 then; the sets of the options retired in issue 48 were dropped, the rest unchanged), so a change of the
 simulator that changes any search shows here.
@@ -72,10 +72,12 @@ def decisions() -> dict[str, list]:
                 action = ISMCTSBot(seed=index, simulations=60, **options).act(view)
                 root = sorted([int(a), visits, round(mean, 9)] for a, (visits, mean) in values.items())
                 result[f"{preset}/{index}/{name}"] = [int(action), root]
-        # the shipped ppo+search (the generalist's prior), one bot deciding 20-odd views in turn
-        policy = load_policy("ppo+search:simulations=100", preset, seed=0)
-        for index, view in enumerate(views(preset, 30, 11)):
-            result[f"{preset}/{index}/ppo+search"] = [int(policy.act(view))]
+        # the shipped ppo+search (the generalist's prior), one bot deciding 20-odd views in turn; and with the
+        # margin of the whole hand's range (its default before issue 51: these decisions were recorded then)
+        for suffix in ("", ",margin_scale=hand"):
+            policy = load_policy(f"ppo+search:simulations=100{suffix}", preset, seed=0)
+            for index, view in enumerate(views(preset, 30, 11)):
+                result[f"{preset}/{index}/ppo+search{suffix.replace(',', ':')}"] = [int(policy.act(view))]
     return result
 
 
@@ -91,7 +93,7 @@ def test_the_search_bots_decide_as_recorded():
     if os.environ.get("BLACKOUT_REGENERATE_GOLDEN"):
         GOLDEN.write_text(dump(played))
     recorded = json.loads(GOLDEN.read_text())
-    assert len(recorded) >= 480
+    assert len(recorded) >= 750
     different = [key for key in recorded if played.get(key) != recorded[key]]
     assert not different, f"{len(different)} of {len(recorded)} decisions differ, e.g. {different[0]}: " \
         f"recorded {recorded[different[0]]}, played {played.get(different[0])}"

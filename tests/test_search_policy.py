@@ -119,3 +119,30 @@ def test_a_bad_prior_margin_is_refused_naming_it():
         load_policy("ppo+search:prior_margin=-0.5", Rules.preset("standard"), seed=0)
     with pytest.raises(ValueError, match="prior_margin: keeps the prior's most probable action, so it needs a prior"):
         ISMCTSBot(prior_margin=0.1)
+
+
+def test_the_stake_margin_is_the_share_of_the_hand_still_at_stake():
+    """ppo+search's margin (margin_scale=stake): the whole margin while bidding; late in a hand the points the seat
+    can still win or lose. A lost bid at one point a trick leaves a point per trick at stake, and the search's sure
+    trick is played (p100 of the suite: 3 taken on a bid of 1, two tricks left); the whole hand's margin kept the
+    network's card."""
+    from blackout_training.evaluation.positions import load_positions
+
+    position = next(p for p in load_positions() if p.id.startswith("p100-"))
+    game = position.game()
+    view = game.view(position.seat)
+    bot = load_policy("ppo+search:simulations=100", position.rules, seed=0)
+    assert bot.margin_scale == "stake"
+    raw = [position.rules.hand_score(b, t) for b in range(view.hand_size + 1) for t in range(view.hand_size + 1)]
+    stake = position.rules.hand_score(1, 5) - position.rules.hand_score(1, 3)  # 3 taken, 2 left
+    assert stake == 2 and bot._margin(view) == pytest.approx(DEFAULT_PRIOR_MARGIN * stake / (max(raw) - min(raw)))
+    assert bot.act(view) in position.acceptable
+    whole = load_policy("ppo+search:simulations=100,margin_scale=hand", position.rules, seed=0)
+    assert whole._margin(view) == DEFAULT_PRIOR_MARGIN and whole.act(view) not in position.acceptable
+    bidding = BlackoutGame(position.rules, seed=0)
+    assert bot._margin(bidding.view(bidding.current_player)) == DEFAULT_PRIOR_MARGIN
+
+
+def test_a_bad_margin_scale_is_refused_naming_it():
+    with pytest.raises(ValueError, match="margin_scale: must be 'hand' or 'stake', got 'points'"):
+        load_policy("ppo+search:margin_scale=points", Rules.preset("standard"), seed=0)

@@ -29,13 +29,16 @@ from blackout_env.agents.policies import parse_options
 
 from .policy_net import load_policy_bot
 
-__all__ = ["DEFAULT_PRIOR_MARGIN", "DEFAULT_SIMULATIONS", "load_ppo_search"]
+__all__ = ["DEFAULT_MARGIN_SCALE", "DEFAULT_PRIOR_MARGIN", "DEFAULT_SIMULATIONS", "load_ppo_search"]
 
 DEFAULT_SIMULATIONS = 400
 """Simulations per decision of ``ppo+search`` unless the spec gives ``simulations`` or ``time_ms``."""
 
 DEFAULT_PRIOR_MARGIN = 0.1
 """``prior_margin`` of ``ppo+search`` unless the spec gives one (``prior_margin=none``: off)."""
+
+DEFAULT_MARGIN_SCALE = "stake"
+"""``margin_scale`` of ``ppo+search``: the margin is a share of the points the seat still has at stake in the hand."""
 
 
 def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot:
@@ -47,6 +50,7 @@ def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None)
         options["simulations"] = DEFAULT_SIMULATIONS
     margin = options.get("prior_margin", DEFAULT_PRIOR_MARGIN)
     options["prior_margin"] = None if isinstance(margin, str) and margin.lower() == "none" else margin
+    options.setdefault("margin_scale", DEFAULT_MARGIN_SCALE)
     policy = load_policy_bot(None if checkpoint is None else str(checkpoint), rules, seed=seed)
     try:
         bot = ISMCTSBot(seed=seed, prior=policy.action_probabilities, **options)
