@@ -51,31 +51,18 @@ over games.
 
 Opponents: one spec for every other seat, or a list of one per other seat,
 clockwise from the learner, each seated by :class:`~blackout_env.agents.seating.Seat`
-(as in the Gym env and the trainer's league). A spec is
-
-- ``"random"``: uniformly random legal actions, drawn by the batched engine at
-  once for every game still waiting for the learner (the fast path: no
-  observation is built for them, and their moves, legal by construction, are
-  not checked);
-- ``"heuristic"`` (or a :class:`~blackout_baselines.heuristic.HeuristicBot`):
-  its decisions, made for every game at once from the engine's arrays (its
-  ``batched(rules)``: :class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`,
-  identical actions);
-- an object with ``act_batch(obs, mask) -> actions`` (e.g. a trained policy:
-  ``load_policy("ppo:PATH")``, or the spec ``"ppo"``):
-  called once per opponent move with the rows of every game where it is to act.
-  A policy may say which observation it reads with an ``observation``
-  attribute (``"rules"``, the default, or ``"universal"``, as a
-  ``PolicyBot`` of a universal network does): a universal policy gets
-  universal observations and masks and returns universal actions in either
-  env; a rules-sized policy in a universal env is asked through its
-  ``act(view)`` (and refused if it has none);
-- any other spec of :mod:`blackout_env.agents.policies` (``"search"``,
-  ``"search:samples=64"``, ``"ppo:PATH"``, ...; a policy it loads that has
-  ``act_batch``, such as ``"ppo"``, is called in batch as above), an object
-  with ``act(view)`` or a callable ``f(view)``: asked game by game with the
-  engine's :class:`~blackout_env.game.view.PlayerView` (correct but slow: a Python
-  call per opponent decision).
+(as in the Gym env and the trainer's league), which asks a policy in batch where
+it can (the seat's ``kind``): ``"random"`` is drawn by the batched engine for every
+game still waiting for the learner (the fast path: no observation is built, and
+the moves, legal by construction, are not checked); ``"heuristic"`` decides for
+every game at once from the engine's arrays (its ``batched(rules)``, identical
+actions); a policy with ``act_batch(obs, mask)`` (``"ppo"``, ``"ppo:PATH"``) gets
+the rows of every game where it is to act, in the observation its ``observation``
+attribute names (``"rules"`` or ``"universal"``, in either env; a rules-sized one
+in a universal env is asked through ``act(view)``, refused without it); any
+other spec of :mod:`blackout_env.agents.policies`, object with ``act(view)`` or
+callable ``f(view)`` is asked game by game with the engine's
+:class:`~blackout_env.game.view.PlayerView` (correct but slow).
 
 Bad input raises a clear error and steps nothing: an opponent spec that names
 no policy, ``num_envs`` < 1, learner actions of the wrong shape or illegal
