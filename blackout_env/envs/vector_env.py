@@ -276,13 +276,17 @@ class BlackoutVectorEnv(VectorEnv):
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         array = action_array(actions, self.num_envs)
-        inside = (array >= 0) & (array < self.rules.num_actions)
-        legal = inside & (self._mask[self._rows, np.where(inside, array, 0)] != 0)
-        if not legal.all():
-            self._raise_illegal(np.flatnonzero(~legal), array, self._mask, who="the learner")
+        self._check_legal(self._rows, array, self._mask, who="the learner")
         return array
 
-    def _raise_illegal(self, bad: np.ndarray, actions: np.ndarray, mask: np.ndarray, who: str) -> None:
+    def _check_legal(self, games: np.ndarray, actions: np.ndarray, mask: np.ndarray, who: str) -> None:
+        """Raise IllegalActionError, naming the first game, unless ``actions`` are legal in ``mask`` in ``games``."""
+        chosen = actions[games]
+        inside = (chosen >= 0) & (chosen < self.rules.num_actions)
+        legal = inside & (mask[games, np.where(inside, chosen, 0)] != 0)
+        if legal.all():
+            return
+        bad = games[~legal]
         game = int(bad[0])
         action = int(actions[game])
         seat = int(self.engine.current_player[game])
@@ -338,10 +342,7 @@ class BlackoutVectorEnv(VectorEnv):
                 continue
             actions[rows] = opponent.act_games(engine, rows, seats[mine], lambda rows=rows: (observe()[rows], mask[rows]),
                                              self._rng)
-            inside = (actions[rows] >= 0) & (actions[rows] < self.rules.num_actions)
-            legal = inside & (mask[rows, np.where(inside, actions[rows], 0)] != 0)
-            if not legal.all():
-                self._raise_illegal(rows[~legal], actions, mask, who=f"opponent {opponent.name!r}")
+            self._check_legal(rows, actions, mask, who=f"opponent {opponent.name!r}")
         return actions
 
     def _save(self) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]:
