@@ -265,9 +265,6 @@ class BlackoutVectorEnv(VectorEnv):
             raise RuntimeError("action_masks() before reset(): call reset() first")
         return self._mask.astype(bool)
 
-    def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release."""
-
     # -------------------------------------------------------------- helpers
     def _draw_seats(self, count: int) -> np.ndarray:
         if self.learner_seat_spec == "random":
