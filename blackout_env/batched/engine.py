@@ -23,18 +23,10 @@ not by ``import blackout_env``.
 ``to_game(game)``               the match so far, replayed in a :class:`~blackout_env.game.engine.BlackoutGame`
 ==============================  ==========================================================
 
-Both ``reset`` and ``step`` return ``BatchStep(current_player, observation,
-action_mask, rewards, done)``:
-
-- ``current_player`` int8 ``(num_envs,)``: the seat to act in each game.
-- ``observation`` float32 ``(num_envs, observation_size(rules))``: the acting
-  seat's observation, bit for bit :func:`blackout_env.game.encoding.encode` of its
-  view (``universal_size()`` wide and bit for bit
-  :func:`blackout_env.game.universal.universal_observation` of it with
-  ``observation="universal"``); ``None`` when built with ``observations=False``.
-- ``action_mask`` int8 ``(num_envs, rules.num_actions)``: the acting seat's legal actions.
-- ``rewards`` float32 ``(num_envs, num_players)``: what each seat earned by this step.
-- ``done`` bool ``(num_envs,)``: an episode ended in this step.
+Both ``reset`` and ``step`` return a :class:`BatchStep` ``(current_player, observation,
+action_mask, rewards, done)``, one row per game (its fields give their dtypes and shapes). The
+observation is bit for bit :func:`blackout_env.game.encoding.encode` of the acting seat's view (with
+``observation="universal"``, :func:`blackout_env.game.universal.universal_observation` of it).
 
 Actions are those of the engine: card ``c`` (``0..C-1``) plays ``c``, ``C + k`` bids ``k``.
 
@@ -46,16 +38,10 @@ and the mask (both are None in that step), and ``observe()`` and
 ``action_mask()`` build them later: a caller that steps some seats without
 looking (random opponents, in :mod:`blackout_env.envs.vector_env`) encodes once.
 
-Rewards (as in the AEC env), times ``reward_scale``:
-``"score"`` each seat's hand score, paid when the hand ends; ``"zero_sum"`` the
-hand score minus the mean hand score of the other seats; ``"win"`` at the end
-of the match, a share of 1 split among the seats with the highest total, 0 for
-the others.
-
-Episodes, as in the AEC env: ``"match"`` (an episode is the whole match) or
-``"hand"`` (an episode is one hand of the match, drawn uniformly per game
-unless ``reset(rounds=...)`` fixes it, played with scores starting at zero, as
-the engine's ``start_round``; with ``"win"`` rewards the hand's best scores win).
+Rewards (``"score"``, ``"zero_sum"``, ``"win"``; times ``reward_scale``) and episodes (``"match"``,
+``"hand"``) are the AEC env's (:func:`~blackout_env.game.rules_logic.seat_rewards`); a ``"hand"`` episode
+plays one hand of the match, drawn uniformly per game unless ``reset(rounds=...)`` fixes it, with scores
+starting at zero, as the engine's ``start_round`` (with ``"win"`` rewards the hand's best scores win).
 
 Automatic reset: a game whose episode ends in a step is reset within that step.
 Its ``rewards`` and ``done`` in that step belong to the finished episode; its

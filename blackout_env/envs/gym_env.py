@@ -193,8 +193,7 @@ class BlackoutGymEnv(gym.Env):
         # The learner's reward: what the AEC env paid it in its own step and in the opponents' steps that follow.
         reward = float(aec.rewards[self._learner]) + self._play_opponents()
         terminated = aec.terminations[self._learner]
-        if terminated:
-            self._over = True
+        self._over = terminated  # (False until now: step() refuses to run after the end)
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward, terminated, False, self._info()

@@ -51,31 +51,18 @@ over games.
 
 Opponents: one spec for every other seat, or a list of one per other seat,
 clockwise from the learner, each seated by :class:`~blackout_env.agents.seating.Seat`
-(as in the Gym env and the trainer's league). A spec is
-
-- ``"random"``: uniformly random legal actions, drawn by the batched engine at
-  once for every game still waiting for the learner (the fast path: no
-  observation is built for them, and their moves, legal by construction, are
-  not checked);
-- ``"heuristic"`` (or a :class:`~blackout_baselines.heuristic.HeuristicBot`):
-  its decisions, made for every game at once from the engine's arrays (its
-  ``batched(rules)``: :class:`~blackout_baselines.heuristic_batch.BatchedHeuristic`,
-  identical actions);
-- an object with ``act_batch(obs, mask) -> actions`` (e.g. a trained policy:
-  ``load_policy("ppo:PATH")``, or the spec ``"ppo"``):
-  called once per opponent move with the rows of every game where it is to act.
-  A policy may say which observation it reads with an ``observation``
-  attribute (``"rules"``, the default, or ``"universal"``, as a
-  ``PolicyBot`` of a universal network does): a universal policy gets
-  universal observations and masks and returns universal actions in either
-  env; a rules-sized policy in a universal env is asked through its
-  ``act(view)`` (and refused if it has none);
-- any other spec of :mod:`blackout_env.agents.policies` (``"search"``,
-  ``"search:samples=64"``, ``"ppo:PATH"``, ...; a policy it loads that has
-  ``act_batch``, such as ``"ppo"``, is called in batch as above), an object
-  with ``act(view)`` or a callable ``f(view)``: asked game by game with the
-  engine's :class:`~blackout_env.game.view.PlayerView` (correct but slow: a Python
-  call per opponent decision).
+(as in the Gym env and the trainer's league), which asks a policy in batch where
+it can (the seat's ``kind``): ``"random"`` is drawn by the batched engine for every
+game still waiting for the learner (the fast path: no observation is built, and
+the moves, legal by construction, are not checked); ``"heuristic"`` decides for
+every game at once from the engine's arrays (its ``batched(rules)``, identical
+actions); a policy with ``act_batch(obs, mask)`` (``"ppo"``, ``"ppo:PATH"``) gets
+the rows of every game where it is to act, in the observation its ``observation``
+attribute names (``"rules"`` or ``"universal"``, in either env; a rules-sized one
+in a universal env is asked through ``act(view)``, refused without it); any
+other spec of :mod:`blackout_env.agents.policies`, object with ``act(view)`` or
+callable ``f(view)`` is asked game by game with the engine's
+:class:`~blackout_env.game.view.PlayerView` (correct but slow).
 
 Bad input raises a clear error and steps nothing: an opponent spec that names
 no policy, ``num_envs`` < 1, learner actions of the wrong shape or illegal
@@ -278,9 +265,6 @@ class BlackoutVectorEnv(VectorEnv):
             raise RuntimeError("action_masks() before reset(): call reset() first")
         return self._mask.astype(bool)
 
-    def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release."""
-
     # -------------------------------------------------------------- helpers
     def _draw_seats(self, count: int) -> np.ndarray:
         if self.learner_seat_spec == "random":
@@ -289,13 +273,17 @@ class BlackoutVectorEnv(VectorEnv):
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         array = action_array(actions, self.num_envs)
-        inside = (array >= 0) & (array < self.rules.num_actions)
-        legal = inside & (self._mask[self._rows, np.where(inside, array, 0)] != 0)
-        if not legal.all():
-            self._raise_illegal(np.flatnonzero(~legal), array, self._mask, who="the learner")
+        self._check_legal(self._rows, array, self._mask, who="the learner")
         return array
 
-    def _raise_illegal(self, bad: np.ndarray, actions: np.ndarray, mask: np.ndarray, who: str) -> None:
+    def _check_legal(self, games: np.ndarray, actions: np.ndarray, mask: np.ndarray, who: str) -> None:
+        """Raise IllegalActionError, naming the first game, unless ``actions`` are legal in ``mask`` in ``games``."""
+        chosen = actions[games]
+        inside = (chosen >= 0) & (chosen < self.rules.num_actions)
+        legal = inside & (mask[games, np.where(inside, chosen, 0)] != 0)
+        if legal.all():
+            return
+        bad = games[~legal]
         game = int(bad[0])
         action = int(actions[game])
         seat = int(self.engine.current_player[game])
@@ -351,10 +339,7 @@ class BlackoutVectorEnv(VectorEnv):
                 continue
             actions[rows] = opponent.act_games(engine, rows, seats[mine], lambda rows=rows: (observe()[rows], mask[rows]),
                                              self._rng)
-            inside = (actions[rows] >= 0) & (actions[rows] < self.rules.num_actions)
-            legal = inside & (mask[rows, np.where(inside, actions[rows], 0)] != 0)
-            if not legal.all():
-                self._raise_illegal(rows[~legal], actions, mask, who=f"opponent {opponent.name!r}")
+            self._check_legal(rows, actions, mask, who=f"opponent {opponent.name!r}")
         return actions
 
     def _save(self) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], np.ndarray]:

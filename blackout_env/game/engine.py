@@ -343,10 +343,7 @@ class BlackoutGame:
     # ------------------------------------------------------------ legal moves
     def legal_actions(self) -> list[int]:
         """The current player's legal actions, ascending (empty when the game is over)."""
-        legal = self._legal  # cached until the next step
-        if legal is None:
-            legal = self._compute_legal()
-        return legal[:]  # a copy: the cached list checks the next step
+        return self._compute_legal()[:]  # a copy: the cached list checks the next step
 
     def _compute_legal(self) -> list[int]:
         """The cached legal actions (computed when needed); internal, not a copy."""
@@ -641,14 +638,14 @@ class BlackoutGame:
             "start_round": self.start_round,
             "decks": self.decks,
             "actions": self.actions,
-            "state": {
-                "round_index": self.round_index,
-                "phase": self.phase,
-                "current_player": self.current_player,
-                "scores": self.scores,
-            },
+            "state": self._saved_state(),
         }
         return json.dumps(data, separators=(",", ":"))
+
+    def _saved_state(self) -> dict[str, Any]:
+        """What a save records of the state now, which :meth:`from_json` checks the replayed game against."""
+        return {"round_index": self.round_index, "phase": self.phase, "current_player": self.current_player,
+                "scores": self.scores}
 
     @classmethod
     def from_json(cls, text: str | bytes) -> BlackoutGame:
@@ -687,13 +684,7 @@ class BlackoutGame:
                 game.step(action)
             except IllegalActionError as error:
                 raise SaveFileError(f"saved game is impossible: action #{index}: {error}") from None
-        state = data["state"]
-        expected = {
-            "round_index": game.round_index,
-            "phase": game.phase,
-            "current_player": game.current_player,
-            "scores": game.scores,
-        }
+        state, expected = data["state"], game._saved_state()
         if not isinstance(state, dict) or any(state.get(k) != v for k, v in expected.items()):
             raise SaveFileError(
                 f"saved game is inconsistent: its recorded state {state!r} differs from the replayed one {expected!r}"
