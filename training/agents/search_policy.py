@@ -17,7 +17,10 @@ guides it with the standard 4-player specialist instead, at that table only).
 ``prior_margin=M`` keeps the network's own choice unless the search's is more than M better in mean
 scaled score: 0.1 by default (docs/held-out.md: with it ``ppo+search`` is behind ``ppo`` on none
 of the held-out rows; without it, on three per-trick rows); ``prior_margin=none`` plays the most
-visited action, as ``ismcts`` does.
+visited action, as ``ismcts`` does. ``margin_scale=stake`` (the default) makes M a share of the points
+the seat still has at stake once its bid is in, so that late in a hand a sure trick worth a point is
+not held back by a margin sized for the whole hand (docs/positions.md); ``margin_scale=hand``, M of the
+whole hand's range, as before issue 51.
 """
 
 from __future__ import annotations
