@@ -34,6 +34,7 @@ from blackout_env.game.engine import BlackoutGame, IllegalActionError
 from blackout_env.game.rules import Rules
 from blackout_env.game.universal import observation_kind
 
+from ..evaluation.tournament import single_threaded_torch
 from .store import Episode, check_target, write_dataset
 
 __all__ = [
@@ -254,27 +255,32 @@ def gym_episode(env: Any, choose: Callable[[], int], seed: int | None = None,
 
 
 def _gym_episodes(config: DatasetConfig, rules: Rules, indices: Sequence[int]) -> Iterator[Episode]:
-    """Episodes ``indices`` through the registered Gym env, one decision at a time."""
+    """Episodes ``indices`` through the registered Gym env, one decision at a time.
+
+    Torch runs on one thread meanwhile: one decision's small products gain nothing from its pool, whose
+    threads spin at every product's barrier (``--workers 2`` on two cores ran at half speed with them).
+    """
     import gymnasium as gym
 
     env = gym.make(env_spec(config.env_kwargs(rules)))
     aec = env.unwrapped.aec_env
     agent = aec.possible_agents[config.seat]
     learner = _seat(config.policy, rules, config.observation, False, "policy")
-    for index in indices:
+    with single_threaded_torch():
+        for index in indices:
 
-        def choose(index: int = index) -> int:
-            view = aec.view(agent)
-            action = int(learner.act(view))
-            if action not in view.legal_actions:
-                raise IllegalActionError(
-                    f"policy {config.policy!r} chose {action} in episode {index}, which is not legal; "
-                    f"legal: {list(view.legal_actions)}"
-                )
-            return action
+            def choose(index: int = index) -> int:
+                view = aec.view(agent)
+                action = int(learner.act(view))
+                if action not in view.legal_actions:
+                    raise IllegalActionError(
+                        f"policy {config.policy!r} chose {action} in episode {index}, which is not legal; "
+                        f"legal: {list(view.legal_actions)}"
+                    )
+                return action
 
-        learner.seed(_derived_seed(config.seed, index, 1))
-        yield gym_episode(env, choose, seed=episode_seed(config.seed, index))
+            learner.seed(_derived_seed(config.seed, index, 1))
+            yield gym_episode(env, choose, seed=episode_seed(config.seed, index))
     env.close()
 
 

@@ -475,7 +475,7 @@ class PositionResult:
 def run_suite(spec: Any, positions: Sequence[Position], seed: int = 0, name: str | None = None) -> PositionResult:
     """Ask the agent ``spec`` for its action at every position; its score and its failures in words."""
     from ..agents.policies import load_policy
-    from .tournament import _policy_name, reseed
+    from .tournament import _policy_name, reseed, single_threaded_torch
 
     passed, failures, skipped = 0, [], 0
     cache: dict[Rules, Any] = {}
@@ -493,7 +493,8 @@ def run_suite(spec: Any, positions: Sequence[Position], seed: int = 0, name: str
             continue
         reseed(policy, seed, index)
         game = position.game()
-        action = int(policy.act(game.view(game.current_player)))
+        with single_threaded_torch():  # one view: torch's thread pool only waits, and stalls beside a busy core
+            action = int(policy.act(game.view(game.current_player)))
         if action in position.acceptable:
             passed += 1
             continue

@@ -38,6 +38,7 @@ from blackout_env.game.cards import card_to_str, parse_card
 from blackout_env.game.scoresheet import score_sheet
 
 from ..agents.policies import Policy, absolute_paths, load_policy
+from ..evaluation.tournament import single_threaded_torch
 from . import screen
 
 __all__ = [
@@ -438,14 +439,15 @@ class PlaySession:
         if callable(reseed):
             reseed(self._decision_seed(seat))
         view = self.game.view(seat)
-        if self.why:  # explain instead of act: the same action, with its reasons
-            why = explain(policy, view)
-            action = int(why.action)
-            every_action = self._show_every_card or view.phase == "bid"
-            # The move is the next history event; its reasons are printed when it is narrated.
-            self._reasons[len(self.game.history)] = explanation_lines(why, view, every_action)
-        else:
-            action = int(policy.act(view))
+        with single_threaded_torch():  # one view: torch's thread pool only waits, and stalls beside a busy core
+            if self.why:  # explain instead of act: the same action, with its reasons
+                why = explain(policy, view)
+                action = int(why.action)
+                every_action = self._show_every_card or view.phase == "bid"
+                # The move is the next history event; its reasons are printed when it is narrated.
+                self._reasons[len(self.game.history)] = explanation_lines(why, view, every_action)
+            else:
+                action = int(policy.act(view))
         if action not in self.game.legal_actions():
             try:
                 self.game.clone().step(action)
