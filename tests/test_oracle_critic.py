@@ -246,6 +246,10 @@ def test_checkpoint_minutes_keep_the_network_at_each_mark(tmp_path):
     run_dir = out / "tiny"
     first, second = (load_checkpoint(run_dir / f"checkpoint-{m}min.pt")[2]["extra"] for m in ("0.01", "0.02"))
     assert 0.6 <= first["elapsed_s"] <= second["elapsed_s"] and 1.2 <= second["elapsed_s"]
-    assert first["global_step"] < second["global_step"]
+    # Each mark keeps the network of the first update that ends past it; on a loaded machine one slow update can pass
+    # both marks, and then both files hold that network (saved once past the second mark too).
+    assert first["global_step"] <= second["global_step"]
+    if first["global_step"] == second["global_step"]:
+        assert first["elapsed_s"] >= 1.2
     with pytest.raises(ConfigError, match=r"run.checkpoint_minutes\[0\]"):
         load_config(TINY, ["run.checkpoint_minutes=[0]"])
