@@ -532,7 +532,7 @@ class ISMCTSBot(Bot):
         note = f"visits and {scale} of each action after {self.last_simulations} simulations; it plays the most visited"
         if self.prior_margin is not None:
             note += f", unless the prior's favourite is within {self._margin(view):.3g} of its mean"
-            if self.margin_scale == "stake":
+            if self.margin_scale == "stake" and view.phase == "play":
                 note += f" ({self.prior_margin:g} of the points still at stake)"
         if self.last_prior is not None:
             note += " (probability: the guiding policy's prior)"

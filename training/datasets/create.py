@@ -258,7 +258,7 @@ def _gym_episodes(config: DatasetConfig, rules: Rules, indices: Sequence[int]) -
     """Episodes ``indices`` through the registered Gym env, one decision at a time.
 
     Torch runs on one thread meanwhile: one decision's small products gain nothing from its pool, whose
-    threads spin at every product's barrier (``--workers 2`` on two cores ran at half speed with them).
+    threads spin at every product's barrier (``--workers 2`` on two cores wrote ppo+search's games 3x slower).
     """
     import gymnasium as gym
 
