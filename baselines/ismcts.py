@@ -506,12 +506,10 @@ class ISMCTSBot(Bot):
         score range the seat still has at stake (the whole range while it bids)."""
         if self.margin_scale == "hand" or view.phase != "play":
             return float(self.prior_margin)
-        score = view.rules.hand_score
-        raw = [score(b, t) for b in bid_range(view.hand_size) for t in range(view.hand_size + 1)]
-        won, bid = view.tricks_won[view.player], view.bids[view.player]
-        reachable = [score(bid, won + extra) for extra in range(view.tricks_left + 1)]
-        span = max(raw) - min(raw)
-        return float(self.prior_margin) * ((max(reachable) - min(reachable)) / span if span else 1.0)
+        row = _tables(view.rules).scores(view.hand_size)[0][view.bids[view.player]]  # the search's scaled scores
+        won = view.tricks_won[view.player]
+        reachable = row[won:won + view.tricks_left + 1]
+        return float(self.prior_margin) * (max(reachable) - min(reachable))
 
     def explain(self, view: PlayerView) -> Explanation:
         """The action :meth:`act` chooses, from one search as :meth:`act` runs it, and the root's statistics.
