@@ -131,6 +131,21 @@ def test_batched_path_writes_what_the_gym_path_writes_but_the_terminal_observati
     assert dataset_metadata("blackout/batched-v0")["blackout"]["terminal_observation"] == "zeros"
 
 
+def test_batched_path_workers_write_what_one_process_writes():
+    # Waves of 2, 2 and 1 games (two env sizes); random seats everywhere, so every wave's seeding shows.
+    config = DatasetConfig(policy="random", opponents=["random"], rules="short", episodes=5, seed=4, path="batched",
+                           batch=2)
+    create_dataset("blackout/one-v0", config)
+    create_dataset("blackout/two-v0", DatasetConfig(**{**vars(config), "workers": 2}))
+    first, second = _episodes("blackout/one-v0"), _episodes("blackout/two-v0")
+    assert len(first) == len(second) == 5
+    for one, two in zip(first, second, strict=True):
+        for field in ("observations", "actions", "rewards", "terminations"):
+            assert getattr(one, field).tobytes() == getattr(two, field).tobytes(), field
+        assert one.infos["action_mask"].tobytes() == two.infos["action_mask"].tobytes()
+    assert len({episode.actions.tobytes() for episode in first}) == 5
+
+
 def test_batched_path_refuses_rules_that_draw_the_first_dealer():
     with pytest.raises(ValueError, match="fixed first dealer"):
         create_dataset(NAME, DatasetConfig(policy="heuristic", rules={"first_dealer": "random"}, episodes=1,

@@ -5,12 +5,13 @@ In one run, so that the figures share the machine's load, for each ``--policies`
 - ``gym``: :func:`blackout_training.datasets.create_dataset` with ``path="gym"`` (the
   registered Gym env stepped one decision at a time, the policy asked through ``act(view)``);
 - ``batched``: the same with ``path="batched"`` (the vector env, ``--batch`` games at a time,
-  the policy asked in batch).
+  the policy asked in batch; with ``--workers N`` > 1, played in N - 1 processes while the calling
+  one writes).
 
 A figure is learner decisions kept per second of playing and writing the whole dataset
 (Minari's HDF5 file included), measured on the wall clock (``--clock cpu``: the process's CPU
-time). The datasets go to a temporary Minari root, removed afterwards. The batched path runs
-once untimed on a small batch first (numba's compiled kernels load). The load average is
+time). The datasets go to a temporary Minari root, removed afterwards. Each path runs once untimed
+on a small dataset first (the policy, numba's compiled kernels and the env's first calls load). The load average is
 printed with the figures (the machine may be shared).
 """
 
@@ -33,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gym-episodes", type=int, default=20, help="episodes on the Gym path (default 20)")
     parser.add_argument("--batched-episodes", type=int, default=2048, help="episodes on the batched path (default 2048)")
     parser.add_argument("--batch", type=int, default=1024, help="games at once on the batched path (default 1024)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes of the batched path: N - 1 play while one writes (default 1: one process)")
     parser.add_argument("--gym-only", action="store_true",
                         help="time the Gym path alone (for a policy with no batched form, e.g. ppo+search)")
     parser.add_argument("--seed", type=int, default=0)
@@ -49,27 +52,33 @@ def _timed(dataset_id: str, config, clock) -> tuple[float, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_positive(gym_episodes=args.gym_episodes, batched_episodes=args.batched_episodes, batch=args.batch)
+    check_positive(gym_episodes=args.gym_episodes, batched_episodes=args.batched_episodes, batch=args.batch,
+                   workers=args.workers)
     check_output_file(args.json)
+    if args.clock == "cpu" and args.workers > 1:
+        raise ValueError("--clock cpu counts this process's time only, not its workers': use the wall clock with --workers")
     from blackout_training.datasets import DatasetConfig
 
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     root = tempfile.mkdtemp(prefix="blackout-bench-dataset-")
     saved = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = root
-    figures: dict = {"rules": args.rules, "opponents": args.opponents, "batch": args.batch, "clock": args.clock,
+    figures: dict = {"rules": args.rules, "opponents": args.opponents, "batch": args.batch, "workers": args.workers,
+                     "clock": args.clock,
                      "policies": {}}
     try:
         for k, policy in enumerate(args.policies):
             base = dict(policy=policy, opponents=[args.opponents], rules=args.rules, seed=args.seed)
             row: dict = {}
+            _timed(f"bench/gym-warm-{k}-v0", DatasetConfig(**base, episodes=1), clock)
             seconds, decisions = _timed(f"bench/gym-{k}-v0", DatasetConfig(**base, episodes=args.gym_episodes), clock)
             row["gym"] = {"decisions": decisions, "seconds": seconds, "decisions_per_s": decisions / seconds}
             if not args.gym_only:
                 _timed(f"bench/warm-{k}-v0", DatasetConfig(**base, episodes=8, path="batched", batch=8), clock)
                 seconds, decisions = _timed(
                     f"bench/batched-{k}-v0",
-                    DatasetConfig(**base, episodes=args.batched_episodes, path="batched", batch=args.batch), clock,
+                    DatasetConfig(**base, episodes=args.batched_episodes, path="batched", batch=args.batch,
+                                  workers=args.workers), clock,
                 )
                 row["batched"] = {"decisions": decisions, "seconds": seconds, "decisions_per_s": decisions / seconds}
                 row["speedup"] = row["batched"]["decisions_per_s"] / row["gym"]["decisions_per_s"]
@@ -89,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
         if "batched" in row:
             batched = row["batched"]
             line += (f"   batched {batched['decisions_per_s']:>9,.0f}/s ({batched['decisions']:,} in "
-                     f"{batched['seconds']:.1f} s, batch {args.batch})   x{row['speedup']:.1f}")
+                     f"{batched['seconds']:.1f} s, batch {args.batch}, {args.workers} process"
+                     f"{'es' if args.workers > 1 else ''})   x{row['speedup']:.1f}")
         print(line)
     print("load average: " + ", ".join(f"{x:.2f}" for x in figures["load_average"]))
     write_json(args.json, figures)

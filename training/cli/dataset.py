@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="gym: the registered env, one decision at a time (any policy; default); batched: the vector env "
                              "with batched policies (heuristic, ppo), much faster")
     create.add_argument("--batch", type=int, default=1024, help="episodes played at once on the batched path (default 1024)")
-    create.add_argument("--workers", type=int, default=1, help="processes of the gym path (default 1)")
+    create.add_argument("--workers", type=int, default=1, help="processes (default 1): the gym path plays in N; the batched path in N-1 "
+                        "while this one writes (2 uses two cores)")
     create.add_argument("--overwrite", action="store_true", help="replace a dataset of that name")
 
     steps.add_parser("list", help="the datasets in the local Minari root", description="the datasets in the local Minari root")

@@ -10,17 +10,24 @@ dataset's policy and the other seats by its opponents.
 - ``path="batched"`` plays a wave of ``batch`` episodes at once on the vector env
   (:class:`blackout_env.envs.vector_env.BlackoutVectorEnv`), each game dealt the decks the Gym env
   deals for that episode's seed (:func:`episode_decks`); the policy decides for every game at
-  once (the heuristic's batched form, a network's ``act_batch``). For a deterministic policy
+  once (the heuristic's batched form, a network's ``act_batch``); with ``workers`` 2, a second
+  process plays the next wave while this one writes. For a deterministic policy
   and deterministic opponents it writes what the Gym path writes, but for the terminal
   observation (see :data:`TERMINAL_OBSERVATION`).
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import dataclasses
 import hashlib
 import importlib.metadata
+import itertools
 import multiprocessing
+import os
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -114,7 +121,8 @@ class DatasetConfig:
     batch: int = 1024
     """Episodes played at once by the batched path."""
     workers: int = 1
-    """Processes of the Gym path."""
+    """Processes: the Gym path plays in this many; the batched path, when more than one, plays in ``workers - 1``
+    while the calling process writes."""
 
     def resolved_rules(self) -> Rules:
         """The table's rules (the preset or file, with ``players`` applied)."""
@@ -149,8 +157,6 @@ class DatasetConfig:
         if self.path == "batched":
             if rules.first_dealer == "random":
                 raise ValueError("the batched path deals with a fixed first dealer; these rules draw it (use path gym)")
-            if self.workers != 1:
-                raise ValueError("workers is for the gym path (the batched path plays its games in one process)")
         return rules
 
     def opponent_specs(self, rules: Rules) -> list[str]:
@@ -302,29 +308,122 @@ def _gym_episodes_parallel(config: DatasetConfig, rules: Rules, count: int) -> I
 
 
 # ------------------------------------------------------------------ the batched path
-def _batched_episodes(config: DatasetConfig, rules: Rules, count: int) -> Iterator[Episode]:
-    """Episodes ``0..count-1`` in waves of ``config.batch`` games on the vector env."""
-    from blackout_env.envs.vector_env import BlackoutVectorEnv
+def _waves(config: DatasetConfig, count: int) -> list[tuple[int, int, int]]:
+    """``(start, size, wave)`` of each wave of ``config.batch`` episodes."""
+    return [(start, min(config.batch, count - start), wave) for wave, start in enumerate(range(0, count, config.batch))]
 
-    learner = _seat(config.policy, rules, config.observation, True, "policy")
-    opponents = config.opponent_specs(rules)
-    envs: dict[int, BlackoutVectorEnv] = {}
-    for wave, start in enumerate(range(0, count, config.batch)):
-        size = min(config.batch, count - start)
-        if size not in envs:
-            envs[size] = BlackoutVectorEnv(
-                size, rules, opponents=opponents, learner_seat=config.seat, observation=config.observation,
+
+class _WavePlayer:
+    """Plays waves on the vector env (one env per wave size, kept: every wave reseeds it and its seats)."""
+
+    def __init__(self, config: DatasetConfig, rules: Rules) -> None:
+        self.config, self.rules = config, rules
+        self.learner = _seat(config.policy, rules, config.observation, True, "policy")
+        self.envs: dict[int, Any] = {}
+
+    def play(self, start: int, size: int, wave: int,
+             allocate: Callable[[tuple[int, ...]], np.ndarray] | None = None) -> _WaveArrays:
+        from blackout_env.envs.vector_env import BlackoutVectorEnv
+
+        if size not in self.envs:
+            self.envs[size] = BlackoutVectorEnv(
+                size, self.rules, opponents=self.config.opponent_specs(self.rules), learner_seat=self.config.seat,
+                observation=self.config.observation,
                 copy=False,  # (each step's observation is copied once, into the wave's arrays)
             )
-        yield from _wave(envs[size], learner, config, rules, start, size, wave)
+        return _wave(self.envs[size], self.learner, self.config, self.rules, start, size, wave, allocate)
 
 
-def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: int, size: int,
-          wave: int) -> list[Episode]:
+def _batched_episodes(config: DatasetConfig, rules: Rules, count: int) -> Iterator[Episode]:
+    """Episodes ``0..count-1`` in waves of ``config.batch`` games on the vector env.
+
+    With ``config.workers`` N > 1, N - 1 processes play the waves (one wave each at a time, the next
+    ones queued) while this process writes the finished ones (Minari's writing is about a third of the
+    batched path's time); the episodes are the same, in the same order (each wave reseeds everything).
+    """
+    waves = _waves(config, count)
+    if config.workers == 1:
+        player = _WavePlayer(config, rules)
+        with single_threaded_torch():  # (as in a worker: a second OpenMP thread gained nothing idle and cost 3x under load)
+            for job in waves:
+                yield from player.play(*job).episodes()
+        return
+    players = config.workers - 1
+    with tempfile.TemporaryDirectory(prefix="blackout-waves-", ignore_cleanup_errors=True) as folder, \
+            multiprocessing.get_context("spawn").Pool(players) as pool:
+        pending: collections.deque = collections.deque()
+        jobs = iter(waves)
+        for job in itertools.islice(jobs, players + 1):  # each player busy, one wave queued behind
+            pending.append(pool.apply_async(_wave_worker, (config, *job, folder)))
+        while pending:
+            arrays = pending.popleft().get()
+            job = next(jobs, None)
+            if job is not None:
+                pending.append(pool.apply_async(_wave_worker, (config, *job, folder)))
+            arrays.observations = _mapped(arrays.observations)
+            yield from arrays.episodes()
+
+
+def _mapped(path: str) -> np.ndarray:
+    """A worker's wave observations, mapped from their file; the file's name goes at once (the map stays)."""
+    observations = np.load(path, mmap_mode="r")
+    with contextlib.suppress(OSError):  # (where a mapped file cannot be removed, the folder's cleanup does it)
+        os.unlink(path)
+    return observations
+
+
+_PLAYER: dict[str, _WavePlayer] = {}
+
+
+def _wave_worker(config: DatasetConfig, start: int, size: int, wave: int, folder: str) -> _WaveArrays:
+    """A wave played in a worker process (its player made at the first wave; an error reaches the caller).
+
+    The observations, the wave's bulk, are written to a file in ``folder`` as they are played and go
+    back by name: through the pool's pipe they cost about as long as playing the wave. Torch, if the
+    policy loaded it, runs on one thread: the writer needs the other core.
+    """
+    if "player" not in _PLAYER:
+        _PLAYER["player"] = _WavePlayer(config, config.check())
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.set_num_threads(1)
+    path = os.path.join(folder, f"wave-{wave}.npy")
+    arrays = _PLAYER["player"].play(
+        start, size, wave,
+        lambda shape: np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=shape),
+    )
+    arrays.observations.flush()
+    arrays.observations = path
+    return arrays
+
+
+@dataclass
+class _WaveArrays:
+    """A wave's steps, laid out game by game (game, step, ...), and each game's length in learner decisions."""
+
+    seeds: list[int]
+    observations: Any
+    """An array; from a worker, the path of its ``.npy`` file until mapped."""
+    actions: np.ndarray
+    rewards: np.ndarray
+    infos: dict[str, np.ndarray]
+    length: np.ndarray
+
+    def episodes(self) -> list[Episode]:
+        """Each game's episode: views of the wave's arrays, whole and in order, as Minari writes them."""
+        return [
+            Episode(seed, self.observations[g, : n + 1], self.actions[g, :n], self.rewards[g, :n],
+                    {key: value[g, : n + 1] for key, value in self.infos.items()})
+            for g, (seed, n) in enumerate(zip(self.seeds, self.length.tolist()))
+        ]
+
+
+def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: int, size: int, wave: int,
+          allocate: Callable[[tuple[int, ...]], np.ndarray] | None = None) -> _WaveArrays:
     """One wave: ``size`` episodes from ``start`` on, each game dealt its episode's decks, played to the end.
 
-    Every step is copied once, into arrays laid out episode by episode (game, step, ...), so that
-    each episode's arrays are views of them, whole and in order, as Minari writes them.
+    Every step is copied once, into arrays laid out episode by episode (game, step, ...); the
+    observations into ``allocate(shape)`` (float32) when given.
     """
     seeds = [episode_seed(config.seed, start + k) for k in range(size)]
     decks = np.asarray([episode_decks(rules, seed)[1] for seed in seeds], dtype=np.int64)
@@ -334,7 +433,8 @@ def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: i
     games = np.arange(size)
     seats = np.full(size, config.seat, dtype=np.int64)
     steps = decisions_per_episode(rules)
-    observations = np.empty((size, steps + 1, observation.shape[1]), dtype=np.float32)
+    shape = (size, steps + 1, observation.shape[1])
+    observations = np.empty(shape, dtype=np.float32) if allocate is None else allocate(shape)
     actions = np.empty((size, steps), dtype=np.int64)
     rewards = np.empty((size, steps), dtype=np.float32)
     first = info_arrays([info])
@@ -365,11 +465,7 @@ def _wave(env: Any, learner: Seat, config: DatasetConfig, rules: Rules, start: i
             break
     if not ended.all():
         raise RuntimeError(f"a game of the wave from episode {start} outlasted a match ({steps} learner decisions)")
-    return [
-        Episode(seeds[g], observations[g, : length[g] + 1], actions[g, : length[g]], rewards[g, : length[g]],
-                {key: value[g, : length[g] + 1] for key, value in infos.items()})
-        for g in range(size)
-    ]
+    return _WaveArrays(seeds, observations, actions, rewards, infos, length)
 
 
 # ------------------------------------------------------------------ both
