@@ -13,6 +13,10 @@ table (standard rules), found in GAMES games from SEED, each searched over at mo
 layouts (small searches keep the suite quick to load). The 7-player positions were added so: at 7
 players two cards stay undealt, so only positions late in the hand, where the voids shown cut the
 layouts, are within the verifier's bound.
+
+``--add-round SUITE.yaml PLAYERS ROUND COUNT SEED GAMES MOST_LAYOUTS`` does the same for hand ROUND of a
+match under the standard rules' own schedule at PLAYERS (10 down to 1 at 4 players): the positions
+carry ``round``, so a specialist of that table (``ppo-standard``) can be asked them.
 """
 
 from __future__ import annotations
@@ -56,25 +60,36 @@ def _need_words(game: BlackoutGame, seat: int) -> str:
 
 def candidates(
     players: int, hand_size: int, overrides: dict, games: int, rng: np.random.Generator, most_layouts: int = MAX_LAYOUTS,
+    round_index: int | None = None,
 ) -> list[Position]:
-    rules = Rules.preset("standard").replace(num_players=players, hand_sizes=[hand_size], **overrides)
+    """Positions found in ``games`` deals of one table: a one-hand table of ``hand_size`` cards, or (with
+    ``round_index``) that hand of a match under the rules' own schedule (``hand_size`` is then the schedule's)."""
+    if round_index is None:
+        rules = Rules.preset("standard").replace(num_players=players, hand_sizes=[hand_size], **overrides)
+    else:
+        rules = Rules.preset("standard").replace(num_players=players, **overrides)
+        hand_size = rules.hand_sizes[round_index]
     bots = [load_policy("heuristic", rules, 0), load_policy("random", rules, 0)]
     found: list[Position] = []
     for number in range(games):
         order = rng.permutation(rules.deck_size).tolist()
         dealer = int(rng.integers(players))
-        start = BlackoutGame(rules, decks=[order], first_dealer=dealer)
+        if round_index is None:
+            start = BlackoutGame(rules, decks=[order], first_dealer=dealer)
+        else:
+            start = BlackoutGame(rules, seed=0, decks={round_index: order}, start_round=round_index,
+                                 first_dealer=(dealer - round_index) % players)
         hands = [list(hand) for hand in start.hands]
         game = start.clone()
         seated = [bots[int(rng.random() < 0.3)] for _ in range(players)]
-        while not game.is_over:
+        while not game.round_scores:
             seat = game.current_player
             searchable = (game.phase == "bid" and hand_size == 1) or (game.phase == "play" and len(game.hands[seat]) <= 2)
             if searchable and len(game.legal_actions()) > 1:
                 # With "dealer_last" the trump card is the dealer's own last card, not one turned from the deck.
                 turned = start.turned_card if all(start.turned_card not in hand for hand in hands) else None
-                position = Position(f"t{players}-{hand_size}-{number}-{len(game.actions)}", rules, dealer, hands,
-                                    turned, list(game.actions), [], "")
+                position = Position(f"t{players}-{hand_size}-{number}-{len(game.actions)}", rules, start.dealer, hands,
+                                    turned, list(game.actions), [], "", round=round_index)
                 kept = _prove(position, game, seat, most_layouts)
                 if kept is not None:
                     found.append(kept)
@@ -109,13 +124,17 @@ def _prove(position: Position, game: BlackoutGame, seat: int, most_layouts: int 
     return position
 
 
-def add_table(path: str, players: int, hand_size: int, count: int, seed: int, games: int, most_layouts: int) -> None:
+def add_table(path: str, players: int, hand_size: int, count: int, seed: int, games: int, most_layouts: int,
+              round_index: int | None = None) -> None:
     """Append up to ``count`` positions of one table to the suite at ``path`` (see the module docstring)."""
     with open(path, encoding="utf-8") as file:
         text = file.read()
     header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
     existing = yaml.safe_load(text)["positions"]
-    found = candidates(players, hand_size, {}, games=games, rng=np.random.default_rng(seed), most_layouts=most_layouts)
+    found = candidates(players, hand_size, {}, games=games, rng=np.random.default_rng(seed), most_layouts=most_layouts,
+                       round_index=round_index)
+    seen: set[str] = set()  # one position per view of the acting seat (the others' cards unseen may differ)
+    found = [p for p in found if not (p.describe() in seen or seen.add(p.describe()))]
     # a mix of what the acting seat needs (a trick more, none more...): in turn from each kind, in the order found
     kinds: dict[str, list[Position]] = {}
     for position in found:
@@ -124,9 +143,10 @@ def add_table(path: str, players: int, hand_size: int, count: int, seed: int, ga
     queues = list(kinds.values())
     picked = [queue[i] for i in range(len(found)) for queue in queues if i < len(queue)][:count]
     chosen = [position for position in found if position in picked]
-    print(f"{players} players, hand {hand_size}: {len(found)} found, {len(chosen)} kept")
+    print(f"{players} players, hand {len(found[0].hands[0]) if found else hand_size}: {len(found)} found, {len(chosen)} kept")
     for index, position in enumerate(chosen, start=len(existing)):
-        position.id = f"p{index + 1:03d}-{players}p-{hand_size}c"
+        size = len(position.hands[0])
+        position.id = f"p{index + 1:03d}-{players}p-{size}c" + ("" if round_index is None else f"-r{round_index}")
     header += "# Added by: python docs/data/make_positions.py " + " ".join(sys.argv[1:]) + "\n"
     suite = existing + [p.to_dict() for p in chosen]
     text = yaml.safe_dump({"positions": suite}, sort_keys=False, width=120, allow_unicode=True)
@@ -138,6 +158,10 @@ def add_table(path: str, players: int, hand_size: int, count: int, seed: int, ga
 if __name__ == "__main__":
     if sys.argv[1] == "--add":
         add_table(sys.argv[2], *(int(value) for value in sys.argv[3:9]))
+        sys.exit(0)
+    if sys.argv[1] == "--add-round":
+        players, round_index, *rest = (int(value) for value in sys.argv[3:9])
+        add_table(sys.argv[2], players, 0, *rest, round_index=round_index)
         sys.exit(0)
     out = sys.argv[1]
     per_table = int(sys.argv[2]) if len(sys.argv) > 2 else 12

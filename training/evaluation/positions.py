@@ -2,7 +2,8 @@
 
 A position is a hand dealt and played up to one seat's decision: the rules, the dealer,
 every seat's cards as dealt (and the turned card), the actions so far, the acceptable
-actions and a one-line reason. :func:`load_positions` replays each in the engine and
+actions and a one-line reason; and optionally its round, when it is that hand of a match
+under the rules' own schedule (else the rules deal this one hand). :func:`load_positions` replays each in the engine and
 **verifies** it by exhaustive search: it enumerates every layout of the cards the acting
 seat cannot see (every way to give the other seats hands of their sizes from the unseen
 cards, respecting the voids they have shown; the rest stays undealt), and in each layout
@@ -46,7 +47,7 @@ import yaml
 from blackout_env.game.cards import card_to_str, cards_to_str, deck, parse_card, parse_cards, suit_of
 from blackout_env.game.engine import BlackoutGame
 from blackout_env.game.rules import Rules
-from blackout_env.game.rules_logic import card_power, first_to_act
+from blackout_env.game.rules_logic import card_power, dealer_of_round, first_to_act
 
 __all__ = [
     "MAX_LAYOUTS", "SUITE_PATH", "Position", "PositionError", "PositionResult", "action_from_text", "action_text",
@@ -57,7 +58,7 @@ SUITE_PATH = Path(__file__).resolve().parent / "positions.yaml"
 """The suite shipped with the package."""
 MAX_LAYOUTS = 20_000
 """The most layouts of the unseen cards a position may have (its search must stay a fraction of a second)."""
-_FIELDS = {"id", "players", "rules", "dealer", "hands", "turned", "actions", "acceptable", "reason"}
+_FIELDS = {"id", "players", "round", "rules", "dealer", "hands", "turned", "actions", "acceptable", "reason"}
 
 
 class PositionError(ValueError):
@@ -91,6 +92,9 @@ class Position:
     actions: list[int]
     acceptable: list[int]
     reason: str
+    round: int | None = None
+    """The hand's index in the rules' schedule (the position is that hand of a match, scores so far zero),
+    or None: the rules deal this one hand only."""
     lows_highs: dict[int, list[tuple[float, float]]] = field(default_factory=dict, repr=False)
     """After :func:`verify`: per legal action, (worst, best) hand score in each layout."""
 
@@ -101,15 +105,24 @@ class Position:
             raise PositionError(f"a position must be a mapping, got {type(data).__name__}")
         name = str(data.get("id", "?"))
         unknown = sorted(set(data) - _FIELDS)
-        missing = sorted(_FIELDS - {"rules", "turned"} - set(data))
+        missing = sorted(_FIELDS - {"rules", "turned", "round"} - set(data))
         if unknown or missing:
             raise PositionError(f"position {name!r}: " + (f"unknown field {unknown[0]!r}" if unknown else f"no {missing[0]!r}"))
         try:
             hands = [parse_cards(hand) if isinstance(hand, str) else [parse_card(c) for c in hand] for hand in data["hands"]]
             hand_size = len(hands[0]) if hands else 0
-            rules = Rules.preset("standard").replace(
-                **{**dict(data.get("rules") or {}), "num_players": int(data["players"]), "hand_sizes": [hand_size]}
-            )
+            overrides = {**dict(data.get("rules") or {}), "num_players": int(data["players"])}
+            round_index = data.get("round")
+            if round_index is None:
+                rules = Rules.preset("standard").replace(**overrides, hand_sizes=[hand_size])
+            else:
+                rules = Rules.preset("standard").replace(**overrides)
+                if isinstance(round_index, bool) or not isinstance(round_index, int) or not 0 <= round_index < rules.num_rounds:
+                    raise PositionError(f"position {name!r}: round must be a hand 0..{rules.num_rounds - 1} of the "
+                                        f"rules' schedule, got {round_index!r}")
+                if hand_size != rules.hand_sizes[round_index]:
+                    raise PositionError(f"position {name!r}: hands of {hand_size} cards, but round {round_index} of the "
+                                        f"schedule deals {rules.hand_sizes[round_index]}")
             actions_text = data["actions"].split() if isinstance(data["actions"], str) else list(data["actions"] or [])
             acceptable_text = data["acceptable"].split() if isinstance(data["acceptable"], str) else list(data["acceptable"])
             position = cls(
@@ -117,6 +130,7 @@ class Position:
                 turned=None if data.get("turned") in (None, "") else parse_card(str(data["turned"])),
                 actions=[action_from_text(a, rules) for a in actions_text],
                 acceptable=[action_from_text(a, rules) for a in acceptable_text], reason=str(data["reason"]),
+                round=round_index,
             )
         except PositionError:
             raise
@@ -133,6 +147,8 @@ class Position:
             if base[k] != v and k not in ("num_players", "hand_sizes", "max_hand_size")
         }
         data: dict[str, Any] = {"id": self.id, "players": self.rules.num_players}
+        if self.round is not None:
+            data["round"] = self.round
         if overrides:
             data["rules"] = overrides
         data.update(
@@ -172,14 +188,19 @@ class Position:
     def game(self) -> BlackoutGame:
         """The game at the position: dealt, and the actions so far played (PositionError when one is illegal)."""
         try:
-            game = BlackoutGame(self.rules, decks=[self.deck_order()], first_dealer=self.dealer)
+            if self.round is None:
+                game = BlackoutGame(self.rules, decks=[self.deck_order()], first_dealer=self.dealer)
+            else:  # the hand of a match: its first dealer is the one whose turn gives this hand to ``dealer``
+                first = dealer_of_round(self.dealer, -self.round, self.rules.num_players)
+                game = BlackoutGame(self.rules, seed=0, decks={self.round: self.deck_order()}, first_dealer=first,
+                                    start_round=self.round)
             for action in self.actions:
                 game.step(action)
         except PositionError:
             raise
         except ValueError as error:
             raise PositionError(f"position {self.id!r}: {error}") from None
-        if game.is_over:
+        if game.round_scores:
             raise PositionError(f"position {self.id!r}: the hand is over; no decision is left")
         return game
 
@@ -193,7 +214,8 @@ class Position:
         game = self.game()
         seat, view = game.current_player, game.view(game.current_player)
         trump = "no trump" if view.trump is None else f"trump {'CDHS'[view.trump]}"
-        words = [f"{self.rules.num_players} players, {game.hand_size}-card hand, {trump}; player {seat} holds "
+        of_match = "" if self.round is None else f" (hand {self.round + 1} of a {self.rules.num_rounds}-hand match)"
+        words = [f"{self.rules.num_players} players, {game.hand_size}-card hand{of_match}, {trump}; player {seat} holds "
                  f"{cards_to_str(view.hand)}"]
         if game.phase == "bid":
             bids = [(s, b) for s, b in enumerate(view.bids) if b is not None]
@@ -320,8 +342,8 @@ def trick_kinds(game: BlackoutGame, seat: int, unseen: Sequence[int], others: Se
 
 def _outcomes(game: BlackoutGame, seat: int) -> tuple[float, float]:
     """The acting seat's (worst, best) hand score from here over every play of the others (its own plays forced)."""
-    if game.is_over:
-        score = game.round_scores[-1][seat]
+    if game.round_scores:  # the hand is over (the position's game starts at its hand: its scores are the first)
+        score = game.round_scores[0][seat]
         return score, score
     legal = game.legal_actions()
     if game.phase == "bid" and game.current_player != seat:
