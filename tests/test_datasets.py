@@ -146,6 +146,51 @@ def test_batched_path_workers_write_what_one_process_writes():
     assert len({episode.actions.tobytes() for episode in first}) == 5
 
 
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, waiting to be reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+def test_a_terminated_run_stops_its_workers_and_leaves_no_staging_and_no_temporary_files(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root, temporary = tmp_path / "root", tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "MINARI_DATASETS_PATH": str(root), "TMPDIR": str(temporary)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "blackout_training.cli", "dataset", "create", "--policy", "random", "--opponents",
+         "random", "--rules", "short", "--episodes", "100000", "--batch", "64", "--path", "batched", "--workers", "2",
+         "--name", "blackout/short/killed-v0"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(temporary.glob("blackout-waves-*/wave-*")) and time.monotonic() < deadline:
+            assert process.poll() is None, process.stderr.read().decode()
+            time.sleep(0.1)
+        workers = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
+        assert workers, "a worker plays the waves"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        process.kill()
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
+    assert not list(temporary.iterdir())
+    assert not root.exists() or not list(root.iterdir())
+
+
 def test_batched_path_refuses_rules_that_draw_the_first_dealer():
     with pytest.raises(ValueError, match="fixed first dealer"):
         create_dataset(NAME, DatasetConfig(policy="heuristic", rules={"first_dealer": "random"}, episodes=1,

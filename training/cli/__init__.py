@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
+from typing import Any
 
 from blackout_env.agents.policies import TRAIN_EXTRA_HINT
 
@@ -46,10 +49,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    """SIGTERM (``kill``, a scheduler stopping a job) as an exit that runs the cleanup an interrupt runs
+    (a half-written dataset's staging folder and temporary files removed, worker processes stopped)."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     module = importlib.import_module(args._module)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     try:
         return int(module.run(args) or 0)
     except BrokenPipeError:  # output piped into `head` and the like: not an error
@@ -67,3 +78,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"blackout {args.command}: error: needs {error.name!r}, which is not installed: {TRAIN_EXTRA_HINT}",
               file=sys.stderr)
         return 2
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
