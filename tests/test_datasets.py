@@ -132,11 +132,12 @@ def test_batched_path_writes_what_the_gym_path_writes_but_the_terminal_observati
 
 
 def test_batched_path_workers_write_what_one_process_writes():
-    # Waves of 2, 2 and 1 games (two env sizes); random seats everywhere, so every wave's seeding shows.
+    # Waves of 2, 2 and 1 games (two env sizes) shared by two workers (each plays waves out of order and
+    # carries its env from wave to wave); random seats everywhere, so every wave's seeding shows.
     config = DatasetConfig(policy="random", opponents=["random"], rules="short", episodes=5, seed=4, path="batched",
                            batch=2)
     create_dataset("blackout/one-v0", config)
-    create_dataset("blackout/two-v0", DatasetConfig(**{**vars(config), "workers": 2}))
+    create_dataset("blackout/two-v0", DatasetConfig(**{**vars(config), "workers": 3}))
     first, second = _episodes("blackout/one-v0"), _episodes("blackout/two-v0")
     assert len(first) == len(second) == 5
     for one, two in zip(first, second, strict=True):
@@ -155,7 +156,7 @@ def _alive(pid: int) -> bool:
     return "\nState:\tZ" not in status
 
 
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+@pytest.mark.skipif(not Path("/proc/thread-self/children").exists(), reason="reads a process's children in /proc (Linux)")
 def test_a_terminated_run_stops_its_workers_and_leaves_no_staging_and_no_temporary_files(tmp_path):
     import os
     import signal

@@ -208,6 +208,16 @@ def test_a_position_of_a_matchs_hand_is_that_hand_under_the_rules_own_schedule()
         verify(Position.from_dict({**LAST_HAND, "acceptable": "b0"}))
 
 
+def test_positions_are_written_back_as_they_were_read():
+    for entry in _suite_data():
+        assert Position.from_dict(entry).to_dict() == entry, entry["id"]
+    # a hand of a match under a schedule of its own keeps the schedule; without a round it is replaced
+    own = {**LAST_HAND, "id": "own-schedule", "round": 2, "rules": {"hand_sizes": [3, 2, 1]}}
+    assert Position.from_dict(Position.from_dict(own).to_dict()).rules.hand_sizes == (3, 2, 1)
+    one = Position.from_dict({**DEALER_ACE, "rules": {"hand_sizes": [5, 4]}})
+    assert one.rules.hand_sizes == (1,) and "rules" not in one.to_dict()
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

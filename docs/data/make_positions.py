@@ -133,8 +133,11 @@ def add_table(path: str, players: int, hand_size: int, count: int, seed: int, ga
     existing = yaml.safe_load(text)["positions"]
     found = candidates(players, hand_size, {}, games=games, rng=np.random.default_rng(seed), most_layouts=most_layouts,
                        round_index=round_index)
-    seen: set[str] = set()  # one position per view of the acting seat (the others' cards unseen may differ)
-    found = [p for p in found if not (p.describe() in seen or seen.add(p.describe()))]
+    if round_index is not None:  # one position per view of the acting seat (the unseen cards may differ)
+        views: dict[str, Position] = {}
+        for position in found:
+            views.setdefault(position.describe(), position)
+        found = list(views.values())
     # a mix of what the acting seat needs (a trick more, none more...): in turn from each kind, in the order found
     kinds: dict[str, list[Position]] = {}
     for position in found:
@@ -143,9 +146,9 @@ def add_table(path: str, players: int, hand_size: int, count: int, seed: int, ga
     queues = list(kinds.values())
     picked = [queue[i] for i in range(len(found)) for queue in queues if i < len(queue)][:count]
     chosen = [position for position in found if position in picked]
-    print(f"{players} players, hand {len(found[0].hands[0]) if found else hand_size}: {len(found)} found, {len(chosen)} kept")
+    size = len(found[0].hands[0]) if found else hand_size
+    print(f"{players} players, hand {size}: {len(found)} found, {len(chosen)} kept")
     for index, position in enumerate(chosen, start=len(existing)):
-        size = len(position.hands[0])
         position.id = f"p{index + 1:03d}-{players}p-{size}c" + ("" if round_index is None else f"-r{round_index}")
     header += "# Added by: python docs/data/make_positions.py " + " ".join(sys.argv[1:]) + "\n"
     suite = existing + [p.to_dict() for p in chosen]

@@ -11,8 +11,9 @@ In one run, so that the figures share the machine's load, for each ``--policies`
 A figure is learner decisions kept per second of playing and writing the whole dataset
 (Minari's HDF5 file included), measured on the wall clock (``--clock cpu``: the process's CPU
 time). The datasets go to a temporary Minari root, removed afterwards. Each path runs once untimed
-on a small dataset first (the policy, numba's compiled kernels and the env's first calls load). The load average is
-printed with the figures (the machine may be shared).
+on a small dataset first (the policy, numba's compiled kernels and the env's first calls load);
+with ``--workers`` the workers start inside the timed run, as they do for a user. The load average
+is printed with the figures (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the learner's policies (default: heuristic ppo)")
     parser.add_argument("--opponents", default="heuristic", help="the other seats' policy (default heuristic)")
     parser.add_argument("--rules", default="standard", help="a preset name or YAML file (default: standard)")
-    parser.add_argument("--gym-episodes", type=int, default=20, help="episodes on the Gym path (default 20)")
-    parser.add_argument("--batched-episodes", type=int, default=2048, help="episodes on the batched path (default 2048)")
+    parser.add_argument("--gym-episodes", type=int, default=100, help="episodes on the Gym path (default 100)")
+    parser.add_argument("--batched-episodes", type=int, default=8192,
+                        help="episodes on the batched path (default 8192: eight waves of 1024, so that --workers overlaps)")
     parser.add_argument("--batch", type=int, default=1024, help="games at once on the batched path (default 1024)")
     parser.add_argument("--workers", type=int, default=1,
                         help="processes of the batched path: N - 1 play while one writes (default 1: one process)")
@@ -64,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
     saved = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = root
     figures: dict = {"rules": args.rules, "opponents": args.opponents, "batch": args.batch, "workers": args.workers,
-                     "clock": args.clock,
-                     "policies": {}}
+                     "clock": args.clock, "policies": {}}
     try:
         for k, policy in enumerate(args.policies):
             base = dict(policy=policy, opponents=[args.opponents], rules=args.rules, seed=args.seed)

@@ -49,9 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_MAIN_PID = os.getpid()
+
+
 def _terminated(signum: int, frame: Any) -> None:
     """SIGTERM (``kill``, a scheduler stopping a job) as an exit that runs the cleanup an interrupt runs
-    (a half-written dataset's staging folder and temporary files removed, worker processes stopped)."""
+    (a half-written dataset's staging folder and temporary files removed, worker processes stopped).
+
+    A second SIGTERM during that cleanup ends the process at once (the default), and so does the
+    first in a forked worker, which inherits the handler (a pool stops its workers with SIGTERM).
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if os.getpid() != _MAIN_PID:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     raise SystemExit(128 + signum)
 
 
@@ -59,8 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     module = importlib.import_module(args._module)
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
+    # (only where SIGTERM has its default action: an ignored one, or a handler of the caller, is kept)
+    handle = (threading.current_thread() is threading.main_thread()
+              and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+    if handle:
+        global _MAIN_PID
+        _MAIN_PID = os.getpid()
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(module.run(args) or 0)
     except BrokenPipeError:  # output piped into `head` and the like: not an error
@@ -79,5 +95,5 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        if handle:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)

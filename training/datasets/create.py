@@ -10,8 +10,8 @@ dataset's policy and the other seats by its opponents.
 - ``path="batched"`` plays a wave of ``batch`` episodes at once on the vector env
   (:class:`blackout_env.envs.vector_env.BlackoutVectorEnv`), each game dealt the decks the Gym env
   deals for that episode's seed (:func:`episode_decks`); the policy decides for every game at
-  once (the heuristic's batched form, a network's ``act_batch``); with ``workers`` 2, a second
-  process plays the next wave while this one writes. For a deterministic policy
+  once (the heuristic's batched form, a network's ``act_batch``); with ``workers`` N > 1, N - 1
+  processes play the waves while this one writes. For a deterministic policy
   and deterministic opponents it writes what the Gym path writes, but for the terminal
   observation (see :data:`TERMINAL_OBSERVATION`).
 """
@@ -19,6 +19,7 @@ dataset's policy and the other seats by its opponents.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
@@ -29,7 +30,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -314,60 +315,81 @@ def _waves(config: DatasetConfig, count: int) -> list[tuple[int, int, int]]:
 
 
 class _WavePlayer:
-    """Plays waves on the vector env (one env per wave size, kept: every wave reseeds it and its seats)."""
+    """Plays waves on the vector env: one env per wave size, made at once (so that every policy, the
+    opponents' networks included, is loaded before torch's threads are set), kept: every wave reseeds it."""
 
-    def __init__(self, config: DatasetConfig, rules: Rules) -> None:
+    def __init__(self, config: DatasetConfig, rules: Rules, sizes: Iterable[int]) -> None:
+        from blackout_env.envs.vector_env import BlackoutVectorEnv
+
         self.config, self.rules = config, rules
         self.learner = _seat(config.policy, rules, config.observation, True, "policy")
-        self.envs: dict[int, Any] = {}
+        self.envs = {
+            size: BlackoutVectorEnv(
+                size, rules, opponents=config.opponent_specs(rules), learner_seat=config.seat,
+                observation=config.observation,
+                copy=False,  # (each step's observation is copied once, into the wave's arrays)
+            )
+            for size in sorted(set(sizes))
+        }
 
     def play(self, start: int, size: int, wave: int,
              allocate: Callable[[tuple[int, ...]], np.ndarray] | None = None) -> _WaveArrays:
-        from blackout_env.envs.vector_env import BlackoutVectorEnv
-
-        if size not in self.envs:
-            self.envs[size] = BlackoutVectorEnv(
-                size, self.rules, opponents=self.config.opponent_specs(self.rules), learner_seat=self.config.seat,
-                observation=self.config.observation,
-                copy=False,  # (each step's observation is copied once, into the wave's arrays)
-            )
         return _wave(self.envs[size], self.learner, self.config, self.rules, start, size, wave, allocate)
 
 
 def _batched_episodes(config: DatasetConfig, rules: Rules, count: int) -> Iterator[Episode]:
     """Episodes ``0..count-1`` in waves of ``config.batch`` games on the vector env.
 
-    With ``config.workers`` N > 1, N - 1 processes play the waves (one wave each at a time, the next
-    ones queued) while this process writes the finished ones (Minari's writing is about a third of the
-    batched path's time); the episodes are the same, in the same order (each wave reseeds everything).
+    A network decides with torch on one thread. With ``config.workers`` N > 1, N - 1 processes play the
+    waves (one wave each at a time, one more queued) while this process writes the finished ones; the
+    episodes are the same, in the same order (each wave reseeds the env and every seat). Closing the
+    generator (an error in the writer, Ctrl-C) stops the workers and removes their files.
     """
     waves = _waves(config, count)
+    sizes = {size for _, size, _ in waves}
     if config.workers == 1:
-        player = _WavePlayer(config, rules)
-        with single_threaded_torch():  # (as in a worker: a second OpenMP thread gained nothing idle and cost 3x under load)
+        player = _WavePlayer(config, rules, sizes)
+        # (one thread, as in a worker: the default pool wrote ppo datasets 3x slower beside one busy process)
+        with single_threaded_torch():
             for job in waves:
                 yield from player.play(*job).episodes()
         return
-    players = config.workers - 1
-    with tempfile.TemporaryDirectory(prefix="blackout-waves-", ignore_cleanup_errors=True) as folder, \
-            multiprocessing.get_context("spawn").Pool(players) as pool:
-        pending: collections.deque = collections.deque()
-        jobs = iter(waves)
-        for job in itertools.islice(jobs, players + 1):  # each player busy, one wave queued behind
-            pending.append(pool.apply_async(_wave_worker, (config, *job, folder)))
-        while pending:
-            arrays = pending.popleft().get()
-            job = next(jobs, None)
-            if job is not None:
-                pending.append(pool.apply_async(_wave_worker, (config, *job, folder)))
-            arrays.observations = _mapped(arrays.observations)
-            yield from arrays.episodes()
+    players = min(config.workers - 1, len(waves))
+    context = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="blackout-waves-", ignore_cleanup_errors=True) as folder:
+        # (a worker that dies, killed or out of memory, breaks the pool: its waves raise BrokenProcessPool)
+        pool = concurrent.futures.ProcessPoolExecutor(players, mp_context=context)
+        try:
+            pending: collections.deque = collections.deque()
+            jobs = iter(waves)
+            for job in itertools.islice(jobs, players + 1):  # each player busy, one wave queued behind
+                pending.append(pool.submit(_wave_worker, config, sizes, *job, folder))
+            while pending:
+                try:
+                    arrays = pending.popleft().result()
+                except concurrent.futures.process.BrokenProcessPool:
+                    raise RuntimeError(
+                        "a worker of the batched path stopped abruptly (killed, or out of memory, or of space for its "
+                        f"wave files in {folder}); nothing was written"
+                    ) from None
+                job = next(jobs, None)
+                if job is not None:
+                    pending.append(pool.submit(_wave_worker, config, sizes, *job, folder))
+                arrays.observations = _mapped(arrays.observations)
+                yield from arrays.episodes()
+                del arrays
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)  # (a wave being played ends, then its worker)
 
 
 def _mapped(path: str) -> np.ndarray:
-    """A worker's wave observations, mapped from their file; the file's name goes at once (the map stays)."""
-    observations = np.load(path, mmap_mode="r")
-    with contextlib.suppress(OSError):  # (where a mapped file cannot be removed, the folder's cleanup does it)
+    """A worker's wave observations from their file, which is removed at once (mapped where the system
+    lets a mapped file go, POSIX; read whole elsewhere)."""
+    if os.name == "posix":
+        observations = np.load(path, mmap_mode="r")
+    else:
+        observations = np.load(path)
+    with contextlib.suppress(OSError):  # (left to the folder's cleanup otherwise)
         os.unlink(path)
     return observations
 
@@ -375,15 +397,15 @@ def _mapped(path: str) -> np.ndarray:
 _PLAYER: dict[str, _WavePlayer] = {}
 
 
-def _wave_worker(config: DatasetConfig, start: int, size: int, wave: int, folder: str) -> _WaveArrays:
+def _wave_worker(config: DatasetConfig, sizes: set[int], start: int, size: int, wave: int, folder: str) -> _WaveArrays:
     """A wave played in a worker process (its player made at the first wave; an error reaches the caller).
 
     The observations, the wave's bulk, are written to a file in ``folder`` as they are played and go
-    back by name: through the pool's pipe they cost about as long as playing the wave. Torch, if the
+    back by name: through the pool's pipe they cost about as long as playing the wave. Torch, if a
     policy loaded it, runs on one thread: the writer needs the other core.
     """
     if "player" not in _PLAYER:
-        _PLAYER["player"] = _WavePlayer(config, config.check())
+        _PLAYER["player"] = _WavePlayer(config, config.check(), sizes)
         torch = sys.modules.get("torch")
         if torch is not None:
             torch.set_num_threads(1)
@@ -528,19 +550,21 @@ def create_dataset(
     counted = {"episodes": 0, "decisions": 0}
 
     def counting() -> Iterator[Episode]:
-        for episode in play_episodes(config):
-            counted["episodes"] += 1
-            counted["decisions"] += len(episode)
-            if log is not None and counted["episodes"] % 1000 == 0:
-                log(f"{counted['episodes']:,} episodes, {counted['decisions']:,} decisions")
-            yield episode
+        with contextlib.closing(play_episodes(config)) as episodes:  # (closed on an error: workers stop)
+            for episode in episodes:
+                counted["episodes"] += 1
+                counted["decisions"] += len(episode)
+                if log is not None and counted["episodes"] % 1000 == 0:
+                    log(f"{counted['episodes']:,} episodes, {counted['decisions']:,} decisions")
+                yield episode
 
     start = time.perf_counter()
-    path = write_dataset(
-        dataset_id, counting(), env_spec(config.env_kwargs(rules)), metadata,
-        description=f"{config.policy} in seat {config.seat} against {', '.join(config.opponent_specs(rules))}, "
-                    f"rules {metadata['rules_name']}, seed {config.seed} (blackout dataset create)",
-        algorithm_name=config.policy, overwrite=overwrite,
-    )
+    with contextlib.closing(counting()) as episodes:
+        path = write_dataset(
+            dataset_id, episodes, env_spec(config.env_kwargs(rules)), metadata,
+            description=f"{config.policy} in seat {config.seat} against {', '.join(config.opponent_specs(rules))}, "
+                        f"rules {metadata['rules_name']}, seed {config.seed} (blackout dataset create)",
+            algorithm_name=config.policy, overwrite=overwrite,
+        )
     seconds = time.perf_counter() - start
     return DatasetResult(dataset_id, path, counted["episodes"], counted["decisions"], seconds, metadata)

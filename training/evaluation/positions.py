@@ -113,16 +113,17 @@ class Position:
             hand_size = len(hands[0]) if hands else 0
             overrides = {**dict(data.get("rules") or {}), "num_players": int(data["players"])}
             round_index = data.get("round")
-            if round_index is None:
-                rules = Rules.preset("standard").replace(**overrides, hand_sizes=[hand_size])
+            if round_index is None:  # the rules deal this one hand (a schedule named in rules: is replaced)
+                rules = Rules.preset("standard").replace(**{**overrides, "hand_sizes": [hand_size]})
             else:
                 rules = Rules.preset("standard").replace(**overrides)
-                if isinstance(round_index, bool) or not isinstance(round_index, int) or not 0 <= round_index < rules.num_rounds:
-                    raise PositionError(f"position {name!r}: round must be a hand 0..{rules.num_rounds - 1} of the "
-                                        f"rules' schedule, got {round_index!r}")
+                last = rules.num_rounds - 1
+                if isinstance(round_index, bool) or not isinstance(round_index, int) or not 0 <= round_index <= last:
+                    raise PositionError(f"position {name!r}: round must be a hand 0..{last} of the rules' schedule, "
+                                        f"got {round_index!r}")
                 if hand_size != rules.hand_sizes[round_index]:
-                    raise PositionError(f"position {name!r}: hands of {hand_size} cards, but round {round_index} of the "
-                                        f"schedule deals {rules.hand_sizes[round_index]}")
+                    raise PositionError(f"position {name!r}: hands of {hand_size} cards, but round {round_index} "
+                                        f"of the schedule deals {rules.hand_sizes[round_index]}")
             actions_text = data["actions"].split() if isinstance(data["actions"], str) else list(data["actions"] or [])
             acceptable_text = data["acceptable"].split() if isinstance(data["acceptable"], str) else list(data["acceptable"])
             position = cls(
@@ -141,11 +142,9 @@ class Position:
 
     def to_dict(self) -> dict[str, Any]:
         """The YAML mapping of this position."""
-        base = Rules.preset("standard").to_dict()
-        overrides = {
-            k: v for k, v in self.rules.to_dict().items()
-            if base[k] != v and k not in ("num_players", "hand_sizes", "max_hand_size")
-        }
+        base = Rules.preset("standard").replace(num_players=self.rules.num_players).to_dict()
+        kept = ("num_players", "hand_sizes", "max_hand_size") if self.round is None else ("num_players",)
+        overrides = {k: v for k, v in self.rules.to_dict().items() if base[k] != v and k not in kept}
         data: dict[str, Any] = {"id": self.id, "players": self.rules.num_players}
         if self.round is not None:
             data["round"] = self.round
