@@ -378,8 +378,21 @@ def _batched_episodes(config: DatasetConfig, rules: Rules, count: int) -> Iterat
                 arrays.observations = _mapped(arrays.observations)
                 yield from arrays.episodes()
                 del arrays
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)  # (a wave being played ends, then its worker)
+        except BaseException:  # an error, Ctrl-C, SIGTERM, the generator closed: stop the workers now
+            _stop(pool)
+            raise
+        pool.shutdown()
+
+
+def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Stop a pool's workers at once (a wave being played, or numba compiling its kernels, may take a while)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _mapped(path: str) -> np.ndarray:
