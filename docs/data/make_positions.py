@@ -38,6 +38,7 @@ from blackout_training.evaluation.positions import (
 
 from blackout_env.game.engine import BlackoutGame
 from blackout_env.game.rules import Rules
+from blackout_env.game.rules_logic import dealer_of_round
 
 # (players, hand size, rules overrides): full decks at every table size, and one-card hands at 3 players
 DEALER = {"no_card_trump": "dealer_last"}  # a full deck turns no card: the dealer's last card names trump
@@ -78,7 +79,7 @@ def candidates(
             start = BlackoutGame(rules, decks=[order], first_dealer=dealer)
         else:
             start = BlackoutGame(rules, seed=0, decks={round_index: order}, start_round=round_index,
-                                 first_dealer=(dealer - round_index) % players)
+                                 first_dealer=dealer_of_round(dealer, -round_index, players))
         hands = [list(hand) for hand in start.hands]
         game = start.clone()
         seated = [bots[int(rng.random() < 0.3)] for _ in range(players)]

@@ -3,8 +3,8 @@
 A position is a hand dealt and played up to one seat's decision: the rules, the dealer,
 every seat's cards as dealt (and the turned card), the actions so far, the acceptable
 actions and a one-line reason; and optionally its round, when it is that hand of a match
-under the rules' own schedule (else the rules deal this one hand). :func:`load_positions` replays each in the engine and
-**verifies** it by exhaustive search: it enumerates every layout of the cards the acting
+under the rules' own schedule (else the rules deal this one hand). :func:`load_positions`
+replays each in the engine and **verifies** it by exhaustive search: it enumerates every layout of the cards the acting
 seat cannot see (every way to give the other seats hands of their sizes from the unseen
 cards, respecting the voids they have shown; the rest stays undealt), and in each layout
 plays every legal action out to the end of the hand, the other seats trying every legal
@@ -143,8 +143,8 @@ class Position:
     def to_dict(self) -> dict[str, Any]:
         """The YAML mapping of this position."""
         base = Rules.preset("standard").replace(num_players=self.rules.num_players).to_dict()
-        kept = ("num_players", "hand_sizes", "max_hand_size") if self.round is None else ("num_players",)
-        overrides = {k: v for k, v in self.rules.to_dict().items() if base[k] != v and k not in kept}
+        implied = ("num_players", "hand_sizes", "max_hand_size") if self.round is None else ("num_players",)
+        overrides = {k: v for k, v in self.rules.to_dict().items() if base[k] != v and k not in implied}
         data: dict[str, Any] = {"id": self.id, "players": self.rules.num_players}
         if self.round is not None:
             data["round"] = self.round
