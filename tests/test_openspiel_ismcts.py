@@ -416,6 +416,19 @@ def test_pooled_sittings_are_one_figure_per_deal_and_need_no_openspiel(tmp_path,
     assert json.loads(Path("docs/data/openspiel-redeals4-2000-pooled.json").read_text()) == pooled | {"files": SITTINGS}
 
 
+def test_pooled_sittings_against_a_named_field_say_so(tmp_path, capsys, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    sittings = [f"docs/data/deep-seed{seed}.json" for seed in (14, 15, 16, 17)]
+    assert main(["--pool", *sittings, "--json", str(tmp_path / "pooled.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("vs ppo+search in the other seats") and "OpenSpiel" not in out
+    assert "ppo+search-deep                800" in out
+    assert json.loads(Path("docs/data/deep-vs-ppo-search-pooled.json").read_text()) == json.loads(
+        (tmp_path / "pooled.json").read_text())
+
+
 def test_sittings_that_are_not_one_measurement_are_refused(tmp_path, monkeypatch):
     from pathlib import Path
 

@@ -4,10 +4,13 @@ import pytest
 
 pytest.importorskip("torch")
 
+import numpy as np  # noqa: E402
 from blackout_baselines import ISMCTSBot  # noqa: E402
+from blackout_baselines.deals import sample_hands  # noqa: E402
+from blackout_baselines.search import determinize  # noqa: E402
 from blackout_training.agents.policies import load_policy  # noqa: E402
 from blackout_training.agents.policy_net import SPECIALIST_CHECKPOINT, load_policy_bot  # noqa: E402
-from blackout_training.agents.search_policy import DEFAULT_PRIOR_MARGIN, DEFAULT_SIMULATIONS  # noqa: E402
+from blackout_training.agents.search_policy import DEEP_OPTIONS, DEFAULT_PRIOR_MARGIN, DEFAULT_SIMULATIONS  # noqa: E402
 
 from blackout_env import BlackoutGame, Rules  # noqa: E402
 
@@ -68,6 +71,39 @@ def test_ppo_search_defaults_to_400_simulations_unless_the_spec_gives_a_budget()
     assert load_policy("ppo+search:simulations=500", rules, seed=0).simulations == 500
     timed = load_policy("ppo+search:time_ms=20", rules, seed=0)
     assert timed.time_ms == 20
+
+
+def test_ppo_search_deep_is_ppo_search_at_four_times_the_simulations_with_exact_endgames():
+    rules = Rules.preset("standard")
+    deep = load_policy("ppo+search-deep", rules, seed=0)
+    assert isinstance(deep, ISMCTSBot) and deep.name == "ppo+search-deep"
+    assert (deep.simulations, deep.endgame) == (DEEP_OPTIONS["simulations"], DEEP_OPTIONS["endgame"]) == (1600, 3)
+    assert deep.prior_margin == DEFAULT_PRIOR_MARGIN and deep.prior is not None
+    options = load_policy("ppo+search-deep:simulations=50,endgame=2,prior_margin=none", rules, seed=0)
+    assert (options.simulations, options.endgame, options.prior_margin) == (50, 2, None)
+    timed = load_policy("ppo+search-deep:time_ms=20", rules, seed=0)
+    assert timed.time_ms == 20 and timed.endgame == 3
+    with pytest.raises(ValueError, match="ppo\\+search-deep:depth=3"):
+        load_policy("ppo+search-deep:depth=3", rules, seed=0)
+
+
+def test_ppo_search_deep_decides_from_its_view_only():
+    """Redeal the other players' hidden cards consistently with the view: same view, same seed, same decision."""
+    rules = Rules(num_players=4, hand_sizes=[5])
+    rng = np.random.default_rng(4)
+    network, views = _decisions(rules, 20, seed=6)
+    checked = 0
+    game = BlackoutGame(rules, seed=6)
+    for view in views:
+        if len(view.legal_actions) > 1 and game.phase == "play":
+            other = determinize(view, sample_hands(view, rng))
+            assert other.view(view.player) == view
+            first = load_policy("ppo+search-deep:simulations=60", rules, seed=3).act(view)
+            second = load_policy("ppo+search-deep:simulations=60", rules, seed=3).act(other.view(view.player))
+            assert first == second
+            checked += 1
+        game.step(network.act(view))
+    assert checked >= 4
 
 
 def _decisions(rules, count, seed=3):

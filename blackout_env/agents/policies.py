@@ -18,7 +18,8 @@ Specs
   (the training package, needs torch).
 - ``ppo+search``: IS-MCTS guided at the root by the shipped ``ppo`` policy (so it
   plays every table too; needs torch); options
-  as ``ismcts``'s, plus ``prior_weight`` and ``checkpoint=PATH``.
+  as ``ismcts``'s, plus ``prior_weight`` and ``checkpoint=PATH``; ``ppo+search-deep``: the same at
+  ``simulations=1600,endgame=3``, the strongest bot shipped (docs/ismcts.md).
 - ``ppo+rollout``: the shipped ``ppo`` policy with its bids (``phases=cards``: its
   card plays; ``phases=all``: both) chosen by sampled deals played out by the network itself
   (needs torch); options ``samples``,
@@ -333,7 +334,7 @@ bots here, then every name an installed package registers (:data:`ENTRY_POINT_GR
 ENTRY_POINT_GROUP = "blackout.policies"
 """Installed packages add policy names through this entry-point group: ``NAME = "module:function [extra]"``.
 
-This package's own agents (``ppo``, ``ppo-standard``, ``ppo+search``, ``ppo+rollout``, ``rllib``,
+This package's own agents (``ppo``, ``ppo-standard``, ``ppo+search``, ``ppo+search-deep``, ``ppo+rollout``, ``rllib``,
 ``openspiel_ismcts``) come so, from its ``pyproject.toml``: ``blackout_env`` names no training module. The
 extra, when given, is what to install when the module is missing (``train``: torch; ``bench``: OpenSpiel). Nothing is imported until a spec is loaded."""
 

@@ -32,7 +32,8 @@ from blackout_env.agents.policies import parse_options
 
 from .policy_net import load_policy_bot
 
-__all__ = ["DEFAULT_MARGIN_SCALE", "DEFAULT_PRIOR_MARGIN", "DEFAULT_SIMULATIONS", "load_ppo_search"]
+__all__ = ["DEEP_OPTIONS", "DEFAULT_MARGIN_SCALE", "DEFAULT_PRIOR_MARGIN", "DEFAULT_SIMULATIONS", "load_ppo_search",
+           "load_ppo_search_deep"]
 
 DEFAULT_SIMULATIONS = 400
 """Simulations per decision of ``ppo+search`` unless the spec gives ``simulations`` or ``time_ms``."""
@@ -43,14 +44,31 @@ DEFAULT_PRIOR_MARGIN = 0.1
 DEFAULT_MARGIN_SCALE = "stake"
 """``margin_scale`` of ``ppo+search``: the margin is a share of the points the seat still has at stake in the hand."""
 
+DEEP_OPTIONS = {"simulations": 1600, "endgame": 3}
+"""What ``ppo+search-deep`` changes in ``ppo+search``: four times the simulations, and the last three tricks of
+every simulation solved exactly (docs/ismcts.md, "The strongest bot")."""
+
 
 def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot:
     """The loader behind the policy spec ``ppo+search`` (``blackout_env.agents.policies``)."""
-    spec = "ppo+search" if argument is None else f"ppo+search:{argument}"
+    return _load("ppo+search", argument, rules, seed, {"simulations": DEFAULT_SIMULATIONS})
+
+
+def load_ppo_search_deep(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot:
+    """The loader behind ``ppo+search-deep``: ``ppo+search`` at :data:`DEEP_OPTIONS` unless the spec says otherwise."""
+    return _load("ppo+search-deep", argument, rules, seed, DEEP_OPTIONS)
+
+
+def _load(name: str, argument: str | None, rules: Rules | None, seed: int | None,
+          defaults: dict[str, int]) -> ISMCTSBot:
+    spec = name if argument is None else f"{name}:{argument}"
     options = parse_options(argument, spec)
     checkpoint = options.pop("checkpoint", None)
-    if "simulations" not in options and "time_ms" not in options:
-        options["simulations"] = DEFAULT_SIMULATIONS
+    budget_given = "simulations" in options or "time_ms" in options
+    for key, value in defaults.items():
+        if key == "simulations" and budget_given:
+            continue
+        options.setdefault(key, value)
     margin = options.get("prior_margin", DEFAULT_PRIOR_MARGIN)
     options["prior_margin"] = None if isinstance(margin, str) and margin.lower() == "none" else margin
     options.setdefault("margin_scale", DEFAULT_MARGIN_SCALE)
@@ -59,6 +77,6 @@ def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None)
         bot = ISMCTSBot(seed=seed, prior=policy.action_probabilities, **options)
     except (TypeError, ValueError) as error:  # an option the bot does not take
         raise ValueError(f"policy {spec!r}: {error}") from None
-    bot.name = "ppo+search"
+    bot.name = name
     bot.checkpoint = policy.checkpoint
     return bot

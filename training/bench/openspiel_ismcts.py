@@ -80,8 +80,10 @@ import json
 import sys
 
 from blackout_env import Rules
+from blackout_env.agents.policies import parse_spec
 
 from ..evaluation.openspiel import (
+    OPENSPIEL_SPEC,
     load_player,
     parse_openspiel_spec,
     pool_sittings,
@@ -208,7 +210,9 @@ def _pool(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as error:
             raise ValueError(f"--pool {name}: cannot be read as JSON ({error})") from None
     pooled = pool_sittings(sittings)
-    print(table(pooled["rows"], pooled["simulations"], None, pooled["redeals"]))
+    field = pooled["rows"][0]["field"]
+    named_field = None if parse_spec(field)[0] == OPENSPIEL_SPEC else field  # a --field sitting: say whose
+    print(table(pooled["rows"], pooled["simulations"], named_field, pooled["redeals"]))
     write_json(args.json, pooled)
     return 0
 

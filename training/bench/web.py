@@ -42,8 +42,8 @@ SERVER = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--policies", default="heuristic,ppo",
-                        help="policies whose move time is measured, comma separated (default heuristic,ppo)")
+    parser.add_argument("--policies", default="heuristic,ppo,ppo+search-deep",
+                        help="policies whose move time is measured, comma separated (default heuristic,ppo,ppo+search-deep)")
     parser.add_argument("--rules", default="standard", help="a rules preset (default standard, 4 players)")
     parser.add_argument("--moves", type=int, default=200, help="moves timed per policy (default 200)")
     parser.add_argument("--tables", type=int, default=50, help="simultaneous games in the load test (default 50)")
@@ -145,10 +145,11 @@ def run(args: argparse.Namespace) -> int:
             server.wait(timeout=10)
     print(f"blackout serve, {args.rules} rules, 4 players; a move = a bot's decision, the engine's step, the save "
           "and the state message, timed by a WebSocket client on loopback")
-    print(f"{'policy':<12} {'move median':>12} {'move p95':>10} {'server decision median':>24} {'moves':>6}")
+    width = max(12, *(len(policy) for policy in policies))
+    print(f"{'policy':<{width}} {'move median':>12} {'move p95':>10} {'server decision median':>24} {'moves':>6}")
     for policy in policies:
         move, server_ms = results["moves"][policy], results["server_ms"][policy]
-        print(f"{policy:<12} {move['median_ms']:>9.1f} ms {move['p95_ms']:>7.1f} ms {server_ms['median_ms']:>21.1f} ms "
+        print(f"{policy:<{width}} {move['median_ms']:>9.1f} ms {move['p95_ms']:>7.1f} ms {server_ms['median_ms']:>21.1f} ms "
               f"{move['moves']:>6}")
     load = results["load"]
     print(f"load: the probe table's median move {load['alone']['median_ms']:.1f} ms alone, "

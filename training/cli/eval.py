@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policies", nargs="+", required=True, metavar="SPEC",
         help="policies: random, heuristic, search, ismcts, search:samples=64, ismcts:simulations=200, random:seed=3, ppo (the shipped generalist, every table), "
-        "ppo-standard (the standard 4-player specialist), ppo:PATH, ppo+search, ppo+rollout, rllib:PATH, "
+        "ppo-standard (the standard 4-player specialist), ppo:PATH, ppo+search, ppo+search-deep, ppo+rollout, rllib:PATH, "
         "openspiel_ismcts[:simulations=N,uct_c=C,redeals=K] (OpenSpiel's IS-MCTS, needs the bench extra); with fewer policies than seats the last one fills the remaining seats",
     )
     parser.add_argument("--players", type=int, default=None, help="number of players (overrides the rules)")

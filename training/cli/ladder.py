@@ -16,7 +16,7 @@ import sys
 from blackout_env.game.rules import Rules
 
 AGENTS_HELP = (
-    "policy specs: random, heuristic, search, ismcts, search:samples=64, ppo, ppo-standard, ppo:PATH, ppo+search, "
+    "policy specs: random, heuristic, search, ismcts, search:samples=64, ppo, ppo-standard, ppo:PATH, ppo+search, ppo+search-deep, "
     "ppo+rollout, openspiel_ismcts[:simulations=N,uct_c=C,redeals=K] (OpenSpiel's IS-MCTS, an external anchor; needs "
     "the bench extra), or a name registered in the blackout.policies entry points"
 )

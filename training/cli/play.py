@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="policy for the bot seats: one for all, or one per seat, comma separated "
         "(random, heuristic, search, ismcts, ppo (the shipped generalist, every table), "
-        "ppo-standard (the standard 4-player specialist), ppo:PATH, ppo+search, ppo+rollout, rllib:PATH; default heuristic)",
+        "ppo-standard (the standard 4-player specialist), ppo:PATH, ppo+search, ppo+search-deep, ppo+rollout, rllib:PATH; default heuristic)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the bots (default: random)")
     parser.add_argument("--hot-seat", action="store_true", help="several people at one keyboard: hide each hand until its owner presses Enter")

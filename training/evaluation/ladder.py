@@ -127,7 +127,7 @@ def checkpoint_sha256(spec: str) -> str | None:
     """
     name, argument = parse_spec(spec)
     path: str | os.PathLike[str] | None = None
-    if name in ("ppo", "ppo-standard", "ppo+search", "ppo+rollout"):
+    if name in ("ppo", "ppo-standard", "ppo+search", "ppo+search-deep", "ppo+rollout"):
         from ..agents.policy_net import SHIPPED_CHECKPOINT, SPECIALIST_CHECKPOINT
 
         if name == "ppo" and argument:
