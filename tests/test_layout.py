@@ -168,7 +168,7 @@ def test_the_game_names_no_training_module():
 def test_the_trained_agents_are_policy_names_through_the_entry_point_group():
     from blackout_env.agents.policies import LOADERS, policy_names
 
-    assert {"ppo", "ppo-standard", "ppo+search", "ppo+rollout", "rllib"} <= set(policy_names())
+    assert {"ppo", "ppo-standard", "ppo+search", "ppo+search-deep", "ppo+rollout", "rllib"} <= set(policy_names())
     assert LOADERS["ppo"].target == "blackout_training.agents.policy_net:load_ppo_policy"
     assert LOADERS["ppo"].path_argument and LOADERS["rllib"].path_argument
     assert not LOADERS["ppo+search"].path_argument

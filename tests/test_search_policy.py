@@ -91,18 +91,16 @@ def test_ppo_search_deep_decides_from_its_view_only():
     """Redeal the other players' hidden cards consistently with the view: same view, same seed, same decision."""
     rules = Rules(num_players=4, hand_sizes=[5])
     rng = np.random.default_rng(4)
-    network, views = _decisions(rules, 20, seed=6)
+    _, views = _decisions(rules, 20, seed=6)
     checked = 0
-    game = BlackoutGame(rules, seed=6)
     for view in views:
-        if len(view.legal_actions) > 1 and game.phase == "play":
+        if len(view.legal_actions) > 1 and view.phase == "play":
             other = determinize(view, sample_hands(view, rng))
             assert other.view(view.player) == view
             first = load_policy("ppo+search-deep:simulations=60", rules, seed=3).act(view)
             second = load_policy("ppo+search-deep:simulations=60", rules, seed=3).act(other.view(view.player))
             assert first == second
             checked += 1
-        game.step(network.act(view))
     assert checked >= 4
 
 

@@ -4,7 +4,7 @@ Installed as ``blackout_training``; each subpackage is one part, and imports onl
 before it:
 
 - ``agents``: the play-time agents: the network and its checkpoints (the shipped ones included),
-  ``PolicyBot``, ``ppo+search``, ``ppo+rollout``, policy specs by name.
+  ``PolicyBot``, ``ppo+search``, ``ppo+search-deep``, ``ppo+rollout``, policy specs by name.
 - ``evaluation``: duplicate-deal tournaments, the generalist table, game logs.
 - ``ppo``: the native PPO trainer, with its config, run folder and logs (read :mod:`.ppo.trainer`).
 - ``expert``: expert iteration: search-labelled games distilled into the network.

@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(path, encoding="utf-8") as handle:
             sitting = json.load(handle)
         for row in sitting["rows"]:
+            if row["agent"] in by_seed[sitting["seed"]]:
+                raise SystemExit(f"{path}: {row['agent']} on seed {sitting['seed']} again (a sitting given twice?)")
             by_seed[sitting["seed"]][row["agent"]] = row["per_deal_differences"]
     pooled: dict[str, list[float]] = defaultdict(list)
     for seed, agents in sorted(by_seed.items()):

@@ -21,6 +21,10 @@ visited action, as ``ismcts`` does. ``margin_scale=stake`` (the default) makes M
 the seat still has at stake once its bid is in, so that late in a hand a sure trick worth a point is
 not held back by a margin sized for the whole hand (docs/positions.md); ``margin_scale=hand``, M of the
 whole hand's range, as before issue 51.
+
+``ppo+search-deep`` is the same search at :data:`DEEP_OPTIONS` (1,600 simulations, the last three tricks of every
+simulation solved exactly): the strongest bot shipped, about six times ``ppo+search``'s time per decision
+(docs/ismcts.md, "The strongest bot"). Its spec takes the same options.
 """
 
 from __future__ import annotations

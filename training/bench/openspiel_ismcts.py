@@ -80,7 +80,6 @@ import json
 import sys
 
 from blackout_env import Rules
-from blackout_env.agents.policies import parse_spec
 
 from ..evaluation.openspiel import (
     OPENSPIEL_SPEC,
@@ -211,7 +210,8 @@ def _pool(args: argparse.Namespace) -> int:
             raise ValueError(f"--pool {name}: cannot be read as JSON ({error})") from None
     pooled = pool_sittings(sittings)
     field = pooled["rows"][0]["field"]
-    named_field = None if parse_spec(field)[0] == OPENSPIEL_SPEC else field  # a --field sitting: say whose
+    default = f"{OPENSPIEL_SPEC}:simulations={pooled['simulations']},uct_c={pooled['uct_c']:g},redeal="
+    named_field = None if field.startswith(default) else field  # a --field sitting: say whose
     print(table(pooled["rows"], pooled["simulations"], named_field, pooled["redeals"]))
     write_json(args.json, pooled)
     return 0

@@ -55,14 +55,14 @@ DEFAULT_PERSON_NAME = "player"
 WEB_SAVE_VERSION = 1
 
 BOT_BUDGET_LIMITS: dict[str, float] = {
-    "simulations": 2000,     # ismcts, ppo+search: tree simulations per decision
-    "time_ms": 1000,         # ismcts, ppo+search: milliseconds per decision
+    "simulations": 2000,     # ismcts, ppo+search(-deep): tree simulations per decision
+    "time_ms": 1000,         # ismcts, ppo+search(-deep): milliseconds per decision
     "time_limit_ms": 1000,   # search: milliseconds per decision
     "samples": 256,          # search, ppo+rollout: sampled deals per decision
     "bid_samples": 1024,     # search: sampled deals per bid
     "card_samples": 256,     # ppo+rollout: sampled deals per card decision
-    "endgame": 4,            # ismcts, ppo+search: tricks left solved exactly in every simulation
-    "bid_search": 4,         # ismcts, ppo+search: tricks solved exactly in every playout of a bid
+    "endgame": 4,            # ismcts, ppo+search(-deep): tricks left solved exactly in every simulation
+    "bid_search": 4,         # ismcts, ppo+search(-deep): tricks solved exactly in every playout of a bid
 }
 """The most work per decision a browser may ask of a bot, by the policy option that sets it.
 
