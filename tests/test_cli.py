@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import pytest
 from blackout_training.cli import main
 
 
@@ -50,3 +51,38 @@ def test_a_rules_path_that_is_a_folder_is_a_one_line_error(capsys):
     assert main(["demo", "--rules", "/etc"]) == 2
     err = capsys.readouterr().err
     assert "rules file '/etc' is a folder" in err and "Traceback" not in err
+
+
+SIGTERM_IN_A_CALLBACK = """
+import os, signal, sys, time, weakref
+import blackout_training.cli as cli
+cli._MAIN_PID = os.getpid()
+signal.signal(signal.SIGTERM, cli._terminated)
+if sys.argv[1] == "hook":
+    sys.unraisablehook = cli._redeliver
+def callback(ref):
+    signal.raise_signal(signal.SIGTERM)  # the handler runs inside this callback, where Python drops its exit
+    for _ in range(1000):
+        len([])
+class Thing:
+    pass
+thing = Thing()
+ref = weakref.ref(thing, callback)
+del thing
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline:
+    time.sleep(0.001)
+print("went on")
+"""
+
+
+@pytest.mark.parametrize("hook", ["hook", "none"])
+def test_a_sigterm_dropped_by_a_weakref_callback_is_delivered_again(hook):
+    """The handler's exit raised inside a weakref callback (as happened under h5py's writes) is dropped by
+    Python; the CLI's unraisable hook sends SIGTERM again, so the run still stops (without it: it went on)."""
+    done = subprocess.run([sys.executable, "-c", SIGTERM_IN_A_CALLBACK, hook], capture_output=True, text=True,
+                          timeout=60)
+    if hook == "hook":
+        assert done.returncode == 143 and "went on" not in done.stdout and not done.stderr
+    else:
+        assert done.returncode == 0 and "went on" in done.stdout and "Exception ignored" in done.stderr

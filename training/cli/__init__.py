@@ -63,7 +63,33 @@ def _terminated(signum: int, frame: Any) -> None:
     if os.getpid() != _MAIN_PID:
         os.kill(os.getpid(), signal.SIGTERM)
         return
-    raise SystemExit(128 + signum)
+    raise _Terminated(128 + signum)
+
+
+class _Terminated(SystemExit):
+    """The exit :func:`_terminated` raises (a SystemExit: the same status, cleanup and tests)."""
+
+
+def _redeliver(unraisable: Any) -> None:
+    """``sys.unraisablehook`` while SIGTERM is handled: a handler that ran inside a weakref callback or a
+    ``__del__`` (where Python reports an exception and drops it) is run again 10 ms later, in the code
+    that was running; without this a run went on writing its dataset after ``kill``. Others go to the
+    previous hook."""
+    if not isinstance(unraisable.exc_value, _Terminated):
+        _previous_unraisablehook(unraisable)
+        return
+    signal.signal(signal.SIGTERM, _terminated)
+    timer = threading.Timer(0.01, _send_again)
+    timer.daemon = True
+    timer.start()
+
+
+def _send_again() -> None:
+    if signal.getsignal(signal.SIGTERM) is _terminated:  # (not if the run has ended meanwhile)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+_previous_unraisablehook = sys.unraisablehook
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,9 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     handle = (threading.current_thread() is threading.main_thread()
               and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
     if handle:
-        global _MAIN_PID
+        global _MAIN_PID, _previous_unraisablehook
         _MAIN_PID = os.getpid()
+        _previous_unraisablehook = sys.unraisablehook
         signal.signal(signal.SIGTERM, _terminated)
+        sys.unraisablehook = _redeliver
     try:
         return int(module.run(args) or 0)
     except BrokenPipeError:  # output piped into `head` and the like: not an error
@@ -97,3 +125,4 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if handle:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            sys.unraisablehook = _previous_unraisablehook
