@@ -86,3 +86,20 @@ def test_a_sigterm_dropped_by_a_weakref_callback_is_delivered_again(hook):
         assert done.returncode == 143 and "went on" not in done.stdout and not done.stderr
     else:
         assert done.returncode == 0 and "went on" in done.stdout and "Exception ignored" in done.stderr
+
+
+def test_a_command_runs_with_the_redelivering_hook_and_restores_the_one_before(monkeypatch):
+    import importlib
+    import signal
+
+    import blackout_training.cli as cli
+
+    if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        pytest.skip("the CLI handles SIGTERM only over the default action")
+    seen = []
+    module = importlib.import_module(cli.SUBCOMMANDS["rules"][0])
+    monkeypatch.setattr(module, "run", lambda args: seen.append((sys.unraisablehook, signal.getsignal(signal.SIGTERM))))
+    before = sys.unraisablehook
+    assert main(["rules", "standard"]) == 0
+    assert seen == [(cli._redeliver, cli._terminated)]
+    assert sys.unraisablehook is before and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
