@@ -94,12 +94,14 @@ def test_a_command_runs_with_the_redelivering_hook_and_restores_the_one_before(m
 
     import blackout_training.cli as cli
 
-    if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
-        pytest.skip("the CLI handles SIGTERM only over the default action")
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the CLI handles SIGTERM only over the default
     seen = []
     module = importlib.import_module(cli.SUBCOMMANDS["rules"][0])
     monkeypatch.setattr(module, "run", lambda args: seen.append((sys.unraisablehook, signal.getsignal(signal.SIGTERM))))
     before = sys.unraisablehook
-    assert main(["rules", "standard"]) == 0
-    assert seen == [(cli._redeliver, cli._terminated)]
-    assert sys.unraisablehook is before and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    try:
+        assert main(["rules", "standard"]) == 0
+        assert seen == [(cli._redeliver, cli._terminated)]
+        assert sys.unraisablehook is before and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -68,11 +68,9 @@ def _load(name: str, argument: str | None, rules: Rules | None, seed: int | None
     spec = name if argument is None else f"{name}:{argument}"
     options = parse_options(argument, spec)
     checkpoint = options.pop("checkpoint", None)
-    budget_given = "simulations" in options or "time_ms" in options
-    for key, value in defaults.items():
-        if key == "simulations" and budget_given:
-            continue
-        options.setdefault(key, value)
+    if "simulations" in options or "time_ms" in options:  # a budget of the spec's own replaces the default one
+        defaults = {key: value for key, value in defaults.items() if key != "simulations"}
+    options = {**defaults, **options}
     margin = options.get("prior_margin", DEFAULT_PRIOR_MARGIN)
     options["prior_margin"] = None if isinstance(margin, str) and margin.lower() == "none" else margin
     options.setdefault("margin_scale", DEFAULT_MARGIN_SCALE)

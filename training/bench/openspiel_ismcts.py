@@ -82,7 +82,7 @@ import sys
 from blackout_env import Rules
 
 from ..evaluation.openspiel import (
-    OPENSPIEL_SPEC,
+    default_field,
     load_player,
     parse_openspiel_spec,
     pool_sittings,
@@ -210,8 +210,8 @@ def _pool(args: argparse.Namespace) -> int:
             raise ValueError(f"--pool {name}: cannot be read as JSON ({error})") from None
     pooled = pool_sittings(sittings)
     field = pooled["rows"][0]["field"]
-    default = f"{OPENSPIEL_SPEC}:simulations={pooled['simulations']},uct_c={pooled['uct_c']:g},redeal="
-    named_field = None if field.startswith(default) else field  # a --field sitting: say whose
+    defaults = {default_field(pooled["simulations"], pooled["uct_c"], redeal, pooled["redeals"]) for redeal in (False, True)}
+    named_field = None if field in defaults else field  # a --field sitting: say whose
     print(table(pooled["rows"], pooled["simulations"], named_field, pooled["redeals"]))
     write_json(args.json, pooled)
     return 0

@@ -29,7 +29,7 @@ from .tournament import confidence_half_width, single_threaded_torch
 __all__ = [
     "to_openspiel_card", "from_openspiel_action", "require_openspiel", "simulations_per_search", "OpenSpielPlayer",
     "check_openspiel_rules", "load_openspiel_ismcts", "openspiel_rules_problems", "play_deal", "pool_sittings",
-    "run_agent", "speed", "summarise", "table",
+    "default_field", "run_agent", "speed", "summarise", "table",
 ]
 
 INSTALL_BENCH = "pip install -e \".[bench]\", or pip install \"blackout-rl[bench]\""
@@ -620,9 +620,14 @@ def run_agent(
     else:
         results = [_worker(task) for task in tasks]
     row = summarise(spec, results)
-    redeals_option = f",redeals={redeals}" if redeals > 1 else ""
-    row["field"] = field or f"{OPENSPIEL_SPEC}:simulations={simulations},uct_c={uct_c:g},redeal={int(redeal)}{redeals_option}"
+    row["field"] = field or default_field(simulations, uct_c, redeal, redeals)
     return row
+
+
+def default_field(simulations: int, uct_c: float, redeal: bool, redeals: int) -> str:
+    """The spec of the field a sitting without ``--field`` plays: OpenSpiel's IS-MCTS at the bench's options."""
+    redeals_option = f",redeals={redeals}" if redeals > 1 else ""
+    return f"{OPENSPIEL_SPEC}:simulations={simulations},uct_c={uct_c:g},redeal={int(redeal)}{redeals_option}"
 
 
 def table(rows: Sequence[dict[str, Any]], simulations: int, field: str | None = None, redeals: int = 1) -> str:
