@@ -1,19 +1,20 @@
-"""Inferred hidden cards from the bids: a bid model learned from self-play, and determinizations weighted by it.
+"""Inferred hidden cards: a bid model learned from self-play, and determinizations weighted by what the seats did.
 
 A seat's bid says how strong its hand was when it bid. :class:`BidModel` is the
 chance of each bid given the hand size and the hand's *likely winners* (the greedy
 playout's count: aces and kings of side suits, trumps from the ten up, jokers),
 counted from the bids of a policy in self-play (``blackout belief fit``; the fitted
-table of the shipped ``ppo`` lies beside this module). :class:`BidBelief` turns a
-view and that model into determinizations: deals are drawn as
+table of the shipped ``ppo`` lies beside this module). :class:`Belief` turns a view,
+that model and the play model (:mod:`~blackout_baselines.play_model`: the chance of
+the cards each seat played this hand) into determinizations: deals are drawn as
 :class:`~blackout_baselines.deals.DealSampler` draws them (every one consistent
 with the view: the voids, the cards shown, the counts), each weighted by the chance
-of the bids the other seats made with the hands it gives them (their cards now plus
-those they have played), and redrawn in proportion to the weights (sampling
-importance resampling). The model's table is smoothed toward a pooled table of
-``bid - likely winners``, so no consistent deal has weight zero and the search
-still reaches every deal the view allows when the model is wrong (the resampled
-deals approach the posterior under the model as the candidates grow).
+of the bids the other seats made and of the cards they played with the hands it
+gives them (their cards now plus those they have played), and redrawn in proportion
+to the weights (sampling importance resampling). Both models are smoothed and keep
+every choice above a floor, so no consistent deal has weight zero and the search
+still reaches every deal the view allows when a model is wrong (the resampled deals
+approach the posterior under the models as the candidates grow).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from blackout_env import BlackoutGame, PlayerView, Rules
 from blackout_env.game.cards import NUM_STANDARD_CARDS
 
 from ._ismcts_kernels import SIDE_TRICKS, TRUMP_TRICKS
+from .play_model import PlayModel, play_events, play_likelihood
 
-__all__ = ["DEFAULT_BID_MODEL", "BidBelief", "BidModel", "bid_records", "likely_winners"]
+__all__ = ["DEFAULT_BID_MODEL", "Belief", "BidModel", "bid_records", "likely_winners"]
 
 DEFAULT_BID_MODEL = Path(__file__).with_name("bid_model.json")
 """The bid model fitted to the shipped ``ppo``'s bids (``blackout belief fit``)."""
@@ -128,24 +130,30 @@ def default_model() -> BidModel:
     return _DEFAULT
 
 
-class BidBelief:
-    """Determinizations of ``view`` weighted by the chance of the other seats' bids (``model``).
+class Belief:
+    """Determinizations of ``view`` weighted by what the other seats did: the chance of their bids under
+    ``bids`` (a :class:`BidModel`) times the chance of the cards they played under ``play`` (a
+    :class:`~blackout_baselines.play_model.PlayModel`); either may be None (not weighted by it).
 
-    ``candidates`` deals are drawn per deal wanted; :meth:`weights` gives a deal's
-    chance of the bids made, and :meth:`draw` redraws the wanted number in proportion.
+    ``candidates`` deals are drawn per deal wanted; :meth:`weights` gives a deal's weight, and
+    :meth:`draw` redraws the wanted number in proportion.
     """
 
-    def __init__(self, view: PlayerView, model: BidModel, candidates: int = 4) -> None:
+    def __init__(self, view: PlayerView, bids: BidModel | None = None, candidates: int = 4,
+                 play: PlayModel | None = None) -> None:
         if candidates < 1:
-            raise ValueError(f"BidBelief: candidates must be at least 1, got {candidates}")
-        self.view, self.model, self.candidates = view, model, int(candidates)
+            raise ValueError(f"Belief: candidates must be at least 1, got {candidates}")
+        self.view, self.model, self.play, self.candidates = view, bids, play, int(candidates)
         self.size = view.hand_size
         self.trump = view.trump
-        self.seats = [s for s in range(view.num_players) if s != view.player and view.bids[s] is not None]
+        bid = bids is not None
+        self.seats = [s for s in range(view.num_players) if bid and s != view.player and view.bids[s] is not None]
         self.played = {s: sum(1 << c for c in view.played[s]) for s in self.seats}
+        events = play_events(view) if play is not None else []
+        self.events = events if any(event.seat != view.player for event in events) else []
 
     def weights(self, deals: list[list[int]]) -> np.ndarray:
-        """Per deal (hands as bitmasks by seat), the model's chance of the bids the other seats made."""
+        """Per deal (hands as bitmasks by seat), the chance of the other seats' bids and plays."""
         weights = np.ones(len(deals))
         if not deals:
             return weights
@@ -153,12 +161,14 @@ class BidBelief:
         for seat in self.seats:
             held = hands[:, seat] | np.uint64(self.played[seat])
             weights *= self.model.probabilities(self.size, likely_winners(held, self.trump), self.view.bids[seat])
+        if self.events:
+            weights *= play_likelihood(self.view, self.play, hands, self.events)
         return weights
 
     def draw(self, sampler, count: int, np_rng: np.random.Generator, rng: random.Random) -> list[list[int]]:
         """``count`` deals: ``candidates * count`` drawn by ``sampler`` (a ``DealSampler`` of the view),
-        redrawn with replacement in proportion to :meth:`weights` (all of them when no seat has bid)."""
-        if not self.seats or self.candidates == 1:
+        redrawn with replacement in proportion to :meth:`weights` (all of them when nothing weighs them)."""
+        if not (self.seats or self.events) or self.candidates == 1:
             return sampler.draw(count, np_rng, rng)
         pool = sampler.draw(self.candidates * count, np_rng, rng)
         weights = self.weights(pool)

@@ -401,8 +401,10 @@ class ISMCTSBot(Bot):
             beaten by more). 0 (default): bids are tree actions like cards.
         belief: how the other seats' hands are drawn: ``"uniform"`` (default), every deal consistent with the
             view alike; ``"bids"``, those deals weighted by the chance of the bids the other seats made with
-            them (:class:`~blackout_baselines.belief.BidBelief`, the shipped bid model); or the path of a bid
-            model file (``blackout belief fit``), weighted by that model.
+            them (:class:`~blackout_baselines.belief.Belief`, the shipped bid model); ``"play"``, by the chance of
+            the cards they played this hand (the shipped play model, :mod:`~blackout_baselines.play_model`);
+            ``"bids+play"``, by both; or the path of a bid model file (``blackout belief fit``), weighted by
+            that model.
 
     The options of :data:`RETIRED_OPTIONS` are refused with a ``ValueError`` naming the retirement.
     """
@@ -462,18 +464,24 @@ class ISMCTSBot(Bot):
         if isinstance(bid_search, bool) or not isinstance(bid_search, (int, np.integer)) or not 0 <= bid_search <= 6:
             raise ValueError(f"bid_search: must be a whole number of tricks from 0 (off) to 6, got {bid_search!r}")
         self.bid_search = int(bid_search)
+        named = "'uniform', 'bids', 'play', 'bids+play' or the path of a bid model file (.json)"
         if not isinstance(belief, str):
-            raise ValueError(f"belief: must be 'uniform', 'bids' or the path of a bid model file, got {belief!r}")
+            raise ValueError(f"belief: must be {named}, got {belief!r}")
         self.belief = belief
         from .belief import BidModel, default_model  # (numba: imported with the search)
+        from .play_model import PlayModel, default_play_model
 
         self.bid_model: BidModel | None = None
-        """The bid model the determinizations are weighted by (None: uniform deals)."""
-        if belief == "bids":
+        """The bid model the determinizations are weighted by (None: not by the bids)."""
+        self.play_model: PlayModel | None = None
+        """The play model the determinizations are weighted by (None: not by the play)."""
+        if belief in ("bids", "bids+play"):
             self.bid_model = default_model()
-        elif belief != "uniform":
+        if belief in ("play", "bids+play"):
+            self.play_model = default_play_model()
+        elif belief not in ("uniform", "bids"):
             if not belief.endswith(".json"):
-                raise ValueError(f"belief: must be 'uniform', 'bids' or the path of a bid model file (.json), got {belief!r}")
+                raise ValueError(f"belief: must be {named}, got {belief!r}")
             self.bid_model = BidModel.load(belief)
         _kernels()  # import (and compile, or load from numba's cache) now, not inside a timed decision
         self.last_simulations = 0
@@ -553,10 +561,10 @@ class ISMCTSBot(Bot):
         scaled = root_state.t.scores(view.hand_size)[0]
         sampler = DealSampler(view)
         belief = None
-        if self.bid_model is not None:
-            from .belief import BidBelief
+        if self.bid_model is not None or self.play_model is not None:
+            from .belief import Belief
 
-            belief = BidBelief(view, self.bid_model)
+            belief = Belief(view, self.bid_model, play=self.play_model)
 
         def draw(count: int) -> list[list[int]]:
             """``count`` deals of the other seats' hands, uniform or by the belief."""

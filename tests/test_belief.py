@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 from blackout_baselines import ISMCTSBot, make_bot
-from blackout_baselines.belief import MAX_TRICKS, BidBelief, BidModel, bid_records, default_model, likely_winners
+from blackout_baselines.belief import MAX_TRICKS, Belief, BidModel, bid_records, default_model, likely_winners
 from blackout_baselines.deals import DealSampler, sample_hands
 from blackout_baselines.heuristic import HeuristicBot
 from blackout_baselines.search import determinize
@@ -96,7 +96,7 @@ def test_weighted_deals_are_consistent_with_the_view_and_favour_the_bids():
     closer = 0
     for view in bid_views(rules, 8, seed=2):
         sampler = DealSampler(view)
-        belief = BidBelief(view, model)
+        belief = Belief(view, model)
         deals = belief.draw(sampler, 200, np_rng, rng)
         uniform = sampler.draw(200, np_rng, rng)
         for deal in deals[:20]:
@@ -111,7 +111,7 @@ def test_weighted_deals_are_consistent_with_the_view_and_favour_the_bids():
 def test_no_bid_made_means_uniform_deals():
     game = BlackoutGame(Rules.preset("standard"), seed=3)
     view = game.view(game.current_player)  # the first bidder: nobody has bid
-    belief = BidBelief(view, default_model())
+    belief = Belief(view, default_model())
     assert belief.seats == [] and belief.weights([[0] * 4, [0] * 4]).tolist() == [1.0, 1.0]
 
 

@@ -425,7 +425,7 @@ def test_a_server_shared_on_another_address_keeps_origins_and_tables_private(tmp
 
 
 
-def test_a_browser_may_not_name_a_bid_model_file_but_may_ask_for_the_shipped_one():
+def test_a_browser_may_not_name_a_model_file_but_may_ask_for_the_shipped_ones():
     from blackout_training.web.table import TableError, check_policy_spec
 
     for spec in ["ismcts:belief=/etc/passwd.json", "ppo+search:belief=../model.json,simulations=10"]:
@@ -433,4 +433,5 @@ def test_a_browser_may_not_name_a_bid_model_file_but_may_ask_for_the_shipped_one
             check_policy_spec(spec, "seats")
         assert caught.value.code == "forbidden"
     assert check_policy_spec("ppo+search:belief=bids", "seats") == "ppo+search:belief=bids"
+    assert check_policy_spec("ppo+search:belief=bids+play", "seats") == "ppo+search:belief=bids+play"
     assert check_policy_spec("ismcts:belief=uniform,simulations=50", "seats") == "ismcts:belief=uniform,simulations=50"

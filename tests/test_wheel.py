@@ -72,6 +72,7 @@ def test_wheel_holds_the_rules_presets_and_the_shipped_policy(wheel):
     assert "blackout_training/agents/checkpoints/ppo_standard_4p.pt" in members  # ppo-standard
     assert "blackout_training/agents/checkpoints/ppo_generalist.pt" in members  # ppo
     assert "blackout_baselines/bid_model.json" in members  # ismcts:belief=bids
+    assert "blackout_baselines/play_model.json" in members  # ismcts:belief=play
     assert not any(name.startswith(("training/", "baselines/", "tests/", "configs/")) for name in members)
 
 

@@ -514,7 +514,7 @@ def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | N
         options = parse_options(argument, spec)
     except ValueError as error:
         raise TableError(f"{field_name}: {error}") from None
-    if options.get("belief", "uniform") not in ("uniform", "bids"):  # any other belief is a bid model file
+    if options.get("belief", "uniform") not in ("uniform", "bids", "play", "bids+play"):  # any other: a model file
         raise TableError(f"{field_name}: a browser may not name a file ({spec!r}); start the server with "
                          f"--policy NAME={spec} and choose NAME", "forbidden")
     for option, value in options.items():
