@@ -63,6 +63,24 @@ def test_policy_bot_plays_only_legal_actions_through_whole_matches(greedy):
             game.step(action)
 
 
+def test_one_view_is_decided_on_one_torch_thread_and_the_setting_restored(monkeypatch):
+    bot = PolicyBot(small_net(), SHORT, seed=3)
+    seen = []
+    logits, logits_and_value = bot.model.logits, bot.model.logits_and_value
+    monkeypatch.setattr(bot.model, "logits", lambda *a: (seen.append(torch.get_num_threads()), logits(*a))[1])
+    monkeypatch.setattr(bot.model, "logits_and_value",
+                        lambda *a: (seen.append(torch.get_num_threads()), logits_and_value(*a))[1])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        game = BlackoutGame(SHORT, seed=0)
+        view = game.view(game.current_player)
+        bot.act(view), bot.action_probabilities(view), bot.explain(view)
+        assert seen == [1, 1, 1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_sampling_bot_is_reproducible_for_a_seed():
     def moves(seed):
         bot = PolicyBot(small_net(), SHORT, greedy=False, seed=seed)

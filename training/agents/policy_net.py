@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -99,6 +100,24 @@ ORACLE_WIDTH = 64
 # OpenMP thread pool without its threads, and waits forever in its first parallel region; running
 # torch single-threaded in the child avoids the pool (one-row inference gains nothing from threads).
 os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch on one thread inside the block, its setting restored after (switching costs well under 1 us).
+
+    One view's forward pass gains nothing from threads, and beside one busy process on a 2-core
+    machine torch's pool waits at every layer for its descheduled thread (issue 47: 30x slower).
+    """
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 class CheckpointError(ValueError):
@@ -749,13 +768,14 @@ class PolicyBot:
     def act(self, view: PlayerView) -> int:
         """The action for one player's view (always one of ``view.legal_actions``)."""
         rules, obs, mask = self._network_inputs(view)
-        action = self.act_batch(obs, mask)
+        with one_thread():
+            action = self.act_batch(obs, mask)
         return int((rules_actions(action, rules) if self.model.observation == "universal" else action)[0])
 
     def action_probabilities(self, view: PlayerView) -> dict[int, float]:
         """The policy's probability of each legal action of ``view`` (the prior of ``ppo+search``)."""
         rules, obs, mask = self._network_inputs(view)
-        with torch.inference_mode():
+        with one_thread(), torch.inference_mode():
             logits = self.model.logits(*self._tensors(obs, mask))
         return self._legal_probabilities(logits, mask, rules)
 
@@ -770,7 +790,7 @@ class PolicyBot:
         """The action :meth:`act` returns (the same draw when sampling), the policy's probability of each legal
         action, and the value head's estimate of the hand's score for the acting seat, from one forward pass."""
         rules, obs, mask = self._network_inputs(view)
-        with torch.inference_mode():
+        with one_thread(), torch.inference_mode():
             logits, value = self.model.logits_and_value(*self._tensors(obs, mask))
             chosen = self._pick(logits).numpy()
         action = int((rules_actions(chosen, rules) if self.model.observation == "universal" else chosen)[0])
