@@ -405,6 +405,8 @@ class ISMCTSBot(Bot):
             the cards they played this hand (the shipped play model, :mod:`~blackout_baselines.play_model`);
             ``"bids+play"``, by both; or the path of a bid model file (``blackout belief fit``), weighted by
             that model.
+        play_model: the path of a play model file (``blackout belief fit --kind play``) that ``belief`` ``"play"``
+            or ``"bids+play"`` weighs by instead of the shipped one (None: the shipped one).
 
     The options of :data:`RETIRED_OPTIONS` are refused with a ``ValueError`` naming the retirement.
     """
@@ -424,6 +426,7 @@ class ISMCTSBot(Bot):
         endgame: int = 0,
         bid_search: int = 0,
         belief: str = "uniform",
+        play_model: str | None = None,
         **retired: Any,
     ) -> None:
         for option in retired:
@@ -477,8 +480,11 @@ class ISMCTSBot(Bot):
         """The play model the determinizations are weighted by (None: not by the play)."""
         if belief in ("bids", "bids+play"):
             self.bid_model = default_model()
+        if play_model is not None and (belief not in ("play", "bids+play") or not isinstance(play_model, str)):
+            raise ValueError(f"play_model: the path of a play model file, with belief 'play' or 'bids+play'; got "
+                             f"play_model={play_model!r} with belief={belief!r}")
         if belief in ("play", "bids+play"):
-            self.play_model = default_play_model()
+            self.play_model = default_play_model() if play_model is None else PlayModel.load(play_model)
         elif belief not in ("uniform", "bids"):
             if not belief.endswith(".json"):
                 raise ValueError(f"belief: must be {named}, got {belief!r}")

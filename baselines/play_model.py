@@ -33,6 +33,7 @@ weighs the sampler's deals by it.
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,8 +210,8 @@ class PlayModel:
         counts = np.asarray(counts, dtype=float)
         if counts.shape != (SITUATIONS, CLASSES) or not np.isfinite(counts).all() or (counts < 0).any():
             raise ValueError(f"PlayModel: counts must be finite, >= 0 and of shape {(SITUATIONS, CLASSES)}")
-        if not (smoothing >= 0 and 0 < floor < 1):
-            raise ValueError("PlayModel: smoothing must be >= 0 and floor in (0, 1)")
+        if not (math.isfinite(smoothing) and smoothing > 0 and 0 < floor < 1):
+            raise ValueError(f"PlayModel: smoothing must be finite and > 0 and floor in (0, 1), got {smoothing}, {floor}")
         self.counts, self.smoothing, self.floor, self.source = counts, float(smoothing), float(floor), source
         available = np.arange(SITUATIONS) % _AVAILABLE
         offered = ((available[:, None] >> np.arange(CLASSES)) & 1).astype(float)
@@ -235,7 +236,7 @@ class PlayModel:
 
     def save(self, path: str | Path) -> None:
         data = {"format": FORMAT, "version": 1, "source": self.source, "smoothing": self.smoothing,
-                "floor": self.floor, "counts": self.counts.astype(int).tolist()}
+                "floor": self.floor, "counts": [[int(c) if c.is_integer() else c for c in row] for row in self.counts.tolist()]}
         Path(path).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
 
     @classmethod

@@ -62,6 +62,10 @@ def test_events_are_the_cards_played_and_their_classes_the_engines_legal_cards(t
             assert [e.seat for e in events] == [v.player for _, _, v, _ in steps[:index]]
             before = [c for _, _, _, c in steps[:index]]
             event = _events(view, before + [card])[-1]  # this very play
+            bid, won = view.bids[view.player], view.tricks_won[view.player]
+            assert event.need == (0 if won < bid else 1 if won == bid else 2)
+            assert event.leads == (not view.current_trick)
+            assert event.last == (len(view.current_trick) == rules.num_players - 1)
             held = np.array([bits(hands[view.player])], dtype=np.uint64)
             situation, klass, _ = event_classes(event, held)
             offered = int(situation[0]) % (1 << CLASSES)
@@ -94,6 +98,24 @@ def test_the_likelihood_is_positive_for_every_deal_the_view_allows_and_the_truth
             truth = np.array([[bits(h) for h in hands]], dtype=np.uint64)
             assert (play_likelihood(view, model, drawn) > 0).all()
             assert play_likelihood(view, model, truth)[0] > 0
+
+
+def test_the_likelihood_of_the_true_deal_is_each_card_played_chance_given_the_hand_then():
+    rules = Rules.preset("standard")
+    model = PlayModel.fit(play_records(HeuristicBot(), rules, 60, seed=2))
+    for _, steps in played_games(rules, 3, seed=8):
+        for index, (_, hands, view, _) in enumerate(steps):
+            expected = 1.0
+            plays = [c for *_, c in steps]
+            for earlier, (_, hands_then, view_then, _) in enumerate(steps[:index]):  # each card played before
+                if view_then.player == view.player:
+                    continue
+                event = _events(view, plays[: earlier + 1])[-1]
+                held = np.array([bits(hands_then[view_then.player])], dtype=np.uint64)
+                situation, klass, share = event_classes(event, held)
+                expected *= model.table[situation[0], klass[0]] / share[0]
+            truth = np.array([[bits(h) for h in hands]], dtype=np.uint64)
+            assert play_likelihood(view, model, truth)[0] == pytest.approx(expected, rel=1e-9)
 
 
 class LowestCard:
@@ -141,14 +163,23 @@ def test_a_model_is_saved_and_loaded_and_bad_files_are_refused(tmp_path):
         PlayModel.load(tmp_path / "short.json")
     with pytest.raises(ValueError, match="floor"):
         PlayModel(model.counts, floor=0)
+    for smoothing in (0, float("inf"), float("nan")):
+        data = json.loads(path.read_text())
+        data["smoothing"] = smoothing
+        (tmp_path / "smoothing.json").write_text(json.dumps(data))
+        with pytest.raises(ValueError, match="smoothing"):
+            PlayModel.load(tmp_path / "smoothing.json")
 
 
 def test_the_shipped_model_loads():
     model = default_play_model()
     assert "ppo" in model.source and model.counts.sum() > 100_000
+    offered = (np.arange(SITUATIONS)[:, None] % (1 << CLASSES)) >> np.arange(CLASSES) & 1
+    assert (model.table[offered == 0] == 0).all() and (model.table[offered == 1] >= model.floor / 2).all()
+    assert np.allclose(model.table[offered.any(axis=1)].sum(axis=1), 1)
 
 
-def test_no_card_played_by_another_seat_means_uniform_deals():
+def test_no_card_played_by_another_seat_means_unweighted_deals():
     game = BlackoutGame(Rules.preset("standard"), seed=3)
     bot = HeuristicBot()
     while game.phase == "bid":
@@ -156,6 +187,12 @@ def test_no_card_played_by_another_seat_means_uniform_deals():
     view = game.view(game.current_player)  # the first card of the hand
     belief = Belief(view, play=default_play_model())
     assert belief.events == [] and belief.weights([[0] * 4, [0] * 4]).tolist() == [1.0, 1.0]
+    leader = view.player
+    game.step(bot.act(view))  # the leader's card: the only card played is the viewer's own
+    belief = Belief(game.view(leader), play=default_play_model())
+    assert belief.events == [] and belief.weights([[0] * 4]).tolist() == [1.0]
+    game.step(bot.act(game.view(game.current_player)))  # another seat's card weighs the deals
+    assert len(Belief(game.view(leader), play=default_play_model()).events) == 2
 
 
 @pytest.mark.parametrize("belief", ["play", "bids+play"])
@@ -190,6 +227,22 @@ def test_belief_fit_and_eval_commands_for_the_play(tmp_path, capsys):
     assert figures["views"] > 0
     assert sum(row["cards"] for row in figures["by_tricks_played"]) == figures["cards"]
     assert 0 < figures["effective_deals"] <= 1
-    assert main(["belief", "eval", "--belief", "play", "--play-model", str(tmp_path / "missing.json"),
+    assert main(["belief", "eval", "--belief", "play", "--at", "play", "--play-model", str(tmp_path / "missing.json"),
                  "--hands", "1"]) == 2
     assert "play model" in capsys.readouterr().err
+    assert main(["belief", "eval", "--belief", "play", "--hands", "1"]) == 2  # --at bids: nothing played yet
+    assert "no card is played" in capsys.readouterr().err
+    assert main(["belief", "eval", "--belief", "bids", "--play-model", str(out), "--hands", "1"]) == 2
+    assert "does not weigh by the play" in capsys.readouterr().err
+
+
+def test_the_search_takes_a_play_model_file_only_with_a_play_belief(tmp_path):
+    path = tmp_path / "play.json"
+    PlayModel.fit(play_records(HeuristicBot(), Rules.preset("standard"), 10, seed=9), source="mine").save(path)
+    assert ISMCTSBot(belief="play", play_model=str(path)).play_model.source == "mine"
+    assert ISMCTSBot(belief="bids+play").play_model is default_play_model()
+    for belief in ("uniform", "bids"):
+        with pytest.raises(ValueError, match="play_model"):
+            ISMCTSBot(belief=belief, play_model=str(path))
+    with pytest.raises(ValueError, match="cannot be read"):
+        ISMCTSBot(belief="play", play_model=str(tmp_path / "missing.json"))

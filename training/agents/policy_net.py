@@ -104,10 +104,11 @@ os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 @contextmanager
 def one_thread() -> Iterator[None]:
-    """Torch on one thread inside the block, its setting restored after (switching costs well under 1 us).
+    """Torch on one thread inside the block, its setting restored after (a switch and back: 0.16 us measured).
 
-    One view's forward pass gains nothing from threads, and beside one busy process on a 2-core
-    machine torch's pool waits at every layer for its descheduled thread (issue 47: 30x slower).
+    One view's forward pass gains nothing from threads, and beside busy processes on a 2-core machine
+    torch's pool waits at every layer for its descheduled thread (a standard match of ``ppo``: 44x the wall
+    time, docs/evaluation.md).
     """
     threads = torch.get_num_threads()
     if threads == 1:

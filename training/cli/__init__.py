@@ -32,7 +32,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "positions": ("blackout_training.cli.positions", "the suite of obvious positions (each proved by exhaustive search) and each agent's score"),
     "play": ("blackout_training.cli.play", "play in the terminal against bots or trained policies (saves, resumes)"),
     "serve": ("blackout_training.cli.serve", "play in the browser, watch agents play and replay games: a local web server"),
-    "belief": ("blackout_training.cli.belief", "the bid model behind the search's inferred hidden cards: fit | eval"),
+    "belief": ("blackout_training.cli.belief", "the bid and play models behind the search's inferred hidden cards: fit | eval"),
     "dataset": ("blackout_training.cli.dataset", "Minari datasets of one seat's matches: create, list, show, delete, clone, from-log"),
 }
 

@@ -48,9 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--out", required=True, help="the model file to write (.json)")
     evaluate.add_argument("--belief", choices=BELIEFS, default="bids",
                           help="what weighs the deals: bids (default), play, or bids+play")
-    evaluate.add_argument("--model", default=str(DEFAULT_BID_MODEL), help="bid model file (default: the shipped one)")
-    evaluate.add_argument("--play-model", default=str(DEFAULT_PLAY_MODEL),
-                          help="play model file (default: the shipped one)")
+    evaluate.add_argument("--model", default=None, help="bid model file, with --belief bids or bids+play "
+                          "(default: the shipped one)")
+    evaluate.add_argument("--play-model", default=None,
+                          help="play model file, with --belief play or bids+play (default: the shipped one)")
     evaluate.add_argument("--at", choices=("bids", "play"), default="bids",
                           help="the views scored: bids (default), every seat's once the bids are in; play, the "
                                "acting seat's at every card played")
@@ -115,8 +116,14 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     check_positive(deals=args.deals)
     check_output_file(args.json)
-    bids = BidModel.load(args.model) if "bids" in args.belief else None
-    play = PlayModel.load(args.play_model) if "play" in args.belief else None
+    if args.model is not None and "bids" not in args.belief:
+        raise ValueError(f"--model: a bid model, but --belief {args.belief} does not weigh by the bids")
+    if args.play_model is not None and "play" not in args.belief:
+        raise ValueError(f"--play-model: a play model, but --belief {args.belief} does not weigh by the play")
+    if args.belief == "play" and args.at == "bids":
+        raise ValueError("--belief play --at bids: no card is played once the bids are in; use --at play")
+    bids = BidModel.load(args.model or DEFAULT_BID_MODEL) if "bids" in args.belief else None
+    play = PlayModel.load(args.play_model or DEFAULT_PLAY_MODEL) if "play" in args.belief else None
     figures = evaluate(tables, args.policy, args.hands, args.deals, args.seed, bids=bids, play=play, at=args.at)
     figures["belief"] = args.belief
     where = "once the bids are in" if args.at == "bids" else "at every card played"
@@ -125,7 +132,8 @@ def _run(args: argparse.Namespace) -> int:
     model_vs = figures["log_loss_model"] / figures["log_loss_uniform_sampled"] - 1
     print(f"  log-loss per unseen card: uniform {figures['log_loss_uniform']:.4f} (exact, voids ignored),"
           f" {figures['log_loss_uniform_sampled']:.4f} (the same deals unweighted);"
-          f" weighted {figures['log_loss_model']:.4f} ({model_vs:+.1%} on the unweighted)")
+          f" weighted {figures['log_loss_model']:.4f} ({model_vs:+.1%} on the unweighted;"
+          f" {figures['log_loss_model_all_deals']:.4f} counting the weighted deals as all {args.deals})")
     for row in figures["by_tricks_played"]:
         change = row["log_loss_model"] / row["log_loss_uniform_sampled"] - 1
         print(f"    {row['phase']:<28} {row['cards']:>8,} cards: unweighted {row['log_loss_uniform_sampled']:.4f},"
@@ -165,7 +173,7 @@ def evaluate(tables, policy: str, hands: int, deals: int, seed: int, bids: BidMo
     bins = 10
     predicted_sum, observed_sum, counts = np.zeros(bins), np.zeros(bins), np.zeros(bins, dtype=np.int64)
     phases = ["before the first trick ends", "1 trick played", "2 tricks played", "3 or more"]
-    loss = np.zeros((3, len(phases)))  # uniform exact, uniform from the deals, model; by tricks played
+    loss = np.zeros((4, len(phases)))  # uniform exact, uniform from the deals, weighted, weighted plain; by tricks
     scored = np.zeros(len(phases), dtype=np.int64)
     ess, viewed = np.zeros(len(phases)), np.zeros(len(phases), dtype=np.int64)  # effective share of the deals
     views = 0
@@ -199,11 +207,14 @@ def evaluate(tables, policy: str, hands: int, deals: int, seed: int, bids: BidMo
                 # their effective number (Kish's), so a few heavy deals are not read as certainty
                 effective = weights.sum() ** 2 / (weights ** 2).sum()
                 chances = (np.tensordot(weights / weights.sum(), where, axes=1) * effective + 0.5 * uniform) / (effective + 0.5)
+                # the same with the weighted deals counted as all the deals drawn (the estimate before 2026-12-07)
+                plain = (np.tensordot(weights / weights.sum(), where, axes=1) * len(drawn) + 0.5 * uniform) / (len(drawn) + 0.5)
                 sampled = (where.sum(axis=0) + 0.5 * uniform) / (len(drawn) + 0.5)
                 phase = min(sum(view.tricks_won), len(phases) - 1)
                 ess[phase] += effective / len(drawn)
                 for i, holder in enumerate(truth):
-                    loss[:, phase] -= (math.log(uniform[holder]), math.log(sampled[i, holder]), math.log(chances[i, holder]))
+                    loss[:, phase] -= (math.log(uniform[holder]), math.log(sampled[i, holder]), math.log(chances[i, holder]),
+                                       math.log(plain[i, holder]))
                     for place in range(len(places)):
                         if uniform[place] == 0:
                             continue
@@ -228,4 +239,4 @@ def evaluate(tables, policy: str, hands: int, deals: int, seed: int, bids: BidMo
                  "effective_deals": float(ess[k] / viewed[k])} for k, name in enumerate(phases) if scored[k]]
     return {"policy": policy, "hands": hands, "deals": deals, "seed": seed, "at": at, "views": views,
             "cards": int(scored.sum()), "log_loss_uniform": float(total[0]), "log_loss_uniform_sampled": float(total[1]),
-            "log_loss_model": float(total[2]), "effective_deals": float(ess.sum() / viewed.sum()), "by_tricks_played": by_phase, "calibration": calibration}
+            "log_loss_model": float(total[2]), "log_loss_model_all_deals": float(total[3]), "effective_deals": float(ess.sum() / viewed.sum()), "by_tricks_played": by_phase, "calibration": calibration}
