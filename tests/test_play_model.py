@@ -236,6 +236,24 @@ def test_belief_fit_and_eval_commands_for_the_play(tmp_path, capsys):
     assert "does not weigh by the play" in capsys.readouterr().err
 
 
+def test_belief_fit_at_other_player_counts(tmp_path, capsys):
+    from blackout_training.cli import main
+
+    out = tmp_path / "play.json"
+    assert main(["belief", "fit", "--kind", "play", "--policy", "heuristic", "--rules", "standard", "single-hand",
+                 "--players", "3", "7", "--hands", "12", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "skipped single-hand at 7 players" in captured.err
+    assert PlayModel.load(out).source == ("heuristic on standard (3 players), standard (7 players), "
+                                          "single-hand (3 players)")
+    assert main(["belief", "fit", "--kind", "play", "--rules", "single-hand", "--players", "7", "--hands", "4",
+                 "--out", str(tmp_path / "none.json")]) == 2
+    assert "no table of --rules seats that many" in capsys.readouterr().err
+    assert main(["belief", "eval", "--players", "8", "--hands", "4"]) == 2
+    assert "--players must be 3..7" in capsys.readouterr().err
+    assert not (tmp_path / "none.json").exists()
+
+
 def test_the_search_takes_a_play_model_file_only_with_a_play_belief(tmp_path):
     path = tmp_path / "play.json"
     PlayModel.fit(play_records(HeuristicBot(), Rules.preset("standard"), 10, seed=9), source="mine").save(path)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import sys
 
 import numpy as np
 from blackout_baselines.belief import DEFAULT_BID_MODEL, Belief, BidModel, bid_records
@@ -42,6 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         command.add_argument("--rules", nargs="+", default=None, metavar="RULES",
                              help="presets or YAML files, hands shared among them (default: every preset)")
         command.add_argument("--seed", type=int, default=0, help="seed of the hands (default 0; eval: 1)")
+        command.add_argument("--players", type=int, nargs="+", default=None, metavar="N",
+                             help="each table at each of these player counts, 3-7 (default: the rules' own)")
     fit.add_argument("--kind", choices=("bids", "play"), default="bids",
                      help="bids (default): a bid model; play: a play model")
     fit.add_argument("--hands", type=int, default=20000, help="hands in all (default 20000)")
@@ -61,9 +64,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     evaluate.set_defaults(seed=1)
 
 
-def _tables(names: list[str] | None) -> list[tuple[str, Rules]]:
+def _tables(names: list[str] | None, players: list[int] | None = None) -> list[tuple[str, Rules]]:
+    """The tables: each of ``names`` (every preset by default), at each of ``players`` (default: the rules' own).
+
+    With ``players``, a table whose rules cannot seat that many (a hand too large for the deck) is skipped
+    and named on stderr; none left is an error."""
     names = names or preset_names()
-    return [(name, Rules.resolve(name)) for name in names]
+    tables = [(name, Rules.resolve(name)) for name in names]
+    if not players:
+        return tables
+    for count in players:
+        if not 3 <= count <= 7:
+            raise ValueError(f"--players must be 3..7, got {count}")
+    seated = []
+    for name, rules in tables:
+        for count in players:
+            try:
+                seated.append((f"{name} ({count} players)", rules.replace(num_players=count)))
+            except ValueError as error:
+                print(f"blackout belief: skipped {name} at {count} players ({error})", file=sys.stderr)
+    if not seated:
+        raise ValueError(f"--players {' '.join(map(str, players))}: no table of --rules seats that many")
+    return seated
 
 
 def _bot(spec: str, rules: Rules, seed: int):
@@ -89,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     check_positive(hands=args.hands)
-    tables = _tables(args.rules)
+    tables = _tables(args.rules, args.players)
     if args.action == "fit":
         if not args.out.endswith(".json"):
             raise ValueError(f"--out {args.out!r}: a model file ends in .json")
