@@ -19,7 +19,6 @@ approach the posterior under the models as the candidates grow).
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,6 +29,7 @@ from blackout_env import BlackoutGame, PlayerView, Rules
 from blackout_env.game.cards import NUM_STANDARD_CARDS
 
 from ._ismcts_kernels import SIDE_TRICKS, TRUMP_TRICKS
+from ._model_file import load_counts, save_counts
 from .play_model import PlayModel, play_events, play_likelihood
 
 __all__ = ["DEFAULT_BID_MODEL", "Belief", "BidModel", "bid_records", "likely_winners"]
@@ -99,24 +99,12 @@ class BidModel:
         return self.table[size, np.minimum(winners, size), min(bid, MAX_TRICKS)]
 
     def save(self, path: str | Path) -> None:
-        data = {"format": FORMAT, "version": 1, "source": self.source, "smoothing": self.smoothing,
-                "floor": self.floor, "counts": self.counts.astype(int).tolist()}
-        Path(path).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+        save_counts(path, FORMAT, self)
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_BID_MODEL) -> BidModel:
         """A saved model; a clear error for a missing, foreign or corrupt file."""
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(f"bid model {str(path)!r}: cannot be read ({error})") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != 1:
-            raise ValueError(f"bid model {str(path)!r}: not a {FORMAT} file of version 1")
-        try:
-            return cls(np.array(data["counts"], dtype=float), smoothing=float(data["smoothing"]),
-                       floor=float(data["floor"]), source=str(data.get("source", "")))
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"bid model {str(path)!r}: corrupt ({error})") from None
+        return load_counts(cls, path, FORMAT, "bid model")
 
 
 _DEFAULT: BidModel | None = None
@@ -139,8 +127,8 @@ class Belief:
     :meth:`draw` redraws the wanted number in proportion.
     """
 
-    def __init__(self, view: PlayerView, bids: BidModel | None = None, candidates: int = 4,
-                 play: PlayModel | None = None) -> None:
+    def __init__(self, view: PlayerView, bids: BidModel | None = None, play: PlayModel | None = None,
+                 candidates: int = 4) -> None:
         if candidates < 1:
             raise ValueError(f"Belief: candidates must be at least 1, got {candidates}")
         self.view, self.model, self.play, self.candidates = view, bids, play, int(candidates)
