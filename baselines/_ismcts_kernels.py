@@ -287,3 +287,13 @@ def seed(value):
 
 
 core.key_caches_on(globals(), core.CORE_SOURCES)  # the playouts inline the core's step
+
+
+@numba.njit(cache=True)
+def playable_each(leads, hands, follow_bits, break_bits, joker_bits, standard_bits):
+    """The legal cards of each hand of ``hands`` (bitsets) at one moment of a trick: the compiled core's
+    ``rules_logic.playable_bits``, once per hand (the play model's likelihood over many deals)."""
+    legal = np.empty_like(hands)
+    for i in range(hands.size):
+        legal[i] = core._playable(leads, hands[i], follow_bits, break_bits, joker_bits, standard_bits)
+    return legal

@@ -32,7 +32,6 @@ weighs the sampler's deals by it.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from dataclasses import dataclass
@@ -43,6 +42,9 @@ import numpy as np
 from blackout_env import BlackoutGame, PlayerView, Rules
 from blackout_env.game.cards import NUM_STANDARD_CARDS
 from blackout_env.game.rules_logic import card_powers, first_to_act, is_trump, suit_led_after, trick_winner
+
+from ._ismcts_kernels import playable_each
+from ._model_file import load_counts, save_counts
 
 __all__ = ["DEFAULT_PLAY_MODEL", "CLASSES", "SITUATIONS", "PlayEvent", "PlayModel", "play_events", "play_likelihood",
            "play_records"]
@@ -168,8 +170,7 @@ def event_classes(event: PlayEvent, held: np.ndarray) -> tuple[np.ndarray, np.nd
     index, the played card's class, and how many of the seat's legal cards share that class."""
     card_bit = _ONE << np.uint64(event.card)
     if event.leads:
-        others = held & ~event.blocked
-        legal = np.where((others & _STANDARD) != _ZERO, others, held)
+        legal = playable_each(True, held, _ZERO, event.blocked, _JOKERS, _STANDARD)
         side = legal & ~event.trump_group
         trumps = legal & event.trump_group
         suits = sum(((side & s) != _ZERO).astype(np.int64) for s in _SUITS)
@@ -181,7 +182,7 @@ def event_classes(event: PlayEvent, held: np.ndarray) -> tuple[np.ndarray, np.nd
         kind = np.zeros(len(held), dtype=np.int64)
     else:
         following = (held & event.follow) != _ZERO
-        legal = np.where(following, (held & event.follow) | (held & _JOKERS), held)
+        legal = playable_each(False, held, event.follow, _ZERO, _JOKERS, _STANDARD)
         win = legal & event.winners
         lose = legal & ~event.winners
         any_win = (win != _ZERO).astype(np.int64)
@@ -235,24 +236,12 @@ class PlayModel:
         return cls(counts, source=source, **options)
 
     def save(self, path: str | Path) -> None:
-        data = {"format": FORMAT, "version": 1, "source": self.source, "smoothing": self.smoothing,
-                "floor": self.floor, "counts": [[int(c) if c.is_integer() else c for c in row] for row in self.counts.tolist()]}
-        Path(path).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+        save_counts(path, FORMAT, self)
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_PLAY_MODEL) -> PlayModel:
         """A saved model; a clear error for a missing, foreign or corrupt file."""
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(f"play model {str(path)!r}: cannot be read ({error})") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != 1:
-            raise ValueError(f"play model {str(path)!r}: not a {FORMAT} file of version 1")
-        try:
-            return cls(np.array(data["counts"], dtype=float), smoothing=float(data["smoothing"]),
-                       floor=float(data["floor"]), source=str(data.get("source", "")))
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"play model {str(path)!r}: corrupt ({error})") from None
+        return load_counts(cls, path, FORMAT, "play model")
 
 
 _DEFAULT: PlayModel | None = None
