@@ -393,6 +393,10 @@ class ISMCTSBot(Bot):
         endgame: once the bids are in and at most this many tricks are left, a simulation's playout is
             the exact max-n solution of its determinized deal (:meth:`SimState.solve`: each seat plays for
             its own hand score knowing every hand) instead of random play; 0 (default): off.
+        endgame_margin: the margin (as ``prior_margin``, on the same scale) once ``endgame`` solves every trick
+            left: 0 by default, since every simulation's value is then the exact max-n solution of its sampled
+            deal rather than a random playout's, and the margin guards against playout noise
+            (``endgame_margin=0.1`` with ``prior_margin=0.1``: one margin throughout, as before 2026-12-07).
         bid_search: when > 0, a bid is not searched in the tree: every legal bid is played out on the same
             sampled deals (``simulations`` playouts in all, the deals shared by the bids), the seats bidding
             after it bid their likely winners (the greedy rule), the cards are played by the greedy rule
@@ -424,6 +428,7 @@ class ISMCTSBot(Bot):
         prior_margin: float | None = None,
         margin_scale: str = "hand",
         endgame: int = 0,
+        endgame_margin: float = 0.0,
         bid_search: int = 0,
         belief: str = "uniform",
         play_model: str | None = None,
@@ -464,6 +469,9 @@ class ISMCTSBot(Bot):
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 8:
             raise ValueError(f"endgame: must be a whole number of tricks from 0 (off) to 8, got {endgame!r}")
         self.endgame = int(endgame)
+        if isinstance(endgame_margin, bool) or not isinstance(endgame_margin, (int, float)) or not endgame_margin >= 0:
+            raise ValueError(f"endgame_margin: must be a number >= 0, got {endgame_margin!r}")
+        self.endgame_margin = float(endgame_margin)
         if isinstance(bid_search, bool) or not isinstance(bid_search, (int, np.integer)) or not 0 <= bid_search <= 6:
             raise ValueError(f"bid_search: must be a whole number of tricks from 0 (off) to 6, got {bid_search!r}")
         self.bid_search = int(bid_search)
@@ -516,14 +524,23 @@ class ISMCTSBot(Bot):
         return action
 
     def _margin(self, view: PlayerView) -> float:
-        """``prior_margin`` in scaled score units, for ``margin_scale="stake"`` times the share of the hand's
-        score range the seat still has at stake (the whole range while it bids)."""
+        """``prior_margin`` (``endgame_margin`` once ``endgame`` solves every trick left) in scaled score units,
+        for ``margin_scale="stake"`` times the share of the hand's score range the seat still has at stake (the
+        whole range while it bids)."""
+        margin = self._margin_share(view)
         if self.margin_scale == "hand" or view.phase != "play":
-            return float(self.prior_margin)
+            return margin
         row = _tables(view.rules).scores(view.hand_size)[0][view.bids[view.player]]  # the search's scaled scores
         won = view.tricks_won[view.player]
         reachable = row[won:won + view.tricks_left + 1]
-        return float(self.prior_margin) * (max(reachable) - min(reachable))
+        return margin * (max(reachable) - min(reachable))
+
+    def _margin_share(self, view: PlayerView) -> float:
+        """``endgame_margin`` once ``endgame`` solves every trick left (every simulation's value is then the exact
+        solution of its deal), else ``prior_margin``."""
+        if self.endgame and view.phase == "play" and view.tricks_left <= self.endgame:
+            return self.endgame_margin
+        return float(self.prior_margin)
 
     def explain(self, view: PlayerView) -> Explanation:
         """The action :meth:`act` chooses, from one search as :meth:`act` runs it, and the root's statistics.
@@ -545,7 +562,7 @@ class ISMCTSBot(Bot):
         if self.prior_margin is not None:
             note += f", unless the prior's favourite is within {self._margin(view):.3g} of its mean"
             if self.margin_scale == "stake" and view.phase == "play":
-                note += f" ({self.prior_margin:g} of the points still at stake)"
+                note += f" ({self._margin_share(view):g} of the points still at stake)"
         if self.last_prior is not None:
             note += " (probability: the guiding policy's prior)"
         return Explanation(action, "mcts", action_reasons(legal, self.last_prior, means, visits), means.get(action), note)

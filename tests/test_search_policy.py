@@ -180,3 +180,29 @@ def test_the_stake_margin_is_the_share_of_the_hand_still_at_stake():
 def test_a_bad_margin_scale_is_refused_naming_it():
     with pytest.raises(ValueError, match="margin_scale: must be 'hand' or 'stake', got 'points'"):
         load_policy("ppo+search:margin_scale=points", Rules.preset("standard"), seed=0)
+
+
+def test_the_margin_is_off_once_the_endgame_solver_decides_every_trick_left():
+    """ppo+search-deep solves the last three tricks exactly: there its search's means are solutions of sampled deals,
+    not random playouts, and the margin (endgame_margin, 0 by default) no longer keeps the network's card. p122 of the
+    suite: it needs one more trick with the jack and the two of spades under a led king; the network plays the jack,
+    the search the two, by less than the stake margin. endgame_margin=0.1 is the one margin of before."""
+    from blackout_training.evaluation.positions import load_positions
+
+    position = next(p for p in load_positions() if p.id.startswith("p122-"))
+    view = position.game().view(position.seat)
+    assert view.tricks_left == 2 <= DEEP_OPTIONS["endgame"]
+    deep = load_policy("ppo+search-deep:simulations=400", position.rules, seed=0)
+    assert deep.endgame_margin == 0 and deep._margin(view) == 0
+    assert deep.act(view) in position.acceptable
+    before = load_policy("ppo+search-deep:simulations=400,endgame_margin=0.1", position.rules, seed=0)
+    assert before._margin(view) > 0 and before.act(view) not in position.acceptable
+    plain = load_policy("ppo+search", position.rules, seed=0)  # no endgame solver: the stake margin as before
+    assert plain._margin(view) == pytest.approx(before._margin(view))
+
+
+def test_a_bad_endgame_margin_is_refused_naming_it():
+    with pytest.raises(ValueError, match="endgame_margin: must be a number >= 0, got -1"):
+        load_policy("ppo+search-deep:endgame_margin=-1", Rules.preset("standard"), seed=0)
+    with pytest.raises(ValueError, match="endgame_margin: must be a number >= 0, got 'off'"):
+        load_policy("ppo+search-deep:endgame_margin=off", Rules.preset("standard"), seed=0)
