@@ -411,6 +411,8 @@ class ISMCTSBot(Bot):
             that model.
         play_model: the path of a play model file (``blackout belief fit --kind play``) that ``belief`` ``"play"``
             or ``"bids+play"`` weighs by instead of the shipped one (None: the shipped one).
+        bid_model: the path of a bid model file (``blackout belief fit``) that ``belief`` ``"bids"`` or ``"bids+play"``
+            weighs by instead of the shipped one (None: the shipped one).
 
     The options of :data:`RETIRED_OPTIONS` are refused with a ``ValueError`` naming the retirement.
     """
@@ -432,6 +434,7 @@ class ISMCTSBot(Bot):
         bid_search: int = 0,
         belief: str = "uniform",
         play_model: str | None = None,
+        bid_model: str | None = None,
         **retired: Any,
     ) -> None:
         for option in retired:
@@ -486,8 +489,11 @@ class ISMCTSBot(Bot):
         """The bid model the determinizations are weighted by (None: not by the bids)."""
         self.play_model: PlayModel | None = None
         """The play model the determinizations are weighted by (None: not by the play)."""
+        if bid_model is not None and (belief not in ("bids", "bids+play") or not isinstance(bid_model, str)):
+            raise ValueError(f"bid_model: the path of a bid model file, with belief 'bids' or 'bids+play'; got "
+                             f"bid_model={bid_model!r} with belief={belief!r}")
         if belief in ("bids", "bids+play"):
-            self.bid_model = default_model()
+            self.bid_model = default_model() if bid_model is None else BidModel.load(bid_model)
         if play_model is not None and (belief not in ("play", "bids+play") or not isinstance(play_model, str)):
             raise ValueError(f"play_model: the path of a play model file, with belief 'play' or 'bids+play'; got "
                              f"play_model={play_model!r} with belief={belief!r}")

@@ -429,7 +429,7 @@ def test_a_browser_may_not_name_a_model_file_but_may_ask_for_the_shipped_ones():
     from blackout_training.web.table import TableError, check_policy_spec
 
     for spec in ["ismcts:belief=/etc/passwd.json", "ppo+search:belief=../model.json,simulations=10",
-                 "ppo+search:belief=play,play_model=/etc/passwd.json"]:
+                 "ppo+search:belief=play,play_model=/etc/passwd.json", "ppo+search:belief=bids,bid_model=/etc/passwd.json"]:
         with pytest.raises(TableError, match="may not name a file") as caught:
             check_policy_spec(spec, "seats")
         assert caught.value.code == "forbidden"

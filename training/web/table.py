@@ -492,7 +492,7 @@ def _default_loader(spec: str, rules: Rules, seed: int) -> Any:
 def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | None = None) -> str:
     """The policy spec a client named, checked: a known name, or a name the server was given (``aliases``).
 
-    A client may not name a file (``ppo:PATH``, ``checkpoint=PATH``, ``belief=PATH``, ``play_model=PATH``): checkpoints are named on the server's
+    A client may not name a file (``ppo:PATH``, ``checkpoint=PATH``, ``belief=PATH``, ``play_model=PATH``, ``bid_model=PATH``): checkpoints are named on the server's
     command line (``blackout serve --policy NAME=ppo:PATH``) and chosen by that name. Loading the policy,
     which may take a while, is the caller's.
     """
@@ -514,7 +514,7 @@ def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | N
         options = parse_options(argument, spec)
     except ValueError as error:
         raise TableError(f"{field_name}: {error}") from None
-    if options.get("belief", "uniform") not in ("uniform", "bids", "play", "bids+play") or "play_model" in options:
+    if options.get("belief", "uniform") not in ("uniform", "bids", "play", "bids+play") or "play_model" in options or "bid_model" in options:
         raise TableError(f"{field_name}: a browser may not name a file ({spec!r}); start the server with "
                          f"--policy NAME={spec} and choose NAME", "forbidden")
     for option, value in options.items():
