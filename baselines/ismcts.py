@@ -146,6 +146,14 @@ class _Tables:
 _TABLES: dict[Rules, _Tables] = {}
 
 
+def _load_model(option: str, kind: Any, path: str) -> Any:
+    """A bid or play model file named by a search option, a ``ValueError`` naming the option if it cannot be used."""
+    try:
+        return kind.load(path)
+    except ValueError as error:
+        raise ValueError(f"{option}: {error}") from None
+
+
 def _tables(rules: Rules) -> _Tables:
     tables = _TABLES.get(rules)
     if tables is None:
@@ -384,7 +392,8 @@ class ISMCTSBot(Bot):
         prior_margin: when given (a number >= 0, in scaled score units; needs a prior), play the
             prior's most probable action unless the search's choice has a mean more than this much
             higher (a network's greedy action overruled only where the search is clearly better);
-            by default the most visited action is played.
+            by default the most visited action is played. Once ``endgame`` solves every trick left,
+            ``endgame_margin`` replaces it.
         margin_scale: what ``prior_margin`` is a fraction of: ``"hand"`` (default), the hand's whole score
             range (the scaled score's unit); ``"stake"``, the points the seat can still win or lose in the
             hand once its bid is in (the spread of its hand score over the tricks it may still take,
@@ -393,10 +402,12 @@ class ISMCTSBot(Bot):
         endgame: once the bids are in and at most this many tricks are left, a simulation's playout is
             the exact max-n solution of its determinized deal (:meth:`SimState.solve`: each seat plays for
             its own hand score knowing every hand) instead of random play; 0 (default): off.
-        endgame_margin: the margin (as ``prior_margin``, on the same scale) once ``endgame`` solves every trick
-            left: 0 by default, since every simulation's value is then the exact max-n solution of its sampled
-            deal rather than a random playout's, and the margin guards against playout noise
-            (``endgame_margin=0.1`` with ``prior_margin=0.1``: one margin throughout, as before 2026-12-07).
+        endgame_margin: with ``endgame`` and ``prior_margin``, the margin (as ``prior_margin``, on the same scale)
+            once ``endgame`` solves every trick left: None (default) means 0. There every simulation ends in an
+            exact solution of its sampled deal instead of a random playout, so the playouts' noise, which the
+            margin guards against, is gone (the means still vary with the deals sampled, and a solution sees
+            every hand); ``endgame_margin=0.1`` with ``prior_margin=0.1`` is one margin throughout, as every
+            search played before 2026-12-07. Refused without ``endgame`` or ``prior_margin`` (it would do nothing).
         bid_search: when > 0, a bid is not searched in the tree: every legal bid is played out on the same
             sampled deals (``simulations`` playouts in all, the deals shared by the bids), the seats bidding
             after it bid their likely winners (the greedy rule), the cards are played by the greedy rule
@@ -430,7 +441,7 @@ class ISMCTSBot(Bot):
         prior_margin: float | None = None,
         margin_scale: str = "hand",
         endgame: int = 0,
-        endgame_margin: float = 0.0,
+        endgame_margin: float | None = None,
         bid_search: int = 0,
         belief: str = "uniform",
         play_model: str | None = None,
@@ -472,9 +483,14 @@ class ISMCTSBot(Bot):
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or not 0 <= endgame <= 8:
             raise ValueError(f"endgame: must be a whole number of tricks from 0 (off) to 8, got {endgame!r}")
         self.endgame = int(endgame)
-        if isinstance(endgame_margin, bool) or not isinstance(endgame_margin, (int, float)) or not endgame_margin >= 0:
-            raise ValueError(f"endgame_margin: must be a number >= 0, got {endgame_margin!r}")
-        self.endgame_margin = float(endgame_margin)
+        if endgame_margin is not None:
+            if isinstance(endgame_margin, bool) or not isinstance(endgame_margin, (int, float)) or not endgame_margin >= 0:
+                raise ValueError(f"endgame_margin: must be a number >= 0, got {endgame_margin!r}")
+            if not self.endgame or self.prior_margin is None:
+                raise ValueError(f"endgame_margin: the margin once the endgame solver decides every trick left, so it "
+                                 f"needs endgame > 0 and a prior_margin; got endgame={self.endgame}, "
+                                 f"prior_margin={self.prior_margin}")
+        self.endgame_margin = 0.0 if endgame_margin is None else float(endgame_margin)
         if isinstance(bid_search, bool) or not isinstance(bid_search, (int, np.integer)) or not 0 <= bid_search <= 6:
             raise ValueError(f"bid_search: must be a whole number of tricks from 0 (off) to 6, got {bid_search!r}")
         self.bid_search = int(bid_search)
@@ -493,16 +509,16 @@ class ISMCTSBot(Bot):
             raise ValueError(f"bid_model: the path of a bid model file, with belief 'bids' or 'bids+play'; got "
                              f"bid_model={bid_model!r} with belief={belief!r}")
         if belief in ("bids", "bids+play"):
-            self.bid_model = default_model() if bid_model is None else BidModel.load(bid_model)
+            self.bid_model = default_model() if bid_model is None else _load_model("bid_model", BidModel, bid_model)
         if play_model is not None and (belief not in ("play", "bids+play") or not isinstance(play_model, str)):
             raise ValueError(f"play_model: the path of a play model file, with belief 'play' or 'bids+play'; got "
                              f"play_model={play_model!r} with belief={belief!r}")
         if belief in ("play", "bids+play"):
-            self.play_model = default_play_model() if play_model is None else PlayModel.load(play_model)
+            self.play_model = default_play_model() if play_model is None else _load_model("play_model", PlayModel, play_model)
         elif belief not in ("uniform", "bids"):
             if not belief.endswith(".json"):
                 raise ValueError(f"belief: must be {named}, got {belief!r}")
-            self.bid_model = BidModel.load(belief)
+            self.bid_model = _load_model("belief", BidModel, belief)
         _kernels()  # import (and compile, or load from numba's cache) now, not inside a timed decision
         self.last_simulations = 0
         """Simulations run for the last decision."""
@@ -542,11 +558,13 @@ class ISMCTSBot(Bot):
         return margin * (max(reachable) - min(reachable))
 
     def _margin_share(self, view: PlayerView) -> float:
-        """``endgame_margin`` once ``endgame`` solves every trick left (every simulation's value is then the exact
-        solution of its deal), else ``prior_margin``."""
-        if self.endgame and view.phase == "play" and view.tricks_left <= self.endgame:
-            return self.endgame_margin
-        return float(self.prior_margin)
+        """``endgame_margin`` once ``endgame`` solves every trick left (every simulation then ends in an exact solution
+        of its deal, not a random playout), else ``prior_margin``."""
+        return self.endgame_margin if self._solved(view) else float(self.prior_margin)
+
+    def _solved(self, view: PlayerView) -> bool:
+        """Whether every simulation from ``view`` ends in the endgame solver (at most ``endgame`` tricks left)."""
+        return bool(self.endgame) and view.phase == "play" and view.tricks_left <= self.endgame
 
     def explain(self, view: PlayerView) -> Explanation:
         """The action :meth:`act` chooses, from one search as :meth:`act` runs it, and the root's statistics.
@@ -567,8 +585,9 @@ class ISMCTSBot(Bot):
         note = f"visits and {scale} of each action after {self.last_simulations} simulations; it plays the most visited"
         if self.prior_margin is not None:
             note += f", unless the prior's favourite is within {self._margin(view):.3g} of its mean"
+            exact = ", endgame_margin: every trick left is solved exactly" if self._solved(view) else ""
             if self.margin_scale == "stake" and view.phase == "play":
-                note += f" ({self._margin_share(view):g} of the points still at stake)"
+                note += f" ({self._margin_share(view):g} of the points still at stake{exact})"
         if self.last_prior is not None:
             note += " (probability: the guiding policy's prior)"
         return Explanation(action, "mcts", action_reasons(legal, self.last_prior, means, visits), means.get(action), note)

@@ -157,3 +157,16 @@ def test_belief_fit_and_eval_commands(tmp_path, capsys):
     assert "ends in .json" in capsys.readouterr().err
     assert main(["belief", "eval", "--model", str(tmp_path / "missing.json"), "--hands", "1"]) == 2
     assert "cannot be read" in capsys.readouterr().err
+
+
+def test_the_search_takes_a_bid_model_file_only_with_a_bids_belief(tmp_path):
+    path = tmp_path / "bids.json"
+    BidModel.fit(bid_records(HeuristicBot(), Rules.preset("standard"), 10, seed=9), source="mine").save(path)
+    assert ISMCTSBot(belief="bids+play", bid_model=str(path)).bid_model.source == "mine"
+    assert ISMCTSBot(belief="bids", bid_model=str(path)).bid_model.source == "mine"
+    assert ISMCTSBot(belief="bids+play").bid_model is default_model()
+    for belief in ("uniform", "play"):
+        with pytest.raises(ValueError, match="bid_model"):
+            ISMCTSBot(belief=belief, bid_model=str(path))
+    with pytest.raises(ValueError, match="bid_model: bid model .*cannot be read"):
+        ISMCTSBot(belief="bids", bid_model=str(tmp_path / "missing.json"))

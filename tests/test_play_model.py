@@ -265,17 +265,3 @@ def test_the_search_takes_a_play_model_file_only_with_a_play_belief(tmp_path):
     with pytest.raises(ValueError, match="cannot be read"):
         ISMCTSBot(belief="play", play_model=str(tmp_path / "missing.json"))
 
-
-def test_the_search_takes_a_bid_model_file_only_with_a_bids_belief(tmp_path):
-    from blackout_baselines.belief import BidModel, bid_records, default_model
-
-    path = tmp_path / "bids.json"
-    BidModel.fit(bid_records(HeuristicBot(), Rules.preset("standard"), 10, seed=9), source="mine").save(path)
-    assert ISMCTSBot(belief="bids+play", bid_model=str(path)).bid_model.source == "mine"
-    assert ISMCTSBot(belief="bids", bid_model=str(path)).bid_model.source == "mine"
-    assert ISMCTSBot(belief="bids+play").bid_model is default_model()
-    for belief in ("uniform", "play"):
-        with pytest.raises(ValueError, match="bid_model"):
-            ISMCTSBot(belief=belief, bid_model=str(path))
-    with pytest.raises(ValueError, match="cannot be read"):
-        ISMCTSBot(belief="bids", bid_model=str(tmp_path / "missing.json"))

@@ -199,6 +199,19 @@ def test_the_margin_is_off_once_the_endgame_solver_decides_every_trick_left():
     assert before._margin(view) > 0 and before.act(view) not in position.acceptable
     plain = load_policy("ppo+search", position.rules, seed=0)  # no endgame solver: the stake margin as before
     assert plain._margin(view) == pytest.approx(before._margin(view))
+    assert "endgame_margin: every trick left is solved exactly" in deep.explain(view).note
+    # earlier in a hand, and while bidding, the deep search keeps ppo+search's margin
+    rules = Rules.preset("standard")
+    game = BlackoutGame(rules, seed=4)
+    deep = load_policy("ppo+search-deep", rules, seed=0)
+    plain = load_policy("ppo+search", rules, seed=0)
+    kept = 0
+    while game.phase != "play" or game.view(game.current_player).tricks_left > DEEP_OPTIONS["endgame"]:
+        view = game.view(game.current_player)
+        assert deep._margin(view) == pytest.approx(plain._margin(view))
+        kept += plain._margin(view) > 0  # (0 where nothing is at stake: a bid already lost)
+        game.step(view.legal_actions[0])
+    assert kept > 10 and deep._margin(game.view(game.current_player)) == 0
 
 
 def test_a_bad_endgame_margin_is_refused_naming_it():
@@ -206,3 +219,10 @@ def test_a_bad_endgame_margin_is_refused_naming_it():
         load_policy("ppo+search-deep:endgame_margin=-1", Rules.preset("standard"), seed=0)
     with pytest.raises(ValueError, match="endgame_margin: must be a number >= 0, got 'off'"):
         load_policy("ppo+search-deep:endgame_margin=off", Rules.preset("standard"), seed=0)
+    # it would do nothing without the endgame solver or a margin
+    with pytest.raises(ValueError, match="endgame_margin: .* needs endgame > 0 and a prior_margin; got endgame=0"):
+        load_policy("ppo+search:endgame_margin=0.1", Rules.preset("standard"), seed=0)
+    with pytest.raises(ValueError, match="endgame_margin: .*got endgame=3, prior_margin=None"):
+        load_policy("ppo+search-deep:prior_margin=none,endgame_margin=0.1", Rules.preset("standard"), seed=0)
+    with pytest.raises(ValueError, match="endgame_margin"):
+        ISMCTSBot(endgame=3, endgame_margin=0.1)

@@ -23,7 +23,7 @@ not held back by a margin sized for the whole hand (docs/positions.md); ``margin
 whole hand's range, as before issue 51.
 
 ``ppo+search-deep`` is the same search at :data:`DEEP_OPTIONS` (1,600 simulations, the last three tricks of every
-simulation solved exactly): the strongest bot shipped, about six times ``ppo+search``'s time per decision
+simulation solved exactly, where the margin is ``endgame_margin``, 0 by default): the strongest bot shipped, about six times ``ppo+search``'s time per decision
 (docs/ismcts.md, "The strongest bot"). Its spec takes the same options.
 """
 
@@ -50,7 +50,7 @@ DEFAULT_MARGIN_SCALE = "stake"
 
 DEEP_OPTIONS = {"simulations": 1600, "endgame": 3}
 """What ``ppo+search-deep`` changes in ``ppo+search``: four times the simulations, and the last three tricks of
-every simulation solved exactly (docs/ismcts.md, "The strongest bot")."""
+every simulation solved exactly, there without the margin (``endgame_margin``: docs/ismcts.md, "The strongest bot")."""
 
 
 def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot:
