@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import time
 
 import pytest
 from blackout_training.cli import main
@@ -86,6 +87,28 @@ def test_a_sigterm_dropped_by_a_weakref_callback_is_delivered_again(hook):
         assert done.returncode == 143 and "went on" not in done.stdout and not done.stderr
     else:
         assert done.returncode == 0 and "went on" in done.stdout and "Exception ignored" in done.stderr
+
+
+SIGTERM_THEN_AN_EXIT_THAT_WAITS = """
+import os, signal, sys, threading, time
+import blackout_training.cli as cli
+cli._MAIN_PID = os.getpid()
+cli.EXIT_GRACE_SECONDS = float(sys.argv[1])
+signal.signal(signal.SIGTERM, cli._terminated)
+threading.Thread(target=time.sleep, args=(600,)).start()  # Python's exit waits for it, as for a pool's thread
+signal.raise_signal(signal.SIGTERM)
+"""
+
+
+def test_a_process_whose_exit_waits_after_sigterm_ends_when_the_grace_runs_out():
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", SIGTERM_THEN_AN_EXIT_THAT_WAITS, "1"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 143 and "still running 1 s after SIGTERM; ending now" in done.stderr
+    assert time.monotonic() - start < 30
+    with pytest.raises(subprocess.TimeoutExpired):  # without the grace's end, the exit waits for the thread
+        subprocess.run([sys.executable, "-c", SIGTERM_THEN_AN_EXIT_THAT_WAITS, "600"], capture_output=True,
+                       timeout=8)
 
 
 def test_a_command_runs_with_the_redelivering_hook_and_restores_the_one_before(monkeypatch):

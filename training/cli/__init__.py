@@ -8,6 +8,7 @@ subcommand runs (so ``blackout rules`` never imports torch).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
@@ -51,19 +52,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 _MAIN_PID = os.getpid()
 
+EXIT_GRACE_SECONDS = 30.0
+"""After SIGTERM, the longest the cleanup and Python's own exit may take before the process ends anyway, with
+the same status: an exit can wait for ever on a thread the run does not own (Python joins a process pool's
+manager thread at exit, after the run has stopped the pool's workers)."""
+
 
 def _terminated(signum: int, frame: Any) -> None:
     """SIGTERM (``kill``, a scheduler stopping a job) as an exit that runs the cleanup an interrupt runs
     (a half-written dataset's staging folder and temporary files removed, worker processes stopped).
 
     A second SIGTERM during that cleanup ends the process at once (the default), and so does the
-    first in a forked worker, which inherits the handler (a pool stops its workers with SIGTERM).
+    first in a forked worker, which inherits the handler (a pool stops its workers with SIGTERM). A process
+    still running :data:`EXIT_GRACE_SECONDS` later is ended then, with the same status.
     """
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if os.getpid() != _MAIN_PID:
         os.kill(os.getpid(), signal.SIGTERM)
         return
+    deadline = threading.Timer(EXIT_GRACE_SECONDS, _end_now, (128 + signum,))
+    deadline.daemon = True
+    deadline.start()
     raise _Terminated(128 + signum)
+
+
+def _end_now(status: int) -> None:
+    """The process still running :data:`EXIT_GRACE_SECONDS` after SIGTERM: end it, saying so."""
+    with contextlib.suppress(Exception):
+        print(f"blackout: still running {EXIT_GRACE_SECONDS:g} s after SIGTERM; ending now", file=sys.stderr,
+              flush=True)
+    os._exit(status)
 
 
 class _Terminated(SystemExit):
