@@ -505,14 +505,12 @@ class ISMCTSBot(Bot):
         """The bid model the determinizations are weighted by (None: not by the bids)."""
         self.play_model: PlayModel | None = None
         """The play model the determinizations are weighted by (None: not by the play)."""
-        if bid_model is not None and (belief not in ("bids", "bids+play") or not isinstance(bid_model, str)):
-            raise ValueError(f"bid_model: the path of a bid model file, with belief 'bids' or 'bids+play'; got "
-                             f"bid_model={bid_model!r} with belief={belief!r}")
+        for option, path, model, uses in (("bid_model", bid_model, "bid", "bids"), ("play_model", play_model, "play", "play")):
+            if path is not None and (belief not in (uses, "bids+play") or not isinstance(path, str)):
+                raise ValueError(f"{option}: the path of a {model} model file, with belief '{uses}' or 'bids+play'; "
+                                 f"got {option}={path!r} with belief={belief!r}")
         if belief in ("bids", "bids+play"):
             self.bid_model = default_model() if bid_model is None else _load_model("bid_model", BidModel, bid_model)
-        if play_model is not None and (belief not in ("play", "bids+play") or not isinstance(play_model, str)):
-            raise ValueError(f"play_model: the path of a play model file, with belief 'play' or 'bids+play'; got "
-                             f"play_model={play_model!r} with belief={belief!r}")
         if belief in ("play", "bids+play"):
             self.play_model = default_play_model() if play_model is None else _load_model("play_model", PlayModel, play_model)
         elif belief not in ("uniform", "bids"):

@@ -489,6 +489,10 @@ def _default_loader(spec: str, rules: Rules, seed: int) -> Any:
     return load_policy(spec, rules, seed)
 
 
+MODEL_FILE_OPTIONS = frozenset({"play_model", "bid_model"})
+"""Search options that name a model file: refused from a browser, like every path."""
+
+
 def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | None = None) -> str:
     """The policy spec a client named, checked: a known name, or a name the server was given (``aliases``).
 
@@ -514,7 +518,7 @@ def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | N
         options = parse_options(argument, spec)
     except ValueError as error:
         raise TableError(f"{field_name}: {error}") from None
-    if options.get("belief", "uniform") not in ("uniform", "bids", "play", "bids+play") or "play_model" in options or "bid_model" in options:
+    if options.get("belief", "uniform") not in ("uniform", "bids", "play", "bids+play") or options.keys() & MODEL_FILE_OPTIONS:
         raise TableError(f"{field_name}: a browser may not name a file ({spec!r}); start the server with "
                          f"--policy NAME={spec} and choose NAME", "forbidden")
     for option, value in options.items():
