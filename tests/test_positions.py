@@ -170,8 +170,13 @@ def test_a_suite_file_with_a_wrong_position_does_not_load(tmp_path):
     with pytest.raises(PositionError, match="appears twice"):
         load_positions(path)
     path.write_text("positions: [")
-    with pytest.raises(PositionError, match="not YAML"):
+    with pytest.raises(PositionError, match=r"positions file '.*suite.yaml' is not valid YAML: line 1, column 13: expected"):
         load_positions(path)
+    path.write_bytes(b"\xff\xfe positions")
+    with pytest.raises(PositionError, match="is not UTF-8 text"):
+        load_positions(path)
+    with pytest.raises(PositionError, match="is a folder, not a YAML file of positions"):
+        load_positions(tmp_path)
 
 
 def test_agents_are_scored_and_their_failures_told_in_words(suite):

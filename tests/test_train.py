@@ -80,6 +80,18 @@ def test_a_missing_config_file_is_a_clear_cli_error(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_a_config_that_is_a_folder_binary_or_broken_yaml_is_one_line_naming_it(tmp_path, capsys):
+    binary, broken = tmp_path / "binary.yaml", tmp_path / "broken.yaml"
+    binary.write_bytes(b"\xf0\x28\x8c\x28 run:")
+    broken.write_text("run: {name: x\nppo:\n")
+    for path, message in [(tmp_path, "is a folder, not a YAML file of training settings"),
+                          (binary, "is not UTF-8 text (byte 0"), (broken, "is not valid YAML: line 2, column 4: ")]:
+        assert main(["train", "--config", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert f"config file {str(path)!r} {message}" in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1
+
+
 # ------------------------------------------------------------------ the env side
 def test_the_batched_adapter_matches_the_engine_adapter_through_a_whole_match():
     rules = Rules.preset("short").replace(first_dealer=2)

@@ -53,7 +53,39 @@ from .._checks import check_choice
 from .cards import NUM_STANDARD_CARDS, SUIT_NAMES
 from .rules_logic import bid_range, decisions_per_hand
 
-__all__ = ["Rules", "RulesError", "PATTERNS", "MATCH_LENGTHS", "preset_names", "hand_schedule"]
+__all__ = ["Rules", "RulesError", "PATTERNS", "MATCH_LENGTHS", "preset_names", "hand_schedule", "read_yaml_file"]
+
+
+def read_yaml_file(path: str | os.PathLike[str], what: str, expected: str, error: type[Exception]) -> Any:
+    """The YAML document in file ``path``, or ``error`` with one line naming it when it cannot be read or parsed.
+
+    ``what`` names the file in the message ("rules file"), ``expected`` says what it should be ("a
+    YAML file of rules options"). A YAML syntax error is reported as its line, column and problem
+    (PyYAML's own message spans several lines).
+    """
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(f"{what} {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise error(f"{what} {str(path)!r} is a folder, not {expected}") from None
+    except UnicodeDecodeError as problem:
+        raise error(
+            f"{what} {str(path)!r} is not UTF-8 text (byte {problem.start}: {problem.reason}); it should be {expected}"
+        ) from None
+    except OSError as problem:
+        raise error(f"{what} {str(path)!r} cannot be read: {problem.strerror or problem}") from None
+    except yaml.YAMLError as problem:
+        raise error(f"{what} {str(path)!r} is not valid YAML: {_yaml_problem(problem)}") from None
+
+
+def _yaml_problem(problem: yaml.YAMLError) -> str:
+    """PyYAML's error in one line: "line L, column C: PROBLEM" where it says where."""
+    mark = getattr(problem, "problem_mark", None)
+    text = getattr(problem, "problem", None) or str(problem)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + " ".join(str(text).split())
 
 PATTERNS = ("down", "up", "up-down", "down-up")
 MATCH_LENGTHS = {
@@ -353,21 +385,7 @@ class Rules:
     def from_yaml(cls, path: str | os.PathLike[str]) -> Rules:
         """Rules from a YAML file of options (unknown keys are rejected)."""
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise RulesError(f"rules file {str(path)!r} does not exist") from None
-        except IsADirectoryError:
-            raise RulesError(f"rules file {str(path)!r} is a folder, not a YAML file of rules options") from None
-        except UnicodeDecodeError as error:
-            raise RulesError(
-                f"rules file {str(path)!r} is not UTF-8 text (byte {error.start}: {error.reason}); "
-                "it should be a YAML file of rules options"
-            ) from None
-        except OSError as error:
-            raise RulesError(f"rules file {str(path)!r} cannot be read: {error.strerror or error}") from None
-        except yaml.YAMLError as error:
-            raise RulesError(f"rules file {str(path)!r} is not valid YAML: {error}") from None
+        data = read_yaml_file(path, "rules file", "a YAML file of rules options", RulesError)
         if data is None:
             data = {}
         try:

@@ -46,7 +46,7 @@ import yaml
 
 from blackout_env.game.cards import card_to_str, cards_to_str, deck, parse_card, parse_cards, suit_of
 from blackout_env.game.engine import BlackoutGame
-from blackout_env.game.rules import Rules
+from blackout_env.game.rules import Rules, read_yaml_file
 from blackout_env.game.rules_logic import card_power, dealer_of_round, first_to_act
 
 __all__ = [
@@ -450,12 +450,7 @@ def verify(position: Position) -> Position:
 def load_positions(path: str | os.PathLike[str] | None = None) -> list[Position]:
     """Read a positions file (default: the shipped suite) and verify every position; PositionError on the first bad one."""
     path = SUITE_PATH if path is None else Path(path)
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise PositionError(f"{path}: cannot be read: {error.strerror or error}") from None
-    except yaml.YAMLError as error:
-        raise PositionError(f"{path}: not YAML: {error}") from None
+    data = read_yaml_file(path, "positions file", "a YAML file of positions", PositionError)
     if not isinstance(data, Mapping) or not isinstance(data.get("positions"), list):
         raise PositionError(f"{path}: expected a mapping with a 'positions' list")
     positions = [Position.from_dict(entry) for entry in data["positions"]]

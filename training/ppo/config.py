@@ -30,6 +30,7 @@ from typing import Any, Union
 import yaml
 
 from blackout_env import Rules
+from blackout_env.game.rules import read_yaml_file
 
 from .tables import check_table
 
@@ -593,12 +594,7 @@ def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> Train
     data: dict[str, Any] = {}
     if path is not None:
         path = Path(path)
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"config file {str(path)!r} does not exist") from None
-        except yaml.YAMLError as error:
-            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {error}") from None
+        loaded = read_yaml_file(path, "config file", "a YAML file of training settings", ConfigError)
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
