@@ -349,3 +349,59 @@ def test_a_new_ladder_refuses_a_path_that_exists(tmp_path):
         create_ladder(path, THREE)
     assert path.read_text() == ""
     assert os.listdir(tmp_path) == ["l.db"]
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [("DELETE FROM meta WHERE key = 'seed'", "no setting 'seed'"),
+     ("UPDATE meta SET value = 'abc' WHERE key = 'seed'", "its settings do not read"),
+     ("UPDATE meta SET value = '{' WHERE key = 'rules'", "its settings do not read")],
+)
+def test_a_ladder_with_damaged_settings_is_refused_and_left_untouched(tmp_path, edit, message):
+    path = tmp_path / "l.db"
+    _ladder(path, deals=1).close()
+    with sqlite3.connect(path) as db:
+        db.execute(edit)
+    before = _files(path)
+    with pytest.raises(LadderError, match=f"damaged ladder \\({message}"):
+        open_ladder(path)
+    assert _files(path) == before
+
+
+def test_a_ladder_under_a_file_is_refused_in_one_line_leaving_nothing(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    path = tmp_path / "afile" / "l.db"
+    with pytest.raises(LadderError, match="cannot be created: its folder cannot be made"):
+        create_ladder(path, THREE)
+    assert main(["ladder", "run", str(path), "--agents", *AGENTS, "--players", "3", "--deals", "1"]) == 2
+    assert "cannot be created" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == ["afile"]
+
+
+def test_a_run_whose_agent_no_longer_loads_changes_nothing_its_deals_included(tmp_path, capsys):
+    from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
+
+    checkpoint = tmp_path / "agent.pt"
+    checkpoint.write_bytes(SHIPPED_CHECKPOINT.read_bytes())
+    path = tmp_path / "ladder" / "l.db"
+    path.parent.mkdir()
+    with _ladder(path, deals=1) as ladder:
+        ladder.add_agent(f"ppo:{checkpoint}", name="mine")
+    checkpoint.unlink()
+    before = _files(path)
+    assert main(["ladder", "run", str(path), "--deals", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "agent.pt" in err and "Traceback" not in err
+    assert _files(path) == before
+    with open_ladder(path, read_only=True) as ladder:
+        assert ladder.deals == 1 and ladder.games_played() == 0
+        with pytest.raises(LadderError, match="agent.pt"):
+            play(ladder)
+
+
+@pytest.mark.parametrize("name", ["", "  ", " mine"])
+def test_a_blank_or_padded_agent_name_is_refused(tmp_path, name):
+    with _ladder(tmp_path / "l.db", deals=1) as ladder:
+        with pytest.raises(LadderError, match="agent name"):
+            ladder.add_agent("random:seed=9", name=name)
+        assert len(ladder.agents()) == 3

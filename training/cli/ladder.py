@@ -110,6 +110,7 @@ def _create_or_open(args: argparse.Namespace):
                         f"({' '.join(stored)}); add an agent with `blackout ladder add`"
                     )
             if args.deals is not None and args.deals != ladder.deals:
+                ladder.check_agents()  # a run that cannot start leaves the file as it was, its deals too
                 ladder.set_deals(args.deals)
         except BaseException:
             ladder.close()

@@ -47,6 +47,7 @@ before anything is written to it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -204,9 +205,18 @@ class Ladder:
         self.path = path
         self.db = connection
         meta = dict(self.db.execute("SELECT key, value FROM meta"))
-        self.rules = Rules.from_dict(json.loads(meta["rules"]))
-        self.seed = int(meta["seed"])
-        self.hands_only = meta["hands"] == "1"
+        try:
+            self.rules = Rules.from_dict(json.loads(meta["rules"]))
+            self.seed = int(meta["seed"])
+            self.hands_only = {"1": True, "0": False}[meta["hands"]]
+            if self.seed < 0 or int(meta["deals"]) < 1:
+                raise ValueError("a negative seed or no deals")
+        except KeyError as error:
+            connection.close()
+            raise LadderError(f"{path}: a damaged ladder (no setting {error.args[0]!r}); it was left untouched") from None
+        except (ValueError, TypeError) as error:  # json.JSONDecodeError and RulesError are ValueErrors
+            connection.close()
+            raise LadderError(f"{path}: a damaged ladder (its settings do not read: {error}); it was left untouched") from None
 
     # ----------------------------------------------------------- settings
     @property
@@ -249,6 +259,8 @@ class Ladder:
         if not isinstance(spec, str) or not spec.strip():
             raise LadderError(f"agent spec: expected a policy spec such as 'heuristic', got {spec!r}")
         name = spec if name is None else name
+        if not isinstance(name, str) or not name.strip() or name != name.strip():
+            raise LadderError(f"agent name: expected a name without spaces at its ends, such as 'mine', got {name!r}")
         digest = self.check_agent(spec)
         for row in self.agents():
             if row.name == name:
@@ -262,6 +274,15 @@ class Ladder:
                 (name, spec, __version__, digest, _now()),
             )
         return AgentRow(int(cursor.lastrowid), name, spec, __version__, digest)
+
+    def check_agents(self) -> None:
+        """Load every agent under the ladder's rules and check its checkpoint is the one it was rated with.
+
+        Called before anything is written for a run, so that a spec that no longer loads (a
+        checkpoint moved or changed) stops it with the file as it was.
+        """
+        for row in self.agents():
+            self.check_unchanged(row, self.check_agent(row.spec))
 
     def check_unchanged(self, row: AgentRow, digest: str | None = None) -> None:
         """Refuse to play an agent whose checkpoint differs from the one it was rated with."""
@@ -618,6 +639,9 @@ def create_ladder(
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise LadderError(f"{path}: cannot be created: its folder cannot be made ({error.strerror or error})") from None
+    try:
         connection = sqlite3.connect(temp)
         try:
             connection.execute("PRAGMA journal_mode = WAL")
@@ -638,7 +662,8 @@ def create_ladder(
         raise LadderError(f"{path}: cannot be created: {error}") from None
     finally:
         for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
-            leftover.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                leftover.unlink(missing_ok=True)
     return open_ladder(path)
 
 
@@ -693,8 +718,7 @@ def play(
             f"{ladder.path}: a table of {ladder.rules.num_players} seats needs {ladder.rules.num_players} distinct agents; "
             f"the ladder has {len(agents)} ({', '.join(a.name for a in agents) or 'none'})"
         )
-    for row in agents:
-        ladder.check_unchanged(row)
+    ladder.check_agents()
     units = ladder.pending(with_agent)
     run = ladder.start_run(command)
     stored = 0
