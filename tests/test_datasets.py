@@ -387,6 +387,41 @@ def test_cli_clone_writes_a_ppo_checkpoint_that_plays(tmp_path, capsys):
     assert "card_width must be a whole number >= 1" in capsys.readouterr().err and not (tmp_path / "bad.pt").exists()
 
 
+def test_clone_refuses_bad_sizes_and_an_unwritable_out_before_training_and_a_corrupt_dataset(tmp_path, capsys, minari_root):
+    create_dataset(NAME, DatasetConfig(policy="heuristic", rules="short", episodes=2))
+    (tmp_path / "afile").write_text("x")
+    for extra, message in [(["--hidden-sizes", "0"], "hidden_sizes must be one or more whole numbers >= 1"),
+                           (["--hidden-sizes", "-5"], "hidden_sizes must be one or more whole numbers >= 1"),
+                           (["--out", str(tmp_path / "afile" / "c.pt")], "is a file, not a folder"),
+                           (["--out", str(tmp_path)], "is a folder; name the checkpoint file")]:
+        args = ["dataset", "clone", NAME, "--epochs", "1", *extra]
+        if "--out" not in extra:
+            args += ["--out", str(tmp_path / "c.pt")]
+        assert main(args) == 2
+        captured = capsys.readouterr()
+        assert message in captured.err and "Traceback" not in captured.err and "epoch" not in captured.out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "minari"]
+    # A dataset whose data file is damaged, and one whose metadata is: one line naming the dataset.
+    data = minari_root / NAME / "data" / "main_data.hdf5"
+    data.write_bytes(b"\x00" * 512)
+    assert main(["dataset", "clone", NAME, "--out", str(tmp_path / "c.pt")]) == 2
+    assert f"dataset {NAME!r}: its episodes cannot be read (OSError" in capsys.readouterr().err
+    (minari_root / NAME / "data" / "metadata.json").write_text("{")
+    assert main(["dataset", "show", NAME]) == 2
+    assert f"dataset {NAME!r}: its metadata" in capsys.readouterr().err
+
+
+def test_a_minari_root_that_is_a_file_is_one_line_for_every_command(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(blocker))
+    for args in (["list"], ["show", NAME], ["delete", NAME], ["clone", NAME, "--out", str(tmp_path / "c.pt")]):
+        assert main(["dataset", *args]) == 2
+        err = capsys.readouterr().err
+        assert f"the Minari root {str(blocker)!r} is not a folder" in err and "Traceback" not in err
+    assert blocker.read_text() == "not a folder"
+
+
 def test_cloning_a_dataset_that_is_not_there_is_refused():
     from blackout_training.datasets.cloning import clone
 

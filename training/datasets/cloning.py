@@ -12,6 +12,7 @@ the share of their decisions where the clone's most probable legal action is the
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import numpy as np
 
 from blackout_env.game.rules import Rules
 
-from .store import dataset_metadata, load_dataset
+from .store import dataset_metadata, read_episodes
 
 __all__ = ["CloneResult", "clone", "check_init_dataset", "clone_for_run", "load_decisions"]
 
@@ -37,7 +38,7 @@ def load_decisions(dataset_id: str) -> tuple[Rules, str, list[tuple[np.ndarray, 
         raise ValueError(f"dataset {dataset_id!r} was not written by blackout dataset (no 'blackout' metadata)")
     rules = Rules.from_dict(meta["rules"])
     episodes = []
-    for episode in load_dataset(dataset_id).iterate_episodes():
+    for episode in read_episodes(dataset_id):
         steps = len(episode.actions)
         episodes.append((np.asarray(episode.observations[:steps], dtype=np.float32),
                          np.asarray(episode.infos["action_mask"][:steps], dtype=bool),
@@ -76,6 +77,19 @@ def _accuracy(model: Any, obs: Any, mask: Any, actions: Any, batch_size: int) ->
     return right / len(actions)
 
 
+def _check_out(path: Path) -> None:
+    """Refuse, before any training, a checkpoint path that cannot be written (its folders may be made)."""
+    if path.is_dir():
+        raise ValueError(f"out {str(path)!r} is a folder; name the checkpoint file to write")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValueError(f"out {str(path)!r} cannot be written: {str(folder)!r} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"out {str(path)!r} cannot be written: the folder {str(folder)!r} is not writable")
+
+
 def clone(
     dataset_id: str,
     hidden_sizes: Sequence[int] = (256, 256),
@@ -102,6 +116,12 @@ def clone(
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr!r}")
+    if isinstance(hidden_sizes, (str, bytes)) or not hidden_sizes or any(
+        isinstance(size, bool) or not isinstance(size, int) or size < 1 for size in hidden_sizes
+    ):
+        raise ValueError(f"hidden_sizes must be one or more whole numbers >= 1, got {hidden_sizes!r}")
+    if out is not None:
+        _check_out(Path(out))
     started = time.perf_counter()
     rules, observation, episodes = load_decisions(dataset_id)
     held = len(episodes) // 10 if len(episodes) >= 10 else (1 if len(episodes) >= 2 else 0)

@@ -31,6 +31,7 @@ __all__ = [
     "delete_dataset",
     "list_datasets",
     "load_dataset",
+    "read_episodes",
     "write_dataset",
 ]
 
@@ -234,7 +235,7 @@ def list_datasets() -> list[DatasetSummary]:
     """Every dataset in the local root (``MINARI_DATASETS_PATH`` respected), sorted by name."""
     import minari
 
-    root = datasets_root()
+    root = _readable_root()
     with _minari_root(root), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a misconfigured folder is skipped, as Minari does
         found = minari.list_local_datasets()
@@ -245,9 +246,17 @@ def list_datasets() -> list[DatasetSummary]:
     ]
 
 
+def _readable_root() -> Path:
+    """The local root, refused in one line when something other than a folder is there."""
+    root = datasets_root()
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"the Minari root {str(root)!r} is not a folder; set {ROOT_VARIABLE} to one")
+    return root
+
+
 def _existing(dataset_id: str) -> Path:
     check_dataset_id(dataset_id)
-    path = datasets_root() / dataset_id
+    path = _readable_root() / dataset_id
     if not _is_dataset(path):
         names = ", ".join(summary.dataset_id for summary in list_datasets()) or "none"
         raise ValueError(f"no dataset {dataset_id!r} in {datasets_root()} (datasets there: {names})")
@@ -259,8 +268,20 @@ def load_dataset(dataset_id: str) -> Any:
     import minari
 
     _existing(dataset_id)
-    with _minari_root(datasets_root()):
-        return minari.load_dataset(dataset_id)
+    try:
+        with _minari_root(datasets_root()):
+            return minari.load_dataset(dataset_id)
+    except (OSError, KeyError, ValueError, TypeError) as error:  # h5py's unreadable file, a key Minari needs
+        raise ValueError(f"dataset {dataset_id!r} cannot be read ({type(error).__name__}: {error})") from None
+
+
+def read_episodes(dataset_id: str) -> Iterator[Any]:
+    """The episodes of ``dataset_id`` one by one (Minari's ``EpisodeData``); ValueError naming it when they cannot be read."""
+    dataset = load_dataset(dataset_id)
+    try:
+        yield from dataset.iterate_episodes()
+    except (OSError, KeyError, ValueError, TypeError) as error:
+        raise ValueError(f"dataset {dataset_id!r}: its episodes cannot be read ({type(error).__name__}: {error})") from None
 
 
 def dataset_metadata(dataset_id: str) -> dict[str, Any]:
@@ -268,7 +289,10 @@ def dataset_metadata(dataset_id: str) -> dict[str, Any]:
     import json
 
     path = _existing(dataset_id) / "data" / "metadata.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ValueError(f"dataset {dataset_id!r}: its metadata {str(path)!r} cannot be read ({error})") from None
 
 
 def delete_dataset(dataset_id: str) -> Path:
