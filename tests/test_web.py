@@ -565,6 +565,10 @@ def test_blackout_serve_listens_on_this_machine_only_unless_told_and_says_so(mon
     (["--policy", "mine"], "NAME=SPEC"),
     (["--policy", "mine=nosuch"], "unknown policy"),
     (["--rules", "/no/such/file.yaml"], "no such file"),
+    (["--policy", "mine=ppo:/no/such/checkpoint.pt"], "--policy mine=ppo:/no/such/checkpoint.pt: checkpoint"),
+    (["--policy", "mine=ismcts:simulations=-5"], "--policy mine=ismcts:simulations=-5: "),
+    (["--policy", "mine=heuristic", "--policy", "mine=random"], "the name 'mine' is given twice"),
+    (["--host", "no-such-host.invalid"], "cannot listen on --host no-such-host.invalid"),
 ])
 def test_blackout_serve_refuses_bad_options_before_starting(argv, words, tmp_path, capsys, monkeypatch):
     import uvicorn
@@ -573,6 +577,24 @@ def test_blackout_serve_refuses_bad_options_before_starting(argv, words, tmp_pat
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: pytest.fail("the server started"))
     assert main(["serve", "--saves", str(tmp_path), *argv]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_blackout_serve_refuses_a_port_in_use_and_saves_that_are_a_file_before_printing(tmp_path, capsys, monkeypatch):
+    import socket
+
+    import uvicorn
+    from blackout_training.cli import main
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: pytest.fail("the server started"))
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        assert main(["serve", "--saves", str(tmp_path), "--port", str(port)]) == 2
+    captured = capsys.readouterr()
+    assert f"cannot listen on --host 127.0.0.1 --port {port}" in captured.err and captured.out == ""
+    (tmp_path / "afile").write_text("x")
+    assert main(["serve", "--saves", str(tmp_path / "afile"), "--port", str(port)]) == 2
+    captured = capsys.readouterr()
+    assert "saves: " in captured.err and "is not a folder" in captured.err and "Traceback" not in captured.err
 
 
 def test_bench_web_times_moves_and_load_on_loopback(tmp_path):

@@ -44,8 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_policies(entries: list[str]) -> dict[str, str]:
-    """``["mine=ppo:PATH"]`` -> ``{"mine": "ppo:/abs/PATH"}``, each spec checked by loading nothing yet."""
-    from blackout_env.agents.policies import LOADERS, absolute_paths, parse_spec
+    """``["mine=ppo:PATH"]`` -> ``{"mine": "ppo:/abs/PATH"}``, each spec checked by loading it once (a missing
+    checkpoint or a bad option stops the server before it listens, not when a browser first seats the bot)."""
+    from blackout_env.agents.policies import LOADERS, absolute_paths, load_policy, parse_spec
 
     policies: dict[str, str] = {}
     for entry in entries:
@@ -55,6 +56,12 @@ def parse_policies(entries: list[str]) -> dict[str, str]:
             raise ValueError(f"--policy: NAME=SPEC, e.g. mine=ppo:runs/x/checkpoint.pt, got {entry!r}")
         if parse_spec(spec)[0] not in LOADERS:
             raise ValueError(f"--policy {entry}: unknown policy {spec!r}; known: {', '.join(LOADERS)}")
+        if name in policies:
+            raise ValueError(f"--policy: the name {name!r} is given twice")
+        try:
+            load_policy(absolute_paths(spec), None, 0)
+        except ValueError as error:
+            raise ValueError(f"--policy {entry}: {error}") from None
         policies[name] = absolute_paths(spec)
     return policies
 

@@ -613,7 +613,10 @@ def create_app(
             read-only; a file that is not a ladder is refused here, before the server listens.
     """
     saves = Path(saves)
-    saves.mkdir(parents=True, exist_ok=True)
+    try:
+        saves.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"saves: {str(saves)!r} is not a folder that can be made or written ({error.strerror or error})") from None
     allowed = frozenset(normalize_origin(origin) for origin in allow_origins)
     server = Server(saves, rules_files or {}, policies or {}, policy_loader, check_bot_delay(bot_delay_ms), limits)
 
@@ -676,6 +679,7 @@ def serve(
     import uvicorn
 
     saves = Path(saves) if saves is not None else default_saves()
+    check_listen(host, port)
     limits = Limits()
     app = create_app(saves, rules_files, policies, bot_delay_ms=bot_delay_ms, allow_origins=allow_origins,
                      limits=limits, ladder=ladder)
@@ -693,6 +697,18 @@ def serve(
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     uvicorn.run(app, host=host, port=port, log_level="info", ws_max_size=limits.max_frame_bytes)
+
+
+def check_listen(host: str, port: int) -> None:
+    """ValueError in one line, before anything is printed, when ``host:port`` cannot be listened on
+    (an address in use, a host name that does not resolve); the socket tried is closed at once."""
+    import socket
+
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as error:  # socket.gaierror included
+        raise ValueError(f"cannot listen on --host {host} --port {port}: {error.strerror or error}") from None
 
 
 def default_saves() -> Path:
