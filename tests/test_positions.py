@@ -253,3 +253,15 @@ def test_the_command_prints_scores_and_failures(tmp_path, capsys):
     path.write_text(yaml.safe_dump({"positions": [{**DEALER_ACE, "acceptable": "b0"}]}))
     assert main(["positions", "--file", str(path)]) == 2
     assert "not sure" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--agents"], "--agents: name at least one policy spec"),
+    (["--failures", "-5"], "--failures must be -1 (all), 0 (none) or a count, got -5"),
+])
+def test_the_command_refuses_no_agents_and_a_negative_failure_count(argv, message, capsys):
+    from blackout_training.cli import main
+
+    assert main(["positions", *argv]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""

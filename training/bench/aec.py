@@ -209,6 +209,10 @@ def measure(run: Callable[[], int], repeats: int, clock: Callable[[], float] = t
 def run(args: argparse.Namespace) -> int:
     check_positive(steps=args.steps, repeats=args.repeats, tricks=args.tricks)
     check_output_file(args.json)
+    skip = {name.replace("()", "") for name in args.skip}
+    known = {"engine", "raw_env", "env", "gym", "trivial", "openspiel"}
+    if skip - known:
+        raise ValueError(f"--skip: unknown target {sorted(skip - known)[0]!r}; targets: {', '.join(sorted(known))}")
     rules = Rules.resolve(args.rules)
     if args.players != rules.num_players:
         rules = rules.replace(num_players=args.players)
@@ -227,7 +231,6 @@ def run(args: argparse.Namespace) -> int:
         targets["openspiel"] = lambda: _openspiel(rules.num_players, args.tricks, max(steps // 10, 1), seed)
     except ImportError:
         print("openspiel: skipped (pip install open_spiel shimmy[openspiel] to compare)")
-    skip = {name.replace("()", "") for name in args.skip}
     targets = {name: target for name, target in targets.items() if name.split()[0].replace("()", "") not in skip}
     clock = CLOCKS[args.clock]
     results = dict.fromkeys(targets, 0.0)

@@ -24,6 +24,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {args.seed}")
+    if not args.agents:
+        raise ValueError("--agents: name at least one policy spec to score (e.g. --agents heuristic ppo)")
+    if args.failures < -1:
+        raise ValueError(f"--failures must be -1 (all), 0 (none) or a count, got {args.failures}")
     positions = load_positions(args.file)  # proves every position, or names the first that is not sure
     for spec in args.agents:  # an unknown agent is reported before any is scored
         load_policy(spec, None, None)
