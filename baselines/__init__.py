@@ -7,6 +7,7 @@ generator ``rng`` and ``seed(seed)``. Make one by name with :func:`make_bot`.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from .base import Bot
@@ -15,7 +16,7 @@ from .ismcts import ISMCTSBot
 from .random_bot import RandomBot
 from .search import SearchBot
 
-__all__ = ["Bot", "RandomBot", "HeuristicBot", "SearchBot", "ISMCTSBot", "make_bot", "BOTS"]
+__all__ = ["Bot", "RandomBot", "HeuristicBot", "SearchBot", "ISMCTSBot", "make_bot", "option_error", "BOTS"]
 
 BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot, "search": SearchBot, "ismcts": ISMCTSBot}
 """The bots by name."""
@@ -34,4 +35,14 @@ def make_bot(name: str, seed: int | None = None, **kwargs: Any) -> Bot:
     try:
         return cls(seed=seed, **kwargs)
     except TypeError as error:
-        raise ValueError(f"bot {name!r}: {error}") from None
+        raise ValueError(f"bot {name!r}: {option_error(cls, kwargs, error)}") from None
+
+
+def option_error(cls: type, kwargs: dict[str, Any], error: TypeError) -> str:
+    """``error`` (a bot's constructor refusing ``kwargs``) in words: the unknown option and the ones ``cls`` takes."""
+    if "unexpected keyword argument" not in str(error):
+        return str(error)
+    named = [key for key, parameter in inspect.signature(cls).parameters.items()
+             if key not in ("seed", "prior") and parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    unknown = next((key for key in kwargs if key not in named), "?")
+    return f"unknown option {unknown!r}; " + (f"its options: {', '.join(named)}" if named else "it takes no options")

@@ -64,7 +64,7 @@ def test_the_retired_compiled_argument_is_an_unknown_argument(value: object) -> 
 def test_the_retired_compiled_option_of_the_search_bot_is_refused_naming_it() -> None:
     from blackout_env.agents.policies import load_policy
 
-    with pytest.raises(ValueError, match=r"ismcts:compiled=0.*unexpected keyword argument 'compiled'"):
+    with pytest.raises(ValueError, match=r"ismcts:compiled=0.*unknown option 'compiled'; its options: simulations, "):
         load_policy("ismcts:compiled=0")
 
 

@@ -54,6 +54,21 @@ def test_a_rules_path_that_is_a_folder_is_a_one_line_error(capsys):
     assert "rules file '/etc' is a folder" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["demo", "--seed", "-1"], "--seed must be 0 or more, got -1"),
+    (["play", "--resume", "--new"], "--resume and --new: give one"),
+    (["belief", "fit", "--out", "{file}/b.json", "--policy", "heuristic", "--hands", "5"], "--out '{file}/b.json': "),
+])
+def test_options_a_command_cannot_honour_are_one_line_naming_them(argv, message, tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    argv = [arg.format(file=afile) for arg in argv]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert message.format(file=afile) in captured.err and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and afile.read_text() == "x"
+
+
 SIGTERM_IN_A_CALLBACK = """
 import os, signal, sys, time, weakref
 import blackout_training.cli as cli

@@ -226,6 +226,19 @@ def test_an_unknown_option_is_still_an_unexpected_argument():
         ISMCTSBot(tress="path")
 
 
+@pytest.mark.parametrize("spec, message", [
+    ("ismcts:tress=1", r"^policy 'ismcts:tress=1': bot 'ismcts': unknown option 'tress'; its options: simulations, time_ms, "),
+    ("ppo+search:tress=1", r"^policy 'ppo\+search:tress=1': unknown option 'tress'; its options: simulations, .* \(and checkpoint\)$"),
+    ("heuristic:tress=1", r"^policy 'heuristic:tress=1': bot 'heuristic': unknown option 'tress'; it takes no options$"),
+    ("ismcts:simulations=4,simulations=8", r"^policy 'ismcts:simulations=4,simulations=8': option 'simulations' is given twice$"),
+])
+def test_a_spec_with_an_unknown_or_repeated_option_says_which_and_lists_the_options(spec, message):
+    from blackout_env.agents.policies import load_policy
+
+    with pytest.raises(ValueError, match=message):
+        load_policy(spec)
+
+
 def test_a_bot_where_numba_cannot_be_imported_says_so(monkeypatch):
     import sys
 

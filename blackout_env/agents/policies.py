@@ -229,6 +229,8 @@ def parse_options(argument: str | None, spec: str) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key:
             raise ValueError(f"policy {spec!r}: options are key=value pairs separated by commas, got {item!r}")
+        if key in options:
+            raise ValueError(f"policy {spec!r}: option {key!r} is given twice")
         value: Any = text.strip()
         for convert in (int, float):
             try:

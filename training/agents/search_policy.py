@@ -29,7 +29,7 @@ simulation solved exactly, where the margin is ``endgame_margin``, 0 by default)
 
 from __future__ import annotations
 
-from blackout_baselines import ISMCTSBot
+from blackout_baselines import ISMCTSBot, option_error
 
 from blackout_env import Rules
 from blackout_env.agents.policies import parse_options
@@ -77,7 +77,9 @@ def _load(name: str, argument: str | None, rules: Rules | None, seed: int | None
     policy = load_policy_bot(None if checkpoint is None else str(checkpoint), rules, seed=seed)
     try:
         bot = ISMCTSBot(seed=seed, prior=policy.action_probabilities, **options)
-    except (TypeError, ValueError) as error:  # an option the bot does not take
+    except TypeError as error:  # an option the bot does not take
+        raise ValueError(f"policy {spec!r}: {option_error(ISMCTSBot, options, error)} (and checkpoint)") from None
+    except ValueError as error:
         raise ValueError(f"policy {spec!r}: {error}") from None
     bot.name = name
     bot.checkpoint = policy.checkpoint

@@ -39,7 +39,7 @@ def check_positive(**options: float) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}")
 
 
-def check_output_file(path: str | None) -> None:
+def check_output_file(path: str | None, option: str = "--json") -> None:
     """Fail before a benchmark starts (not after it, losing its figures) when ``--json PATH`` cannot be written.
 
     An existing file must be a writable file; otherwise its folder must exist and
@@ -51,18 +51,18 @@ def check_output_file(path: str | None) -> None:
     try:
         if target.exists():
             if not target.is_file():
-                raise ValueError(f"--json {path!r} is not a file")
+                raise ValueError(f"{option} {path!r} is not a file")
             with target.open("a", encoding="utf-8"):
                 pass
         else:
             folder = target.parent
             if not folder.is_dir():
-                raise ValueError(f"--json {path!r}: folder {str(folder)!r} does not exist")
+                raise ValueError(f"{option} {path!r}: folder {str(folder)!r} does not exist")
             handle, probe = tempfile.mkstemp(dir=folder, prefix=".bench-write-test.")
             os.close(handle)
             os.unlink(probe)
     except OSError as error:
-        raise ValueError(f"--json {path!r} cannot be written: {error.strerror or error}") from None
+        raise ValueError(f"{option} {path!r} cannot be written: {error.strerror or error}") from None
 
 
 def command(

@@ -115,7 +115,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.action == "fit":
         if not args.out.endswith(".json"):
             raise ValueError(f"--out {args.out!r}: a model file ends in .json")
-        check_output_file(args.out)
+        check_output_file(args.out, "--out")
         collect = bid_records if args.kind == "bids" else play_records
         records = []
         for index, (_, rules) in enumerate(tables):

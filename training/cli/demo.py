@@ -20,6 +20,8 @@ def run(args: argparse.Namespace) -> int:
     rules = Rules.resolve(args.rules)
     if args.players is not None:
         rules = rules.replace(num_players=args.players)
+    if args.seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     rng = np.random.default_rng(args.seed)
     game = BlackoutGame(rules, seed=rng)
     while not game.is_over:

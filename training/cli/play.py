@@ -52,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = Path(args.save).expanduser() if args.save else default_save_path()
+    if args.resume and args.new:
+        raise ValueError("--resume and --new: give one (--resume continues the saved game, --new replaces it)")
     if args.resume:
         given = [flag for flag, value in (("--rules", args.rules), ("--players", args.players),
                  ("--humans", args.humans), ("--bots", args.bots), ("--seed", args.seed)) if value is not None]

@@ -116,6 +116,8 @@ def clone(
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     if isinstance(hidden_sizes, (str, bytes)) or not hidden_sizes or any(
         isinstance(size, bool) or not isinstance(size, int) or size < 1 for size in hidden_sizes
     ):
