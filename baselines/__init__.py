@@ -8,6 +8,7 @@ generator ``rng`` and ``seed(seed)``. Make one by name with :func:`make_bot`.
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 from .base import Bot
@@ -40,9 +41,9 @@ def make_bot(name: str, seed: int | None = None, **kwargs: Any) -> Bot:
 
 def option_error(cls: type, kwargs: dict[str, Any], error: TypeError) -> str:
     """``error`` (a bot's constructor refusing ``kwargs``) in words: the unknown option and the ones ``cls`` takes."""
-    if "unexpected keyword argument" not in str(error):
+    found = re.search(r"unexpected keyword argument '([^']+)'", str(error))
+    if found is None or found.group(1) not in kwargs:  # not about an option given: the bot's own error
         return str(error)
     named = [key for key, parameter in inspect.signature(cls).parameters.items()
              if key not in ("seed", "prior") and parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-    unknown = next((key for key in kwargs if key not in named), "?")
-    return f"unknown option {unknown!r}; " + (f"its options: {', '.join(named)}" if named else "it takes no options")
+    return f"unknown option {found.group(1)!r}; " + (f"its options: {', '.join(named)}" if named else "it takes no options")

@@ -406,9 +406,11 @@ def test_clone_refuses_bad_sizes_and_an_unwritable_out_before_training_and_a_cor
     data.write_bytes(b"\x00" * 512)
     assert main(["dataset", "clone", NAME, "--out", str(tmp_path / "c.pt")]) == 2
     assert f"dataset {NAME!r}: its episodes cannot be read (OSError" in capsys.readouterr().err
-    (minari_root / NAME / "data" / "metadata.json").write_text("{")
-    assert main(["dataset", "show", NAME]) == 2
-    assert f"dataset {NAME!r}: its metadata" in capsys.readouterr().err
+    for text, words in (("{", "cannot be read"), ("[]", "is not a JSON object")):
+        (minari_root / NAME / "data" / "metadata.json").write_text(text)
+        for command in (["show", NAME], ["clone", NAME, "--out", str(tmp_path / "c.pt")]):
+            assert main(["dataset", *command]) == 2
+            assert f"dataset {NAME!r}: its metadata" in (err := capsys.readouterr().err) and words in err
 
 
 def test_a_minari_root_that_is_a_file_is_one_line_for_every_command(tmp_path, monkeypatch, capsys):

@@ -405,3 +405,20 @@ def test_a_blank_or_padded_agent_name_is_refused(tmp_path, name):
         with pytest.raises(LadderError, match="agent name"):
             ladder.add_agent("random:seed=9", name=name)
         assert len(ladder.agents()) == 3
+
+
+def test_add_with_an_agent_that_no_longer_loads_stores_nothing_and_a_padded_spec_is_named_stripped(tmp_path, capsys):
+    from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
+
+    checkpoint = tmp_path / "agent.pt"
+    checkpoint.write_bytes(SHIPPED_CHECKPOINT.read_bytes())
+    path = tmp_path / "ladder" / "l.db"
+    path.parent.mkdir()
+    with _ladder(path, deals=1) as ladder:
+        ladder.add_agent(f"ppo:{checkpoint}", name="mine")
+        assert ladder.add_agent(" random:seed=7").name == "random:seed=7"
+    checkpoint.unlink()
+    before = _files(path)
+    assert main(["ladder", "add", str(path), "random:seed=8"]) == 2
+    assert "agent.pt" in capsys.readouterr().err
+    assert _files(path) == before

@@ -299,3 +299,10 @@ def test_rules_pickle_and_keep_their_pattern():
     rules = pickle.loads(pickle.dumps(Rules.preset("full-deck")))
     assert rules == Rules.preset("full-deck") and hash(rules) == hash(Rules.preset("full-deck"))
     assert rules.replace(num_players=6).hand_sizes[0] == 8
+
+
+def test_a_yaml_value_pyyaml_cannot_build_is_an_invalid_yaml_error_naming_the_file(tmp_path):
+    path = tmp_path / "dated.yaml"
+    path.write_text("num_players: 2024-13-45\n")
+    with pytest.raises(RulesError, match=f"rules file '{path}' is not valid YAML: month must be in 1..12"):
+        Rules.from_yaml(path)

@@ -553,6 +553,7 @@ def test_blackout_serve_listens_on_this_machine_only_unless_told_and_says_so(mon
 
     calls = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(kwargs))
+    monkeypatch.setattr("blackout_training.web.server.check_listen", lambda host, port: None)  # 8000 may be taken
     assert main(["serve", "--saves", str(tmp_path)]) == 0
     assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8000
     assert "not only this machine" not in capsys.readouterr().out
@@ -568,7 +569,6 @@ def test_blackout_serve_listens_on_this_machine_only_unless_told_and_says_so(mon
     (["--policy", "mine=ppo:/no/such/checkpoint.pt"], "--policy mine=ppo:/no/such/checkpoint.pt: checkpoint"),
     (["--policy", "mine=ismcts:simulations=-5"], "--policy mine=ismcts:simulations=-5: "),
     (["--policy", "mine=heuristic", "--policy", "mine=random"], "the name 'mine' is given twice"),
-    (["--host", "no-such-host.invalid"], "cannot listen on --host no-such-host.invalid"),
 ])
 def test_blackout_serve_refuses_bad_options_before_starting(argv, words, tmp_path, capsys, monkeypatch):
     import uvicorn
@@ -584,8 +584,15 @@ def test_blackout_serve_refuses_a_port_in_use_and_saves_that_are_a_file_before_p
 
     import uvicorn
     from blackout_training.cli import main
+    from blackout_training.web.server import check_listen
 
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: pytest.fail("the server started"))
+    check_listen("127.0.0.1", 0)  # a free port, in each family the host resolves to
+    if socket.has_ipv6:
+        try:
+            check_listen("::1", 0)
+        except ValueError as error:  # a machine without IPv6 loopback
+            assert "cannot listen on --host ::1" in str(error)
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
         assert main(["serve", "--saves", str(tmp_path), "--port", str(port)]) == 2
@@ -595,6 +602,13 @@ def test_blackout_serve_refuses_a_port_in_use_and_saves_that_are_a_file_before_p
     assert main(["serve", "--saves", str(tmp_path / "afile"), "--port", str(port)]) == 2
     captured = capsys.readouterr()
     assert "saves: " in captured.err and "is not a folder" in captured.err and "Traceback" not in captured.err
+
+    def unresolved(*args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", unresolved)
+    assert main(["serve", "--saves", str(tmp_path), "--host", "no-such-host.invalid"]) == 2
+    assert "cannot listen on --host no-such-host.invalid --port 8000: Name or service not known" in capsys.readouterr().err
 
 
 def test_bench_web_times_moves_and_load_on_loopback(tmp_path):

@@ -66,6 +66,7 @@ def test_blackout_serve_mounts_the_ladder_beside_the_table_and_refuses_a_bad_fil
         assert client.get("/ladder").status_code == 200 and client.get("/").status_code == 200
     started = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: started.append(app))
+    monkeypatch.setattr("blackout_training.web.server.check_listen", lambda host, port: None)  # port 8000 may be taken
     assert main(["serve", "--saves", str(tmp_path / "saves"), "--ladder", str(ladder_file)]) == 0 and started
     notes = tmp_path / "notes.db"
     notes.write_text("notes")

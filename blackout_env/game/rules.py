@@ -78,6 +78,8 @@ def read_yaml_file(path: str | os.PathLike[str], what: str, expected: str, error
         raise error(f"{what} {str(path)!r} cannot be read: {problem.strerror or problem}") from None
     except yaml.YAMLError as problem:
         raise error(f"{what} {str(path)!r} is not valid YAML: {_yaml_problem(problem)}") from None
+    except (ValueError, TypeError) as problem:  # a value PyYAML parses but cannot build (a date of month 13)
+        raise error(f"{what} {str(path)!r} is not valid YAML: {problem}") from None
 
 
 def _yaml_problem(problem: yaml.YAMLError) -> str:

@@ -78,7 +78,8 @@ def _load(name: str, argument: str | None, rules: Rules | None, seed: int | None
     try:
         bot = ISMCTSBot(seed=seed, prior=policy.action_probabilities, **options)
     except TypeError as error:  # an option the bot does not take
-        raise ValueError(f"policy {spec!r}: {option_error(ISMCTSBot, options, error)} (and checkpoint)") from None
+        words = option_error(ISMCTSBot, options, error)
+        raise ValueError(f"policy {spec!r}: {words}{' (and checkpoint)' if words.startswith('unknown option') else ''}") from None
     except ValueError as error:
         raise ValueError(f"policy {spec!r}: {error}") from None
     bot.name = name

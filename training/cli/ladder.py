@@ -109,8 +109,8 @@ def _create_or_open(args: argparse.Namespace):
                         f"{args.file}: --agents {' '.join(args.agents)} differs from the ladder's agents "
                         f"({' '.join(stored)}); add an agent with `blackout ladder add`"
                     )
+            ladder.check_agents()  # a run that cannot start leaves the file as it was, its deals too
             if args.deals is not None and args.deals != ladder.deals:
-                ladder.check_agents()  # a run that cannot start leaves the file as it was, its deals too
                 ladder.set_deals(args.deals)
         except BaseException:
             ladder.close()
@@ -161,7 +161,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--pairwise must be 0 or more and --pairwise-deals at least 1, got {args.pairwise}, {args.pairwise_deals}")
         sprt = SPRT.parse(args.sprt) if args.sprt is not None else None
         with _create_or_open(args) as ladder:
-            played = play(ladder, command, workers=workers, on_unit=_progress(not args.no_progress))
+            # Every agent was loaded when the file was opened (or each as it was added to a new one).
+            played = play(ladder, command, workers=workers, on_unit=_progress(not args.no_progress), checked=True)
             print(f"played {played} games")
             if args.pairwise:
                 pairs = play_pairwise(ladder, args.pairwise, args.pairwise_deals, workers, not args.no_progress, sprt)
@@ -174,8 +175,10 @@ def run(args: argparse.Namespace) -> int:
     if args.ladder_command == "add":
         workers = _workers(args.workers)
         with open_ladder(args.file) as ladder:
+            ladder.check_agents()  # an agent that no longer loads stops the command before the new one is stored
             agent = ladder.add_agent(args.spec, args.name)
-            played = play(ladder, command, with_agent=agent.id, workers=workers, on_unit=_progress(not args.no_progress))
+            played = play(ladder, command, with_agent=agent.id, workers=workers, on_unit=_progress(not args.no_progress),
+                          checked=True)
             print(f"played {played} games of {agent.name}'s tables\n")
             print(ladder.table())
         return 0

@@ -290,9 +290,12 @@ def dataset_metadata(dataset_id: str) -> dict[str, Any]:
 
     path = _existing(dataset_id) / "data" / "metadata.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        metadata = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ValueError(f"dataset {dataset_id!r}: its metadata {str(path)!r} cannot be read ({error})") from None
+    if not isinstance(metadata, dict):
+        raise ValueError(f"dataset {dataset_id!r}: its metadata {str(path)!r} is not a JSON object")
+    return metadata
 
 
 def delete_dataset(dataset_id: str) -> Path:

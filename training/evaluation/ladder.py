@@ -258,7 +258,7 @@ class Ladder:
         """
         if not isinstance(spec, str) or not spec.strip():
             raise LadderError(f"agent spec: expected a policy spec such as 'heuristic', got {spec!r}")
-        name = spec if name is None else name
+        name = spec.strip() if name is None else name
         if not isinstance(name, str) or not name.strip() or name != name.strip():
             raise LadderError(f"agent name: expected a name without spaces at its ends, such as 'mine', got {name!r}")
         digest = self.check_agent(spec)
@@ -702,9 +702,12 @@ def _play_unit(unit: tuple[tuple[int, ...], int]) -> tuple[tuple[int, ...], int,
 
 def play(
     ladder: Ladder, command: str = "run", with_agent: int | None = None, workers: int = 1,
-    on_unit: Callable[[int, int], None] | None = None,
+    on_unit: Callable[[int, int], None] | None = None, checked: bool = False,
 ) -> int:
     """Play the ladder's missing units (only those of agent ``with_agent`` when given); the number of games stored.
+
+    Every agent is loaded and its checkpoint checked first (:meth:`Ladder.check_agents`), so a run
+    that cannot play writes nothing; ``checked``: the caller has just done so.
 
     ``on_unit(done, total)`` is called after each unit is stored (a progress bar; raising
     KeyboardInterrupt there stops the run, as Ctrl-C does: the units stored so far stay).
@@ -718,7 +721,8 @@ def play(
             f"{ladder.path}: a table of {ladder.rules.num_players} seats needs {ladder.rules.num_players} distinct agents; "
             f"the ladder has {len(agents)} ({', '.join(a.name for a in agents) or 'none'})"
         )
-    ladder.check_agents()
+    if not checked:
+        ladder.check_agents()
     units = ladder.pending(with_agent)
     run = ladder.start_run(command)
     stored = 0

@@ -705,8 +705,11 @@ def check_listen(host: str, port: int) -> None:
     import socket
 
     try:
-        with socket.create_server((host, port)):
-            pass
+        addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, protocol, _, address in addresses:  # IPv4 and IPv6 alike, as uvicorn's asyncio binds
+            with socket.socket(family, kind, protocol) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(address)
     except OSError as error:  # socket.gaierror included
         raise ValueError(f"cannot listen on --host {host} --port {port}: {error.strerror or error}") from None
 
