@@ -371,3 +371,17 @@ def test_resetting_the_bid_head_makes_the_bids_near_uniform_and_keeps_the_card_p
     assert bids.max() < 1.5 / len(bids)
     torch.testing.assert_close(model.logits(card_obs)[0, :52], cards_before)
     torch.testing.assert_close(model.get_value(card_obs), value_before)
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda p: p.update(hidden_sizes=[8, 8]), r"holds no usable network: Error\(s\) in loading state_dict for ActorCritic: size mismatch .*\(and \d+ more\)$"),
+    (lambda p: p.update(arch="lstm"), "holds no usable network: arch: must be one of"),
+])
+def test_a_checkpoint_whose_network_does_not_fit_its_weights_is_one_line_naming_it(tmp_path, capsys, edit, problem):
+    path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
+    payload = torch.load(path, weights_only=False)
+    edit(payload)
+    torch.save(payload, path)
+    with pytest.raises(CheckpointError, match=problem) as error:
+        load_checkpoint(path)
+    assert "\n" not in str(error.value) and str(path) in str(error.value)

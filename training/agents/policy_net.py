@@ -680,8 +680,13 @@ def load_checkpoint(
         )
         state = {_renamed(key): value for key, value in payload["model_state"].items()}
         model.load_state_dict(state)
-    except (KeyError, RuntimeError, TypeError) as error:
-        raise CheckpointError(f"checkpoint {str(path)!r} holds no usable network: {error}") from None
+    except (KeyError, RuntimeError, TypeError, ValueError) as error:
+        # torch lists every mismatched tensor on its own line: the first is enough to name the problem
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        more = f" (and {len(lines) - 2} more)" if len(lines) > 2 else ""
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} holds no usable network: {' '.join(lines[:2])}{more}"
+        ) from None
     model.eval()
     return model, trained_rules, payload
 
