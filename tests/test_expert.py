@@ -174,7 +174,7 @@ def test_a_corrupt_or_foreign_shard_is_named(shards, tmp_path):
     good = sorted(shards.glob("*.npz"))[0]
     (folder / good.name).write_bytes(good.read_bytes())
     (folder / "seed9-match000000.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="seed9-match000000.npz.*not a shard"):
+    with pytest.raises(ValueError, match="seed9-match000000.npz.*not a shard of blackout expert generate: not an .npz archive$"):
         load_shards(folder, "all")
     with np.load(good) as shard:
         arrays = {key: shard[key] for key in shard.files}

@@ -265,7 +265,9 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
                 if meta.get("drawn") is not None:
                     seeds.add(int(meta["seed"]))
         except (OSError, ValueError, KeyError, TypeError, EOFError) as error:
-            raise ValueError(f"data: {str(path)!r} is not a shard of blackout expert generate: {error}") from None
+            # numpy reads bytes that are no .npz archive as a pickle, refused: say what they are not
+            why = "not an .npz archive" if "allow_pickle" in str(error) else error
+            raise ValueError(f"data: {str(path)!r} is not a shard of blackout expert generate: {why}") from None
         n = len(obs)
         if (
             obs.shape != (n, universal_size()) or mask.shape != (n, UNIVERSAL_NUM_ACTIONS)
