@@ -301,7 +301,7 @@ def _parse_blackout(argv: list[str]) -> str | None:
         from blackout_training.ppo.config import load_config
 
         try:
-            load_config(REPO / args.config, list(args.overrides))
+            load_config(REPO / (args.config or "configs/train/default.yaml"), list(args.overrides))
         except ValueError as error:
             return str(error)
     return None

@@ -80,6 +80,14 @@ def test_a_missing_config_file_is_a_clear_cli_error(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_train_without_config_outside_a_checkout_says_where_the_configs_are(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--set", "run.time_limit_minutes=0.01"]) == 2
+    err = capsys.readouterr().err
+    assert "no --config given and no configs/train/default.yaml in" in err and "--config FILE" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_config_that_is_a_folder_binary_or_broken_yaml_is_one_line_naming_it(tmp_path, capsys):
     binary, broken = tmp_path / "binary.yaml", tmp_path / "broken.yaml"
     binary.write_bytes(b"\xf0\x28\x8c\x28 run:")

@@ -6,13 +6,17 @@ Example: ``blackout train --config configs/train/default.yaml --set ppo.lr=3e-4`
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..ppo.config import load_config
+
+DEFAULT_CONFIG = "configs/train/default.yaml"
+"""The README's main job, relative to the repository's root."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--config", default="configs/train/default.yaml", help="a YAML run config (default: configs/train/default.yaml)"
+        "--config", default=None, help=f"a YAML run config (default: {DEFAULT_CONFIG}, in a checkout of the repository)"
     )
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -40,7 +44,12 @@ def run(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.device is not None:
         overrides.append(f"run.device={args.device}")
-    config = load_config(args.config, overrides)
+    if args.config is None and not Path(DEFAULT_CONFIG).is_file():
+        raise ValueError(
+            f"no --config given and no {DEFAULT_CONFIG} in {str(Path.cwd())!r}: run from the root of a checkout of "
+            "the repository (its configs/train/ holds the run configs), or name a config with --config FILE"
+        )
+    config = load_config(args.config or DEFAULT_CONFIG, overrides)
     if args.ray_address is not None:  # (not a --set override: YAML would read some HOST:PORT as a number)
         if config.algo == "rllib_ppo":
             config.rllib.address = args.ray_address
