@@ -232,6 +232,7 @@ def test_an_unknown_option_is_still_an_unexpected_argument():
     ("heuristic:tress=1", r"^policy 'heuristic:tress=1': bot 'heuristic': unknown option 'tress'; it takes no options$"),
     ("ismcts:endgame=2,tress=1", r"^policy 'ismcts:endgame=2,tress=1': bot 'ismcts': unknown option 'tress'; "),
     ("ismcts:simulations=4,simulations=8", r"^policy 'ismcts:simulations=4,simulations=8': option 'simulations' is given twice$"),
+    ("ppo:", r"^policy 'ppo:': nothing after ':' \(name a checkpoint or options there, or drop the colon\)$"),
 ])
 def test_a_spec_with_an_unknown_or_repeated_option_says_which_and_lists_the_options(spec, message):
     from blackout_env.agents.policies import load_policy

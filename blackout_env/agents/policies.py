@@ -416,6 +416,8 @@ def load_policy(spec: Any, rules: Rules | str | Mapping[str, Any] | None = None,
     if not isinstance(spec, str):
         return as_policy(spec)
     name, argument = parse_spec(spec)
+    if argument is None and ":" in spec:
+        raise ValueError(f"policy {spec!r}: nothing after ':' (name a checkpoint or options there, or drop the colon)")
     loader = LOADERS.get(name)
     if loader is None:
         raise ValueError(f"unknown policy {spec!r}; known policies: {', '.join(LOADERS)} (and NAME:OPTIONS)")
