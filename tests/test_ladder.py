@@ -378,7 +378,9 @@ def test_a_ladder_under_a_file_is_refused_in_one_line_leaving_nothing(tmp_path, 
     assert os.listdir(tmp_path) == ["afile"]
 
 
-def test_a_run_whose_agent_no_longer_loads_changes_nothing_its_deals_included(tmp_path, capsys):
+@pytest.fixture
+def ladder_with_a_lost_checkpoint(tmp_path):
+    """A one-deal ladder (the three agents, a padded spec, and 'mine', whose checkpoint was deleted since it joined)."""
     from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
 
     checkpoint = tmp_path / "agent.pt"
@@ -387,7 +389,13 @@ def test_a_run_whose_agent_no_longer_loads_changes_nothing_its_deals_included(tm
     path.parent.mkdir()
     with _ladder(path, deals=1) as ladder:
         ladder.add_agent(f"ppo:{checkpoint}", name="mine")
+        assert ladder.add_agent(" random:seed=7").name == "random:seed=7"  # a padded spec is named stripped
     checkpoint.unlink()
+    return path
+
+
+def test_a_run_whose_agent_no_longer_loads_changes_nothing_its_deals_included(ladder_with_a_lost_checkpoint, capsys):
+    path = ladder_with_a_lost_checkpoint
     before = _files(path)
     assert main(["ladder", "run", str(path), "--deals", "2"]) == 2
     err = capsys.readouterr().err
@@ -407,17 +415,8 @@ def test_a_blank_or_padded_agent_name_is_refused(tmp_path, name):
         assert len(ladder.agents()) == 3
 
 
-def test_add_with_an_agent_that_no_longer_loads_stores_nothing_and_a_padded_spec_is_named_stripped(tmp_path, capsys):
-    from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
-
-    checkpoint = tmp_path / "agent.pt"
-    checkpoint.write_bytes(SHIPPED_CHECKPOINT.read_bytes())
-    path = tmp_path / "ladder" / "l.db"
-    path.parent.mkdir()
-    with _ladder(path, deals=1) as ladder:
-        ladder.add_agent(f"ppo:{checkpoint}", name="mine")
-        assert ladder.add_agent(" random:seed=7").name == "random:seed=7"
-    checkpoint.unlink()
+def test_add_with_an_agent_that_no_longer_loads_stores_nothing(ladder_with_a_lost_checkpoint, capsys):
+    path = ladder_with_a_lost_checkpoint
     before = _files(path)
     assert main(["ladder", "add", str(path), "random:seed=8"]) == 2
     assert "agent.pt" in capsys.readouterr().err
