@@ -206,13 +206,14 @@ def measure(run: Callable[[], int], repeats: int, clock: Callable[[], float] = t
     return best
 
 
+def _skip_name(target: str) -> str:
+    """The name ``--skip`` takes for a target: ``"trivial env()"`` -> ``"trivial"``, ``"env()"`` -> ``"env"``."""
+    return target.split()[0].replace("()", "")
+
+
 def run(args: argparse.Namespace) -> int:
     check_positive(steps=args.steps, repeats=args.repeats, tricks=args.tricks)
     check_output_file(args.json)
-    skip = {name.replace("()", "") for name in args.skip}
-    known = {"engine", "raw_env", "env", "gym", "trivial", "openspiel"}
-    if skip - known:
-        raise ValueError(f"--skip: unknown target {sorted(skip - known)[0]!r}; targets: {', '.join(sorted(known))}")
     rules = Rules.resolve(args.rules)
     if args.players != rules.num_players:
         rules = rules.replace(num_players=args.players)
@@ -224,6 +225,10 @@ def run(args: argparse.Namespace) -> int:
         "gym": lambda: _gym(rules, max(steps // 10, 1), seed),
         "trivial env()": lambda: _aec(lambda: trivial_env(rules), steps, seed),
     }
+    skip = {_skip_name(name) for name in args.skip}
+    known = {_skip_name(name) for name in targets} | {"openspiel"}
+    if skip - known:
+        raise ValueError(f"--skip: unknown target {sorted(skip - known)[0]!r}; targets: {', '.join(sorted(known))}")
     try:
         import pyspiel  # noqa: F401
         import shimmy  # noqa: F401
@@ -231,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
         targets["openspiel"] = lambda: _openspiel(rules.num_players, args.tricks, max(steps // 10, 1), seed)
     except ImportError:
         print("openspiel: skipped (pip install open_spiel shimmy[openspiel] to compare)")
-    targets = {name: target for name, target in targets.items() if name.split()[0].replace("()", "") not in skip}
+    targets = {name: target for name, target in targets.items() if _skip_name(name) not in skip}
     clock = CLOCKS[args.clock]
     results = dict.fromkeys(targets, 0.0)
     for _ in range(args.repeats):  # in turns, so every target sees the same load

@@ -58,11 +58,12 @@ def parse_policies(entries: list[str]) -> dict[str, str]:
             raise ValueError(f"--policy {entry}: unknown policy {spec!r}; known: {', '.join(LOADERS)}")
         if name in policies:
             raise ValueError(f"--policy: the name {name!r} is given twice")
+        spec = absolute_paths(spec)
         try:
-            load_policy(absolute_paths(spec), None, 0)
+            load_policy(spec, None, 0)
         except ValueError as error:
             raise ValueError(f"--policy {entry}: {error}") from None
-        policies[name] = absolute_paths(spec)
+        policies[name] = spec
     return policies
 
 
