@@ -422,6 +422,13 @@ def test_a_failed_reset_leaves_the_random_stream_as_it_was():
     assert a.game.hands == b.game.hands
 
 
+def test_a_numpy_integer_seed_deals_as_the_same_python_int():
+    a, b = raw_env(), raw_env()
+    a.reset(seed=np.int64(7))
+    b.reset(seed=7)
+    assert a.game.hands == b.game.hands
+
+
 # ---------------------------------------------------------------- the benchmark
 def test_bench_aec_runs_every_target_and_writes_json(tmp_path, capsys):
     import json

@@ -82,6 +82,20 @@ def test_a_copy_of_a_running_aec_env_is_independent(how):
 
 
 @pytest.mark.parametrize("how", COPIES)
+def test_a_copys_spaces_draw_their_own_random_streams(how):
+    original = raw_env()
+    original.reset(seed=2)
+    twin = COPIES[how](original)
+    space = original.action_space(original.agents[0])
+    space.seed(0)
+    expected = [space.sample() for _ in range(3)]
+    space.seed(0)
+    twin.action_space(twin.agents[0]).seed(1)
+    twin.action_space(twin.agents[0]).sample()
+    assert [space.sample() for _ in range(3)] == expected
+
+
+@pytest.mark.parametrize("how", COPIES)
 @pytest.mark.parametrize("env_id", ["blackout/Blackout-v0", "blackout/BlackoutHand-v0"])
 def test_a_copy_of_a_running_gym_env_continues_the_same_episode(how, env_id):
     original = gym.make(env_id, rules="short")

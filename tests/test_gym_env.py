@@ -213,6 +213,20 @@ def test_a_bad_deck_option_is_an_error_and_the_episode_goes_on():
     environment.step(int(np.flatnonzero(environment.action_masks())[0]))
 
 
+def test_a_refused_seeded_reset_leaves_the_random_stream_as_it_was():
+    def make():
+        return gym.make("blackout_env:blackout/Blackout-v0", learner_seat="random")
+
+    reference, refused = make(), make()
+    reference.reset(seed=0)
+    refused.reset(seed=0)
+    with pytest.raises(ValueError, match="unknown option"):
+        refused.reset(seed=99, options={"dealer": 1})
+    assert refused.unwrapped.np_random_seed == 0
+    assert np.array_equal(refused.reset()[0], reference.reset()[0])
+    assert np.array_equal(refused.reset(seed=np.int64(5))[0], reference.reset(seed=5)[0])  # a numpy integer seed too
+
+
 def test_human_render_mode_draws_at_reset_and_after_every_step_once(capsys):
     environment = BlackoutGymEnv(rules="short", opponents="random", render_mode="human")
     _, info = environment.reset(seed=0)

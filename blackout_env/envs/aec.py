@@ -288,10 +288,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._gv = np.frombuffer(self._g, dtype=np.int64)
 
     # Never written in place: a deepcopy shares them (rules are frozen, the tables read-only, reset rebinds the decks).
-    _SHARED_ON_COPY = frozenset(
-        {"rules", "observation_spaces", "action_spaces", "state_space", "_tables", "_encoding", "_floats", "_at", "_kernels",
-         "_decks"}
-    )
+    # The spaces are copied: each holds its own random stream, which sampling or seeding the copy's must not move.
+    _SHARED_ON_COPY = frozenset({"rules", "_tables", "_encoding", "_floats", "_at", "_kernels", "_decks"})
 
     def __deepcopy__(self, memo: dict) -> raw_env:
         # As pickling does, but faster for search: the game's words copied as an array, read-only parts shared.
@@ -391,7 +389,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 f"reset: unknown option(s) {', '.join(unknown)}; options: {', '.join(map(repr, RESET_OPTIONS))}"
             )
         if seed is not None or self._np_random is None:
-            rng, rng_seed = seeding.np_random(seed)
+            rng, rng_seed = seeding.np_random(None if seed is None else int(seed))  # (a numpy integer too)
         else:
             rng, rng_seed = self._np_random, self._np_random_seed
         saved_state = rng.bit_generator.state

@@ -161,7 +161,9 @@ class BlackoutGymEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start an episode; ``options`` as for the AEC env (fixed deals, the hand to play)."""
         check_seed(seed, generator=False)
-        super().reset(seed=seed)
+        # A refused reset leaves the env as it was, its random stream included (as the AEC env's does).
+        saved = self._np_random, self._np_random_seed
+        super().reset(seed=None if seed is None else int(seed))  # (a numpy integer too)
         rng = self.np_random
         saved_state = rng.bit_generator.state
         n = self.rules.num_players
@@ -172,6 +174,7 @@ class BlackoutGymEnv(gym.Env):
             self._aec.reset(seed=aec_seed, options=options)  # raises on bad options, before anything changes
         except Exception:
             rng.bit_generator.state = saved_state
+            self._np_random, self._np_random_seed = saved
             raise
         self.learner_seat = seat
         self._learner = self._aec.possible_agents[seat]
