@@ -269,7 +269,8 @@ def test_tables_are_bounded_per_connection_and_in_all(saves):
 @pytest.mark.parametrize("spec", ["ismcts:simulations=1000000000", "ppo+search:simulations=2001",
                                   "ismcts:time_ms=60000", "search:samples=100000", "search:time_limit_ms=5000",
                                   "ppo+rollout:card_samples=9999", "ismcts:simulations=many",
-                                  "ppo+search:endgame=8", "ismcts:bid_search=5"])
+                                  "ppo+search:endgame=8", "ismcts:bid_search=5", "search:samples=65",
+                                  "search:bid_samples=257", "ppo+rollout:samples=65"])
 def test_a_browser_may_not_ask_a_bot_for_unbounded_work(app, spec):
     with connect(app) as socket_:
         client = Client(socket_)
@@ -436,3 +437,79 @@ def test_a_browser_may_not_name_a_model_file_but_may_ask_for_the_shipped_ones():
     assert check_policy_spec("ppo+search:belief=bids", "seats") == "ppo+search:belief=bids"
     assert check_policy_spec("ppo+search:belief=bids+play", "seats") == "ppo+search:belief=bids+play"
     assert check_policy_spec("ismcts:belief=uniform,simulations=50", "seats") == "ismcts:belief=uniform,simulations=50"
+
+
+def test_a_refused_control_changes_nothing(app):
+    with connect(app) as socket_:
+        host, _ = new_game(socket_, seats=["you", "open", "heuristic", "heuristic"], bot_delay_ms=600)
+        before = host.state()
+        for control in ({"bot_delay_ms": 0, "lobby_open": False, "paused": "yes"},
+                        {"bot_delay_ms": 0, "lobby_open": True}, {"paused": True, "bot_delay_ms": -1},
+                        {"reveal": "yes", "paused": True}):
+            host.send(type="control", **control)
+            assert host.error()["code"] == "bad_message", control
+        host.send(type="why", on=False)  # any answer: the table as it is now
+        now = host.until(lambda m: m["type"] == "state")
+        assert (now["bot_delay_ms"], now["lobby_open"], now["paused"]) == (
+            before["bot_delay_ms"], before["lobby_open"], before["paused"]) == (600, True, False)
+
+
+def test_a_list_naming_one_table_many_times_reads_its_save_once(app, monkeypatch):
+    with connect(app) as a:
+        host, joined = new_game(a, seats=["you", "open", "heuristic", "heuristic"])
+    loads = []
+    real_load = Table.load.__func__
+    monkeypatch.setattr(Table, "load", classmethod(lambda cls, *args, **kw: loads.append(args[0]) or real_load(cls, *args, **kw)))
+    app.app.state.server.tables.clear()  # the table only on disk now
+    with connect(app) as b:
+        client = Client(b)
+        client.send(type="list", tables=[{"table": joined["table"], "token": "wrong"}] * 50
+                    + [{"table": joined["table"], "token": joined["token"]}])
+        assert client.until(lambda m: m["type"] == "games")["games"] == []  # the first entry's token decides
+    assert loads == [joined["table"]]
+
+
+def test_the_page_is_never_told_a_servers_file(saves, tmp_path):
+    from blackout_training.web.table import public_spec
+
+    checkpoint = str(Path(__file__).resolve().parents[1] / "training/agents/checkpoints/ppo_generalist.pt")
+    policies = {"mine": f"ppo:{checkpoint}", "deep": f"ppo+search:checkpoint={checkpoint},simulations=20"}
+    with TestClient(create_app(saves, policies=policies, bot_delay_ms=0, limits=MACHINE_SPEED)) as client, \
+            connect(client) as socket_:
+        host, _ = new_game(socket_, seats=["you", "mine", "deep", "heuristic"], rules="standard")
+        host.send(type="why", on=True)
+        messages = [host.until(lambda m: m["type"] == "state" and m.get("why"))]
+    text = json.dumps(host.received + messages)
+    assert checkpoint not in text and "checkpoints" not in text
+    assert [seat["policy"] for seat in messages[0]["seats"]][1:] == [
+        "ppo", "ppo+search:checkpoint=...,simulations=20", "heuristic"]
+    assert public_spec("ismcts:belief=/srv/m.json,simulations=9") == "ismcts:belief=...,simulations=9"
+    assert public_spec("ppo+search:belief=bids,bid_model=/srv/b.json") == "ppo+search:belief=bids,bid_model=..."
+    assert public_spec("search:samples=8") == "search:samples=8"
+
+
+def test_a_table_id_with_a_trailing_newline_names_no_save(app, saves):
+    with connect(app) as a:
+        _, joined = new_game(a, seats=["you", "open", "heuristic", "heuristic"])
+    app.app.state.server.tables.clear()
+    with connect(app) as b:
+        client = Client(b)
+        client.send(type="join", table=joined["table"] + "\n")
+        error = client.error()
+        assert error["code"] == "no_table" and "a table id is 6-40 letters" in error["message"]  # not looked for
+
+
+def test_a_game_log_too_long_for_the_viewer_is_refused_before_it_is_replayed(saves, tmp_path, monkeypatch):
+    from blackout_training.evaluation.tournament import evaluate
+    from blackout_training.web import replay
+
+    log = tmp_path / "games.jsonl"
+    evaluate(["random", "heuristic"], rules="short", deals=1, seed=1, game_log=log, progress=False)
+    moves = sum(len(json.loads(line)["actions"]) for line in log.read_text().splitlines())
+    limits = Limits(messages_per_second=1000, message_burst=1000, max_replay_moves=moves - 1)
+    with TestClient(create_app(saves, limits=limits)) as client, connect(client) as socket_:
+        viewer = Client(socket_)
+        monkeypatch.setattr(replay, "parse_game_log", lambda text: pytest.fail("replayed"))
+        viewer.send(type="replay", content=log.read_text())
+        error = viewer.error()
+    assert error["code"] == "limit" and f"more than {moves - 1:,} moves" in error["message"]

@@ -25,7 +25,7 @@ from blackout_env.game.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, card_to_str
 from blackout_env.game.rules_logic import dealer_of_round
 
 from ..play import screen
-from .table import Table
+from .table import Table, public_spec
 
 __all__ = ["Viewer", "card", "game_state", "state_message", "visible_hands"]
 
@@ -229,7 +229,7 @@ def state_message(table: Table, viewer: Viewer, away: set[int] | None = None,
         state.update(your_turn=False, bidding=None)
     for entry, web_seat in zip(state["seats"], table.seats):
         entry["kind"] = web_seat.kind
-        entry["policy"] = web_seat.policy
+        entry["policy"] = None if web_seat.policy is None else public_spec(web_seat.policy)
         entry["connected"] = web_seat.kind == "bot" or (away is not None and entry["seat"] not in away)
     why = None
     if viewer.why:
@@ -240,7 +240,7 @@ def state_message(table: Table, viewer: Viewer, away: set[int] | None = None,
             seen = [(move, actor, why) for actor, (move, why) in table.last_why.items() if actor in visible]
             if seen:
                 _, actor, decided = max(seen, key=lambda item: item[0])
-                why = explanation(decided, actor, table.seats[actor].policy or table.fill,
+                why = explanation(decided, actor, public_spec(table.seats[actor].policy or table.fill),
                                   "bid" if decided.action >= game.num_cards else "play", game.num_cards)
     mode = "play" if table.has_people else "watch"
     state.update(

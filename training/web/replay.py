@@ -61,10 +61,15 @@ class Replay:
         return cls([_Game(f"table {table.table_id}", names, table.game, table.game.is_over)])
 
     @classmethod
-    def from_text(cls, text: Any) -> Replay:
-        """From a file's text: a save (``"format": "blackout-play"``) or a game log of ``blackout eval``."""
+    def from_text(cls, text: Any, max_moves: int | None = None) -> Replay:
+        """From a file's text: a save (``"format": "blackout-play"``) or a game log of ``blackout eval``.
+
+        A game log of more than ``max_moves`` actions in all is refused (code ``limit``) before any is replayed.
+        """
         if not isinstance(text, str) or not text.strip():
             raise TableError("replay: 'content' is the text of a save or of a game log, got nothing", "bad_save")
+        if max_moves is not None:
+            _check_moves(text, max_moves)
         try:  # a save is one JSON object; a game log is one per line (a one-game log is one object too)
             whole = json.loads(text)
         except (ValueError, RecursionError):
@@ -121,3 +126,19 @@ class Replay:
                     "games": [g.label for g in self.games], "label": chosen.label},
         )
         return state
+
+
+def _check_moves(text: str, max_moves: int) -> None:
+    """Refuse a game log whose games hold more than ``max_moves`` actions in all, counted without replaying
+    them (a line that is not a game is left to the reader, which names it)."""
+    moves = 0
+    for line in text.splitlines():
+        try:
+            data = json.loads(line) if line.strip() else None
+        except (ValueError, RecursionError):
+            return
+        actions = data.get("actions") if isinstance(data, dict) else None
+        moves += len(actions) if isinstance(actions, list) else 0
+        if moves > max_moves:
+            raise TableError(f"this game log holds more than {max_moves:,} moves, more than the replay viewer takes "
+                             "at once: replay fewer games (blackout eval --deals N --game-log FILE)", "limit")

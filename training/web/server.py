@@ -66,6 +66,9 @@ class Limits:
     max_frame_bytes: int = 4 * 2**20
     """A frame above this closes the connection (code 1009, the WebSocket library's own check, before any
     parsing); between ``max_message_chars`` and this, the message is refused with an error."""
+    max_replay_moves: int = 20_000
+    """Actions in all the games of one game log sent to the replay viewer (a standard match has 260): each
+    is replayed to check it, and the games are kept while the viewer is open."""
     max_json_depth: int = 6
     """Nesting of arrays and objects in a message (the protocol's deepest message has 3)."""
     messages_per_second: float = 20.0
@@ -442,34 +445,38 @@ class Server:
     async def on_control(self, connection: Connection, message: dict[str, Any]) -> None:
         live = self._table(connection)
         table = live.table
+        # Every field is checked before any is applied: a refused control changes nothing.
         reveal = message.get("reveal")
         if reveal is not None:
             if not isinstance(reveal, bool):
                 raise TableError(f"reveal: true or false, got {reveal!r}")
             if reveal and table.has_people and not table.game.is_over:
                 raise TableError("hands stay hidden while people play at this table", "forbidden")
-            connection.viewer.reveal = reveal
         table_changes = {key: message[key] for key in ("paused", "step", "bot_delay_ms", "retry", "lobby_open")
                          if key in message}
         if table_changes:
             if not connection.viewer.host:
                 raise TableError("only the host sets the bots' speed, pauses or steps them, or closes the lobby",
                                  "forbidden")
+            if table_changes.get("lobby_open", False) is not False:
+                raise TableError(f"lobby_open: false closes the lobby, got {table_changes['lobby_open']!r}")
+            delay = check_bot_delay(table_changes["bot_delay_ms"]) if "bot_delay_ms" in table_changes else None
+            if not isinstance(table_changes.get("paused", False), bool):
+                raise TableError(f"paused: true or false, got {table_changes['paused']!r}")
+        if table_changes:
             if "lobby_open" in table_changes:
-                if table_changes["lobby_open"] is not False:
-                    raise TableError(f"lobby_open: false closes the lobby, got {table_changes['lobby_open']!r}")
                 table.close_lobby(connection.token)
-            if "bot_delay_ms" in table_changes:
-                table.bot_delay_ms = check_bot_delay(table_changes["bot_delay_ms"])
+            if delay is not None:
+                table.bot_delay_ms = delay
             if "paused" in table_changes:
-                if not isinstance(table_changes["paused"], bool):
-                    raise TableError(f"paused: true or false, got {table_changes['paused']!r}")
                 table.paused = table_changes["paused"]
             if table_changes.get("step"):
                 live.step_once = True
             live.waiting = None  # a host's control also retries a bot that failed
             table.save()
             self.kick(live)
+        if reveal is not None:
+            connection.viewer.reveal = reveal
         if connection.replay is not None:
             await self._refresh(connection)
         else:
@@ -485,6 +492,11 @@ class Server:
             raise TableError(f"list: 'tables' is a list of at most {self.limits.max_listed} "
                              "{\"table\": ID, \"token\": TOKEN} of this browser's tables")
         # Saves are read (and their games replayed) in a worker thread: the event loop serves the other tables.
+        # One entry a table (the first): a list that names one save many times reads it once.
+        first: dict[str, dict[str, str]] = {}
+        for entry in held:
+            first.setdefault(entry["table"], entry)
+        held = list(first.values())
         on_disk = await asyncio.to_thread(self._load_saved, [e["table"] for e in held if e["table"] not in self.tables])
         games = []
         for entry in held:
@@ -518,7 +530,7 @@ class Server:
             replay = Replay.from_table(live.table)
         elif "content" in message:
             # Up to a second of replaying for the longest log: in a worker thread, not in the event loop.
-            replay = await asyncio.to_thread(Replay.from_text, message["content"])
+            replay = await asyncio.to_thread(Replay.from_text, message["content"], self.limits.max_replay_moves)
         else:
             raise TableError("replay: give 'game' (a saved game's id) or 'content' (a save or game log's text)")
         index = message.get("index", 0)

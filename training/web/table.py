@@ -45,7 +45,7 @@ __all__ = [
     "check_policy_spec",
 ]
 
-TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{6,40}$")
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{6,40}")
 """What a table id looks like: it names a file in the saves folder, so it may hold nothing else."""
 MAX_BOT_DELAY_MS = 5000
 MAX_TAKEOVER_S = 3600
@@ -58,9 +58,9 @@ BOT_BUDGET_LIMITS: dict[str, float] = {
     "simulations": 2000,     # ismcts, ppo+search(-deep): tree simulations per decision
     "time_ms": 1000,         # ismcts, ppo+search(-deep): milliseconds per decision
     "time_limit_ms": 1000,   # search: milliseconds per decision
-    "samples": 256,          # search, ppo+rollout: sampled deals per decision
-    "bid_samples": 1024,     # search: sampled deals per bid
-    "card_samples": 256,     # ppo+rollout: sampled deals per card decision
+    "samples": 64,           # search, ppo+rollout: sampled deals per decision (4x search's default, 2x ppo+rollout's)
+    "bid_samples": 256,      # search: sampled deals per bid (4 x samples unless given: 4 x 64)
+    "card_samples": 64,      # ppo+rollout: sampled deals per card decision
     "endgame": 4,            # ismcts, ppo+search(-deep): tricks left solved exactly in every simulation
     "bid_search": 4,         # ismcts, ppo+search(-deep): tricks solved exactly in every playout of a bid
 }
@@ -234,7 +234,7 @@ class Table:
 
         Raises TableError (code ``no_table`` or ``bad_save``) naming the problem; the file is left untouched.
         """
-        if not isinstance(table_id, str) or not TABLE_ID.match(table_id):
+        if not isinstance(table_id, str) or not TABLE_ID.fullmatch(table_id):
             raise TableError(f"there is no table {str(table_id)[:60]!r}: a table id is 6-40 letters, digits, - or _",
                              "no_table")
         path = saves / f"{table_id}.json"
@@ -455,7 +455,7 @@ class Table:
             with single_threaded_torch():
                 why = explain(policy, view)
         except Exception as error:  # a bot that crashes must not take the server with it
-            raise TableError(f"the bot in seat {seat} ({self.seats[seat].policy or self.fill}) failed: "
+            raise TableError(f"the bot in seat {seat} ({public_spec(self.seats[seat].policy or self.fill)}) failed: "
                              f"{type(error).__name__}: {error}", "bot_failed") from error
         if why.action not in view.legal_actions:
             raise TableError(f"the bot in seat {seat} chose action {why.action}, which is not legal now",
@@ -530,6 +530,25 @@ def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | N
                              f"(at most {option}={ceiling:g} per decision); start the server with "
                              f"--policy NAME={spec} to offer it", "limit")
     return spec
+
+
+def public_spec(spec: str) -> str:
+    """A policy spec as the page shows it: no file of the server's (``ppo:/srv/x.pt`` -> ``ppo``,
+    ``ppo+search:checkpoint=/srv/x.pt,simulations=800`` -> ``ppo+search:checkpoint=...,simulations=800``)."""
+    from blackout_env.agents.policies import LOADERS
+
+    name, argument = parse_spec(spec)
+    if argument is None:
+        return spec
+    if getattr(LOADERS.get(name), "path_argument", False):
+        return name
+    shown = []
+    for option in argument.split(","):
+        key, sep, value = option.partition("=")
+        hidden = key.strip() in {"checkpoint", *MODEL_FILE_OPTIONS} or (
+            key.strip() == "belief" and value.strip() not in ("uniform", "bids", "play", "bids+play"))
+        shown.append(f"{key}=..." if sep and hidden else option)
+    return f"{name}:{','.join(shown)}"
 
 
 def check_bot_delay(value: Any) -> int:
