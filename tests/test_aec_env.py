@@ -455,9 +455,10 @@ def test_bench_aec_takes_turns_on_the_wall_clock_and_prints_the_ratio_to_the_tri
 def test_bench_aec_refuses_an_unknown_skip_target_before_measuring(capsys):
     from blackout_training.cli import main
 
-    assert main(["bench", "aec", "--steps", "50", "--repeats", "1", "--skip", "nosuch"]) == 2
-    captured = capsys.readouterr()
-    assert "--skip: unknown target 'nosuch'" in captured.err and "decisions per second" not in captured.out
+    for target in ("nosuch", ""):
+        assert main(["bench", "aec", "--steps", "50", "--repeats", "1", "--skip", target]) == 2
+        captured = capsys.readouterr()
+        assert f"--skip: unknown target {target!r}" in captured.err and "decisions per second" not in captured.out
 
 
 def test_bench_aec_puts_its_do_nothing_env_behind_the_wrappers_of_env():

@@ -486,6 +486,32 @@ def test_the_page_is_never_told_a_servers_file(saves, tmp_path):
     assert public_spec("ismcts:belief=/srv/m.json,simulations=9") == "ismcts:belief=...,simulations=9"
     assert public_spec("ppo+search:belief=bids,bid_model=/srv/b.json") == "ppo+search:belief=bids,bid_model=..."
     assert public_spec("search:samples=8") == "search:samples=8"
+    assert public_spec("ppo+rollout:belief=0.5") == "ppo+rollout:belief=0.5"  # a number, not a file
+
+
+def test_a_bot_that_fails_on_a_servers_checkpoint_does_not_name_it(saves, caplog):
+    checkpoint = str(Path(__file__).resolve().parents[1] / "training/agents/checkpoints/ppo_standard_4p.pt")
+    with TestClient(create_app(saves, policies={"mine": f"ppo:{checkpoint}"}, bot_delay_ms=0,
+                               limits=MACHINE_SPEED)) as client, connect(client) as socket_:
+        host = Client(socket_)  # the 4-player network at a 3-player table (watched): it cannot load there
+        host.send(type="new", rules="standard", players=3, seats=["mine", "heuristic", "heuristic"], seed=1)
+        error = host.until(lambda m: m["type"] == "error")
+        waiting = host.until(lambda m: m["type"] == "state" and m["waiting"])
+    assert error["code"] == "bot_failed" and "(ppo) failed" in error["message"]
+    assert checkpoint not in json.dumps(host.received) and "checkpoints/" not in json.dumps(host.received)
+    assert "The game waits" in waiting["waiting"]["reason"]
+    assert checkpoint in log_text(caplog)  # the operator's log names it
+
+
+def test_a_damaged_save_is_named_by_its_id_not_its_path(app, saves):
+    saves.mkdir(exist_ok=True)
+    (saves / "abcdefgh.json").write_text("{not json")
+    with connect(app) as socket_:
+        client = Client(socket_)
+        client.send(type="join", table="abcdefgh")
+        error = client.error()
+    assert error["code"] == "bad_save" and "abcdefgh.json" in error["message"]
+    assert str(saves) not in error["message"]
 
 
 def test_a_table_id_with_a_trailing_newline_names_no_save(app, saves):

@@ -208,7 +208,8 @@ def measure(run: Callable[[], int], repeats: int, clock: Callable[[], float] = t
 
 def _skip_name(target: str) -> str:
     """The name ``--skip`` takes for a target: ``"trivial env()"`` -> ``"trivial"``, ``"env()"`` -> ``"env"``."""
-    return target.split()[0].replace("()", "")
+    words = target.split()
+    return words[0].replace("()", "") if words else target
 
 
 def run(args: argparse.Namespace) -> int:

@@ -583,8 +583,9 @@ class Server:
             live.step_once = False
             try:
                 action, why, elapsed_ms = await asyncio.to_thread(table.decide, seat)
-            except TableError as error:
-                log.warning("table %s: %s", table.table_id, error)
+            except TableError as error:  # (the page's text hides the server's files; the log has them)
+                cause = f" ({type(error.__cause__).__name__}: {error.__cause__})" if error.__cause__ else ""
+                log.warning("table %s: %s%s", table.table_id, error, cause)
                 live.waiting = {"seat": seat, "reason": f"{error} The game waits; the host can retry."}
                 for connection in list(live.connections):
                     await self.error(connection, str(error), error.code)

@@ -45,7 +45,7 @@ __all__ = [
     "check_policy_spec",
 ]
 
-TABLE_ID = re.compile(r"[A-Za-z0-9_-]{6,40}")
+TABLE_ID = re.compile(r"\A[A-Za-z0-9_-]{6,40}\Z")
 """What a table id looks like: it names a file in the saves folder, so it may hold nothing else."""
 MAX_BOT_DELAY_MS = 5000
 MAX_TAKEOVER_S = 3600
@@ -242,8 +242,9 @@ class Table:
             raise TableError(f"there is no table {table_id!r} on this server", "no_table")
         try:
             saved = read_save(path)
-        except SaveFileError as error:
-            raise TableError(f"the saved game {table_id!r} cannot be loaded: {error}", "bad_save") from None
+        except SaveFileError as error:  # (named by its id: a client is never told the saves folder)
+            reason = str(error).replace(str(path), f"{table_id}.json")
+            raise TableError(f"the saved game {table_id!r} cannot be loaded: {reason}", "bad_save") from None
         web = saved.web or {}
         try:
             return cls._from_saved(table_id, saved, web, saves, policy_loader, bot_delay_ms)
@@ -455,8 +456,9 @@ class Table:
             with single_threaded_torch():
                 why = explain(policy, view)
         except Exception as error:  # a bot that crashes must not take the server with it
-            raise TableError(f"the bot in seat {seat} ({public_spec(self.seats[seat].policy or self.fill)}) failed: "
-                             f"{type(error).__name__}: {error}", "bot_failed") from error
+            spec = self.seats[seat].policy or self.fill
+            raise TableError(f"the bot in seat {seat} ({public_spec(spec)}) failed: "
+                             f"{type(error).__name__}: {_without_files(str(error), spec)}", "bot_failed") from error
         if why.action not in view.legal_actions:
             raise TableError(f"the bot in seat {seat} chose action {why.action}, which is not legal now",
                              "bot_failed")
@@ -518,7 +520,7 @@ def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | N
         options = parse_options(argument, spec)
     except ValueError as error:
         raise TableError(f"{field_name}: {error}") from None
-    if options.get("belief", "uniform") not in ("uniform", "bids", "play", "bids+play") or options.keys() & MODEL_FILE_OPTIONS:
+    if _names_file("belief", options.get("belief")) or options.keys() & MODEL_FILE_OPTIONS:
         raise TableError(f"{field_name}: a browser may not name a file ({spec!r}); start the server with "
                          f"--policy NAME={spec} and choose NAME", "forbidden")
     for option, value in options.items():
@@ -545,10 +547,39 @@ def public_spec(spec: str) -> str:
     shown = []
     for option in argument.split(","):
         key, sep, value = option.partition("=")
-        hidden = key.strip() in {"checkpoint", *MODEL_FILE_OPTIONS} or (
-            key.strip() == "belief" and value.strip() not in ("uniform", "bids", "play", "bids+play"))
+        hidden = key.strip() in {"checkpoint", *MODEL_FILE_OPTIONS} or _names_file(key.strip(), value.strip())
         shown.append(f"{key}=..." if sep and hidden else option)
     return f"{name}:{','.join(shown)}"
+
+
+def _names_file(option: str, value: Any) -> bool:
+    """Whether ``belief`` names a model file (IS-MCTS's kinds and ppo+rollout's number do not)."""
+    if option != "belief" or value is None or isinstance(value, (int, float)):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return value not in ("uniform", "bids", "play", "bids+play")
+    return False
+
+
+def _without_files(text: str, spec: str) -> str:
+    """``text`` (an error of the policy ``spec``) with every file the spec names shown as ``...``."""
+    name, argument = parse_spec(spec)
+    files = []
+    if argument is not None:
+        from blackout_env.agents.policies import LOADERS
+
+        if getattr(LOADERS.get(name), "path_argument", False):
+            files.append(argument)
+        else:
+            for option in argument.split(","):
+                key, _, value = option.partition("=")
+                if key.strip() in {"checkpoint", *MODEL_FILE_OPTIONS} or _names_file(key.strip(), value.strip()):
+                    files.append(value)
+    for file in sorted({f.strip() for f in files if f.strip()}, key=len, reverse=True):
+        text = text.replace(file, "...")
+    return text
 
 
 def check_bot_delay(value: Any) -> int:
