@@ -147,17 +147,6 @@ def test_batched_path_workers_write_what_one_process_writes():
     assert len({episode.actions.tobytes() for episode in first}) == 5
 
 
-def test_wave_files_go_to_memory_when_it_has_room_and_tmpdir_names_no_folder(monkeypatch, tmp_path):
-    from blackout_training.datasets.create import wave_folder
-
-    monkeypatch.delenv("TMPDIR", raising=False)
-    if Path("/dev/shm").is_dir():
-        assert wave_folder(1) == "/dev/shm"
-    assert wave_folder(2**62) is None  # no room: the temporary folder
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    assert wave_folder(1) is None  # the user's choice wins
-
-
 def _alive(pid: int) -> bool:
     """Whether the process runs (a zombie, waiting to be reaped, does not)."""
     try:

@@ -27,7 +27,6 @@ import importlib.metadata
 import itertools
 import multiprocessing
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -357,10 +356,7 @@ def _batched_episodes(config: DatasetConfig, rules: Rules, count: int) -> Iterat
         return
     players = min(config.workers - 1, len(waves))
     context = multiprocessing.get_context("spawn")
-    layout = _layout(rules, config.observation)
-    wave_bytes = config.batch * (decisions_per_episode(rules) + 1) * (layout[-1][1] + layout[-1][2]) * 4
-    with tempfile.TemporaryDirectory(prefix="blackout-waves-", dir=wave_folder((players + 2) * wave_bytes),
-                                     ignore_cleanup_errors=True) as folder:
+    with tempfile.TemporaryDirectory(prefix="blackout-waves-", ignore_cleanup_errors=True) as folder:
         # (a worker that dies, killed or out of memory, breaks the pool: its waves raise BrokenProcessPool)
         pool = concurrent.futures.ProcessPoolExecutor(players, mp_context=context)
         try:
@@ -386,19 +382,6 @@ def _batched_episodes(config: DatasetConfig, rules: Rules, count: int) -> Iterat
             _stop(pool)
             raise
         pool.shutdown()
-
-
-def wave_folder(needed: int) -> str | None:
-    """Where the workers' wave files go: ``/dev/shm`` (memory, not a disk's page cache and its writeback) when
-    it has room for twice ``needed`` bytes and ``TMPDIR`` names no folder; else the temporary folder (None)."""
-    shm = "/dev/shm"
-    if os.environ.get("TMPDIR") or not os.path.isdir(shm) or not os.access(shm, os.W_OK | os.X_OK):
-        return None
-    try:
-        free = shutil.disk_usage(shm).free
-    except OSError:
-        return None
-    return shm if free >= 2 * needed else None
 
 
 def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
