@@ -463,7 +463,6 @@ class Server:
             delay = check_bot_delay(table_changes["bot_delay_ms"]) if "bot_delay_ms" in table_changes else None
             if not isinstance(table_changes.get("paused", False), bool):
                 raise TableError(f"paused: true or false, got {table_changes['paused']!r}")
-        if table_changes:
             if "lobby_open" in table_changes:
                 table.close_lobby(connection.token)
             if delay is not None:

@@ -540,16 +540,9 @@ def public_spec(spec: str) -> str:
     from blackout_env.agents.policies import LOADERS
 
     name, argument = parse_spec(spec)
-    if argument is None:
-        return spec
-    if getattr(LOADERS.get(name), "path_argument", False):
+    if argument is not None and getattr(LOADERS.get(name), "path_argument", False):
         return name
-    shown = []
-    for option in argument.split(","):
-        key, sep, value = option.partition("=")
-        hidden = key.strip() in {"checkpoint", *MODEL_FILE_OPTIONS} or _names_file(key.strip(), value.strip())
-        shown.append(f"{key}=..." if sep and hidden else option)
-    return f"{name}:{','.join(shown)}"
+    return _without_files(spec, spec)
 
 
 def _names_file(option: str, value: Any) -> bool:
