@@ -8,6 +8,7 @@ from blackout_training.cli import main
 from blackout_training.evaluation.generalist import default_rows, row_rules
 from blackout_training.evaluation.tournament import confidence_half_width
 
+from blackout_env import Rules
 from blackout_env.game.rules import preset_names
 
 
@@ -86,3 +87,20 @@ def test_pool_refuses_the_same_deals_twice_and_files_it_cannot_read(tmp_path, ca
     for files, message in (([run, run], "seed 0 is pooled already"), ([run, broken], "broken.json: not a")):
         assert main(["bench", "generalist", "--pool", *map(str, files)]) != 0
         assert message in capsys.readouterr().err
+
+
+def test_pool_compares_rows_rules_as_games(tmp_path, capsys):
+    from blackout_training.evaluation.generalist import _same_rules
+
+    full = Rules.preset("full-deck").to_dict()
+    assert _same_rules({**full, "max_hand_size": "full"}, full)  # files before 2026-12-08 kept "full" as a word
+    assert not _same_rules(full, {**full, "hook": False})
+    run, other = tmp_path / "run.json", tmp_path / "other.json"
+    assert main(["bench", "generalist", "--policy", "random", "--rows", "short", "--deals", "1", "--json", str(run)]) == 0
+    figures = json.loads(run.read_text())
+    figures["rows"][0]["seed"] = 1
+    figures["rows"][0]["rules"]["hook"] = not figures["rows"][0]["rules"]["hook"]
+    other.write_text(json.dumps(figures))
+    capsys.readouterr()
+    assert main(["bench", "generalist", "--pool", str(run), str(other)]) != 0
+    assert "row 'short' has other rules than in the files before" in capsys.readouterr().err

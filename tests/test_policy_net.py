@@ -178,6 +178,15 @@ def test_a_checkpoint_for_other_rules_is_refused_naming_the_difference(tmp_path)
         load_policy_bot(path, SHORT.replace(hook=False))
 
 
+def test_a_checkpoint_that_wrote_full_as_a_word_loads_for_the_same_rules(tmp_path):
+    full_deck = Rules.preset("full-deck")
+    path = save_checkpoint(tmp_path / "net.pt", small_net(full_deck), full_deck)
+    payload = torch.load(path, weights_only=True)
+    payload["rules"]["max_hand_size"] = "full"  # as checkpoints wrote it before "full" was kept as its number
+    torch.save(payload, path)
+    assert load_checkpoint(path, "full-deck")[1] == full_deck
+
+
 def test_a_checkpoint_with_another_observation_layout_is_refused(tmp_path):
     path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
     payload = torch.load(path, weights_only=True)

@@ -293,6 +293,21 @@ def test_rules_in_words_mention_every_house_rule():
     assert "rotates by hand: hearts, diamonds, clubs, spades, no trump" in Rules(trump="rotating").describe()
 
 
+@pytest.mark.parametrize("hands", [[1, 2], "short", "long", "down"])
+def test_an_explicit_maximum_the_deck_cannot_deal_is_refused_whatever_the_hand_sizes(hands):
+    with pytest.raises(RulesError, match="max_hand_size: 7 players x 8 cards = 56 > 52"):
+        Rules(num_players=7, hand_sizes=hands, max_hand_size=8)
+
+
+def test_full_is_kept_as_the_number_used_and_followed_by_replace():
+    full = Rules(hand_sizes="down", max_hand_size="full")
+    assert full.max_hand_size == 13
+    assert full == Rules(hand_sizes="down", max_hand_size=13) and hash(full) == hash(Rules(max_hand_size=13))
+    assert full.to_dict()["max_hand_size"] == 13 and Rules.from_dict(full.to_dict()) == full
+    assert full.replace(num_players=5).max_hand_size == 10  # "full" follows the table; 13 would not fit
+    assert Rules(hand_sizes="down", max_hand_size=13).replace(hook=False).max_hand_size == 13
+
+
 def test_rules_pickle_and_keep_their_pattern():
     import pickle
 

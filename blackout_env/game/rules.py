@@ -185,7 +185,8 @@ class Rules:
     """Cards per player in each hand, one entry per hand (see the class docstring)."""
     max_hand_size: int | str | None = None
     """The largest hand of a pattern: a number, "full" (deck size // players), or None
-    (the default: min(10, deck size // players)); stored as the number used."""
+    (the default: min(10, deck size // players)); stored as the number used. A list of
+    sizes or a match length does not read it, but an explicit one must still be dealable."""
     hook: bool = True
     """The dealer may not bid so that the bids total the number of tricks."""
     trump: str = "turned"
@@ -220,19 +221,25 @@ class Rules:
         full = deck_size // self.num_players
 
         maximum = self.max_hand_size
-        # Kept (outside the compared fields) so replace(num_players=...) re-derives the default.
+        # Kept (outside the compared fields) so replace(num_players=...) re-derives the default or "full".
         set_(self, "_max_given", maximum is not None)
+        set_(self, "_max_full", isinstance(maximum, str) and maximum == "full")
         if maximum is None:
             maximum = min(DEFAULT_MAX_HAND_SIZE, full)
-            set_(self, "max_hand_size", maximum)
-        elif maximum == "full":
+        elif self._max_full:
             maximum = full
         else:
             try:
                 maximum = _check_int("max_hand_size", maximum, 1)
             except RulesError as error:
                 raise RulesError(f'{error} (or "full" = deck size // players, or none for the default)') from None
-            set_(self, "max_hand_size", maximum)
+            if maximum * self.num_players > deck_size:  # whatever hand_sizes is: an explicit maximum is dealable
+                raise RulesError(
+                    f"max_hand_size: {self.num_players} players x {maximum} cards = "
+                    f"{maximum * self.num_players} > {deck_size} cards in the deck; "
+                    f'use at most {full} or "full"'
+                )
+        set_(self, "max_hand_size", maximum)  # the number used, "full" included
         spec = self.hand_sizes
         # The pattern is kept (outside the compared fields) so replace(num_players=...)
         # can re-derive the schedule, e.g. "full" for another table size.
@@ -241,12 +248,6 @@ class Rules:
             if spec in MATCH_LENGTHS:
                 sizes = MATCH_LENGTHS[spec]
             elif spec in PATTERNS:
-                if maximum * self.num_players > deck_size:
-                    raise RulesError(
-                        f"max_hand_size: {self.num_players} players x {maximum} cards = "
-                        f"{maximum * self.num_players} > {deck_size} cards in the deck; "
-                        f'use at most {full} or "full"'
-                    )
                 sizes = hand_schedule(spec, maximum)
             else:
                 allowed = ", ".join(PATTERNS + tuple(MATCH_LENGTHS))
@@ -372,8 +373,11 @@ class Rules:
         if "hand_sizes" not in changes and spec is not None:
             # A pattern follows the new table: "full" with 5 players is 10..1, not 13..1.
             data["hand_sizes"] = spec
-        if "max_hand_size" not in changes and not getattr(self, "_max_given", True):
-            data["max_hand_size"] = None  # the default follows the new table: 7 cards for 7 players
+        if "max_hand_size" not in changes:
+            if not getattr(self, "_max_given", True):
+                data["max_hand_size"] = None  # the default follows the new table: 7 cards for 7 players
+            elif getattr(self, "_max_full", False):
+                data["max_hand_size"] = "full"  # so does "full": 10 cards for 5 players
         data.update(changes)
         return Rules.from_dict(data)
 

@@ -648,7 +648,7 @@ def load_checkpoint(
     universal = observation == "universal"
     if rules is not None and not universal:  # a universal network plays every table
         asked = Rules.resolve(rules)
-        differences = _rules_differences(payload["rules"], asked)
+        differences = _rules_differences(trained_rules.to_dict(), asked)  # both as Rules store them ("full" a number)
         if differences:
             raise CheckpointError(
                 f"checkpoint {str(path)!r} was trained for other rules ({'; '.join(differences)}); "

@@ -106,13 +106,21 @@ def pool_rows(files: list[str]) -> tuple[str, list[dict[str, Any]]]:
                 raise ValueError(f"--pool {path}: a row without its seed and per-deal differences "
                                  "(written before they were kept, or a pooled table)")
             parts = pooled.setdefault(row["row"], [])
-            if parts and parts[0]["rules"] != row["rules"]:
+            if parts and not _same_rules(parts[0]["rules"], row["rules"]):
                 raise ValueError(f"--pool {path}: row {row['row']!r} has other rules than in the files before")
             if any(part["seed"] == row["seed"] for part in parts):
                 raise ValueError(f"--pool {path}: row {row['row']!r} with seed {row['seed']} is pooled already "
                                  "(the same seed plays the same deals)")
             parts.append(row)
     return str(policy), [_pooled_row(parts) for parts in pooled.values()]
+
+
+def _same_rules(first: Any, second: Any) -> bool:
+    """Two rows' rules the same game: compared as Rules (files written before 2026-12-08 kept "full" as a word)."""
+    try:
+        return Rules.from_dict(first) == Rules.from_dict(second)
+    except (ValueError, TypeError):
+        return first == second
 
 
 def _pooled_row(parts: list[dict[str, Any]]) -> dict[str, Any]:
