@@ -12,6 +12,7 @@ import pytest
 from blackout_env import BlackoutGame, IllegalActionError, Rules
 from blackout_env.batched import BatchedBlackout, BatchStep
 from blackout_env.game.encoding import encode, observation_size
+from blackout_env.game.engine import deck_order
 
 
 def random_actions(out: BatchStep, rng: np.random.Generator) -> np.ndarray:
@@ -269,6 +270,22 @@ def test_a_deck_that_is_not_a_permutation_is_refused_naming_game_and_round() -> 
     with pytest.raises(ValueError, match=r"decks: expected shape \(3, 5, 52\)"):
         env.reset(decks=decks[:, :2])
     assert_unchanged(env, before)
+
+
+def test_a_deck_order_built_for_another_dealer_is_refused_as_the_engine_refuses_it() -> None:
+    rules = Rules(num_players=4, hand_sizes=[2, 1])
+    hands = [[0, 1], [2, 3], [4, 5], [6, 7]]
+    plain = list(range(52))
+    env = BatchedBlackout(rules, 2, seed=0)
+    env.reset(decks=[[deck_order(hands, dealer=0, turned_card=8), plain], [plain, plain]])
+    assert [sorted(env.view(0, seat).hand) for seat in range(4)] == hands  # each seat the hand built for it
+    before = snapshot(env)
+    with pytest.raises(ValueError, match="decks: game 1, round 1: .*for dealer 3, but round 1 is dealt by seat 1"):
+        env.reset(decks=[[plain, plain], [plain, deck_order(hands, dealer=3, turned_card=8)]])
+    assert_unchanged(env, before)
+    shuffled = BatchedBlackout(rules.replace(first_dealer="random"), 2, seed=0)
+    with pytest.raises(ValueError, match="first_dealer 'random' draws each game's dealers"):
+        shuffled.reset(decks=[[deck_order(hands, dealer=0, turned_card=8), plain], [plain, plain]])
 
 
 def test_step_before_reset_is_an_error() -> None:

@@ -105,6 +105,8 @@ def test_given_decks_are_used_and_missing_rounds_are_shuffled():
         ([list(range(51)) + [0]], "card 0 appears 2 times; card 51 is missing"),
         ([list(range(53))], "52 is not a card"),
         ([["AS"] * 52], "sequence of card ints"),
+        ([[str(c) for c in range(52)]], "sequence of card ints"),
+        ([[float(c) for c in range(52)]], "sequence of card ints"),
         (["0123"], "got the string"),
         ({3: list(range(52))}, "round 3 does not exist"),
         (7, "expected a list of deck orders"),

@@ -61,6 +61,7 @@ def test_a_finished_game_and_a_single_hand_start_round_round_trip():
         ("[1, 2]", "not a saved Blackout game"),
         ('{"format": "chess"}', "not a saved Blackout game (expected format 'blackout-game')"),
         ('{"format": "blackout-game", "version": 99}', "format version 99; this version reads 1"),
+        ('{"format": "blackout-game", "version": true}', "format version True; this version reads 1"),
         ('{"format": "blackout-game", "version": 1, "rules": {}}', "saved game lacks first_dealer, decks, actions, state"),
     ],
 )

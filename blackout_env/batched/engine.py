@@ -82,12 +82,20 @@ import numpy as np
 from .._checks import check_choice, check_number, check_seed
 from ..game.cards import NUM_STANDARD_CARDS, suit_of
 from ..game.encoding import PHASES, observation_size
-from ..game.engine import BlackoutGame, IllegalActionError, _check_deck, illegal_action_message
+from ..game.engine import (
+    BlackoutGame,
+    DeckOrder,
+    IllegalActionError,
+    _check_deck,
+    _check_deck_dealer,
+    illegal_action_message,
+)
 from ..game.rules import Rules
 from ..game.rules_logic import (
     REWARDS,
     bid_range,
     card_power,
+    dealer_of_round,
     dealt_to,
     first_to_act,
     forbidden_bid,
@@ -492,6 +500,8 @@ class BatchedBlackout:
     def _check_decks(self, decks: Any) -> np.ndarray:
         rules = self.rules
         shape = (self.num_envs, rules.num_rounds, rules.deck_size)
+        if not isinstance(decks, np.ndarray):
+            self._check_deck_dealers(decks)  # before the array forgets the dealer a DeckOrder was built for
         array = np.asarray(decks)
         if array.shape != shape:
             raise ValueError(f"decks: expected shape {shape} (games, rounds, cards), got {array.shape}")
@@ -504,6 +514,27 @@ class BatchedBlackout:
             name = f"decks: game {game}, round {round_index}"
             _check_deck(np.sort(array[game, round_index]).tolist(), rules.deck_size, name)
         return array.astype(np.int8)
+
+    def _check_deck_dealers(self, decks: Any) -> None:
+        """Refuse a :class:`DeckOrder` (``deck_order``'s result) built for another dealer than its round's, as the engine does."""
+        if not isinstance(decks, Sequence) or isinstance(decks, (str, bytes)):
+            return  # the shape check names what it is
+        n = self.num_players
+        for game, orders in enumerate(decks):
+            if not isinstance(orders, Sequence) or isinstance(orders, (str, bytes)):
+                continue
+            for round_index, order in enumerate(orders):
+                if not isinstance(order, DeckOrder):
+                    continue
+                name = f"decks: game {game}, round {round_index}"
+                if self.rules.first_dealer == "random":
+                    raise ValueError(
+                        f"{name}: the deck was built by deck_order for dealer {order.dealer}, but first_dealer "
+                        f"'random' draws each game's dealers at reset: give plain deck orders, or rules with a "
+                        f"first_dealer seat"
+                    )
+                dealer = int(dealer_of_round(self.rules.first_dealer, round_index, n))
+                _check_deck_dealer(order, round_index, dealer, n, name)
 
     def _check_rounds(self, rounds: Any) -> np.ndarray:
         if self.episode != "hand":

@@ -21,6 +21,7 @@ History events (tuples, in order):
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -174,16 +175,17 @@ def _deck_orders(rules: Rules, rng: np.random.Generator, decks: Any, dealers: Se
     return shuffled
 
 
-def _check_deck_dealer(order: DeckOrder, round_index: int, dealer: int, num_players: int) -> None:
+def _check_deck_dealer(order: DeckOrder, round_index: int, dealer: int, num_players: int, name: str = "") -> None:
     """Refuse a deck built by :func:`deck_order` for another dealer or table size than round ``round_index``'s."""
+    name = name or f"decks[{round_index}]"
     if order.num_players != num_players:
         raise ValueError(
-            f"decks[{round_index}]: the deck was built by deck_order for {order.num_players} players; "
+            f"{name}: the deck was built by deck_order for {order.num_players} players; "
             f"this game has {num_players}"
         )
     if order.dealer != dealer:
         raise ValueError(
-            f"decks[{round_index}]: the deck was built by deck_order for dealer {order.dealer}, but round "
+            f"{name}: the deck was built by deck_order for dealer {order.dealer}, but round "
             f"{round_index} is dealt by seat {dealer}, so its hands would go to other seats; build it with "
             f"dealer={dealer}, or start the game with first_dealer set so that seat {order.dealer} deals round {round_index}"
         )
@@ -193,8 +195,8 @@ def _check_deck(order: Any, size: int, name: str) -> list[int]:
     if isinstance(order, (str, bytes)):
         raise ValueError(f"{name}: a deck order is a sequence of card ints, got the string {order!r:.80}")
     try:
-        cards = [int(c) for c in order]
-        if any(isinstance(c, (bool, float)) or (isinstance(c, np.floating)) for c in order):
+        cards = [operator.index(c) for c in order]  # ints (numpy's too); not floats, numeric strings or bools
+        if any(isinstance(c, (bool, np.bool_)) for c in order):
             raise TypeError
     except (TypeError, ValueError):
         raise ValueError(f"{name}: a deck order is a sequence of card ints, got {order!r:.80}") from None
@@ -656,7 +658,7 @@ class BlackoutGame:
             raise SaveFileError(f"saved game is not valid JSON: {error}") from None
         if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
             raise SaveFileError(f"not a saved Blackout game (expected format {SAVE_FORMAT!r})")
-        if data.get("version") != SAVE_VERSION:
+        if type(data.get("version")) is not int or data["version"] != SAVE_VERSION:  # (true == 1 in Python)
             raise SaveFileError(
                 f"saved game has format version {data.get('version')!r}; this version reads {SAVE_VERSION}"
             )
