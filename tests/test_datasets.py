@@ -232,7 +232,7 @@ def test_a_root_that_cannot_be_written_is_refused(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(blocker / "minari"))
-    with pytest.raises(ValueError, match="not a writable folder.*MINARI_DATASETS_PATH"):
+    with pytest.raises(ValueError, match="is not a folder .*a-file' is a file.*MINARI_DATASETS_PATH"):
         create_dataset(NAME, DatasetConfig(policy="heuristic", episodes=1))
 
 
@@ -318,6 +318,8 @@ def test_a_game_log_becomes_a_dataset_of_one_seats_games_replayed_through_the_gy
         assert episode.actions.tolist() == mine
         assert episode.rewards.sum() == game.scores[1]
     assert decisions == sum(len(e.actions) for e in _episodes(NAME))
+    logged = dataset_metadata(NAME)["blackout"]["games"]  # each episode's line-up: the rotations differ
+    assert [g["opponents"] for g in logged] == [[game.seats[(1 + k) % 4] for k in (1, 2, 3)] for game in games]
     only = dataset_from_log(game_log, "blackout/heuristic-only-v0", seat=1, policy="heuristic")
     assert only[0] == sum(game.seats[1] == "heuristic" for game in games)
 
@@ -416,12 +418,26 @@ def test_clone_refuses_bad_sizes_and_an_unwritable_out_before_training_and_a_cor
 def test_a_minari_root_that_is_a_file_is_one_line_for_every_command(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    monkeypatch.setenv("MINARI_DATASETS_PATH", str(blocker))
-    for args in (["list"], ["show", NAME], ["delete", NAME], ["clone", NAME, "--out", str(tmp_path / "c.pt")]):
-        assert main(["dataset", *args]) == 2
-        err = capsys.readouterr().err
-        assert f"the Minari root {str(blocker)!r} is not a folder" in err and "Traceback" not in err
+    for root in (blocker, blocker / "below"):  # the root, or a folder above it, is a file
+        monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
+        for args in (["list"], ["show", NAME], ["delete", NAME], ["clone", NAME, "--out", str(tmp_path / "c.pt")]):
+            assert main(["dataset", *args]) == 2
+            err = capsys.readouterr().err
+            assert f"the Minari root {str(root)!r} is not a folder" in err and "Traceback" not in err
     assert blocker.read_text() == "not a folder"
+
+
+def test_list_of_a_root_not_made_yet_makes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "later"))
+    assert main(["dataset", "list"]) == 0
+    assert "0 datasets" in capsys.readouterr().out and not (tmp_path / "later").exists()
+
+
+def test_a_name_inside_another_dataset_is_refused(minari_root):
+    create_dataset(NAME, DatasetConfig(policy="random", episodes=1))
+    with pytest.raises(ValueError, match=f"is inside the dataset '{NAME}'"):
+        create_dataset(f"{NAME}/inner-v0", DatasetConfig(policy="random", episodes=1))
+    assert not (minari_root / NAME / "inner-v0").exists()
 
 
 def test_cloning_a_dataset_that_is_not_there_is_refused():
@@ -429,6 +445,35 @@ def test_cloning_a_dataset_that_is_not_there_is_refused():
 
     with pytest.raises(ValueError, match="no dataset 'blackout/none-v0'"):
         clone("blackout/none-v0")
+
+
+@pytest.mark.parametrize("lr", [float("inf"), float("nan"), 0, -1e-3, "0.1", True])
+def test_cloning_with_a_learning_rate_that_is_not_a_positive_finite_number_is_refused(lr):
+    from blackout_training.datasets.cloning import clone
+
+    with pytest.raises(ValueError, match="lr must be a positive finite number"):
+        clone("blackout/none-v0", lr=lr)
+
+
+def test_opponent_specs_keep_their_options_and_their_files_are_stored_absolute(tmp_path, monkeypatch):
+    import torch
+    from blackout_training.agents.policy_net import ActorCritic, save_checkpoint
+
+    from blackout_env.game import encoding
+
+    short = Rules.preset("short")
+    torch.manual_seed(0)
+    save_checkpoint(tmp_path / "mine.pt", ActorCritic(encoding.observation_size(short), short.num_actions, [8]), short)
+    monkeypatch.chdir(tmp_path)
+    spec = "ppo+search:checkpoint=mine.pt,simulations=4,prior_margin=none"
+    assert main(["dataset", "create", "--policy", "heuristic", "--opponents", f"{spec},random,heuristic",
+                 "--episodes", "1", "--rules", "short", "--name", NAME]) == 0
+    stored = f"ppo+search:checkpoint={tmp_path / 'mine.pt'},simulations=4,prior_margin=none"
+    assert dataset_metadata(NAME)["blackout"]["opponents"] == [stored, "random", "heuristic"]
+    monkeypatch.chdir(tmp_path.parent)  # the env spec loads from any folder
+    dataset = load_dataset(NAME)
+    assert dataset.spec.env_spec.kwargs["opponents"][0] == stored
+    dataset.recover_environment().reset(seed=0)
 
 
 def test_train_init_dataset_starts_ppo_from_the_clone(tmp_path, capsys):

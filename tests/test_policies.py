@@ -206,3 +206,31 @@ def test_a_policy_with_a_spec_seed_copies_and_pickles():
         twin.seed(1)
         policy.seed(1)
         assert [twin.act(view) for _ in range(20)] == [policy.act(view) for _ in range(20)]
+
+
+def test_split_specs_keeps_each_specs_options_with_it():
+    from blackout_env.agents.policies import split_specs
+
+    assert split_specs("heuristic, ppo") == ["heuristic", "ppo"]
+    assert split_specs("search:samples=64,time_limit_ms=200,heuristic,ppo+search:checkpoint=a.pt,simulations=8") == [
+        "search:samples=64,time_limit_ms=200", "heuristic", "ppo+search:checkpoint=a.pt,simulations=8"]
+
+
+def test_absolute_paths_makes_every_file_a_spec_names_absolute(tmp_path, monkeypatch):
+    from blackout_env.agents.policies import absolute_paths, spec_files
+
+    monkeypatch.chdir(tmp_path)
+    here = str(tmp_path)
+    cases = {
+        "ppo:runs/x.pt": f"ppo:{here}/runs/x.pt",
+        "ppo+search:checkpoint=x.pt,simulations=800": f"ppo+search:checkpoint={here}/x.pt,simulations=800",
+        "ismcts:belief=bids,bid_model=m.npz": f"ismcts:belief=bids,bid_model={here}/m.npz",
+        "ppo+search:belief=b.npz": f"ppo+search:belief={here}/b.npz",
+        "ppo+rollout:belief=0.5,samples=4": "ppo+rollout:belief=0.5,samples=4",
+        "search:samples=64": "search:samples=64",
+        "heuristic": "heuristic",
+    }
+    for spec, absolute in cases.items():
+        assert absolute_paths(spec) == absolute, spec
+    assert spec_files("ppo+search:checkpoint=x.pt,bid_model=m.npz,belief=bids") == ["x.pt", "m.npz"]
+    assert spec_files("ppo:runs/x.pt") == ["runs/x.pt"] and spec_files("ppo+rollout:belief=0.5") == []

@@ -75,6 +75,7 @@ from ..game.view import PlayerView
 __all__ = [
     "EXPLANATION_KINDS",
     "ENTRY_POINT_GROUP",
+    "FILE_OPTIONS",
     "LOADERS",
     "TRAIN_EXTRA_HINT",
     "ActionReason",
@@ -88,10 +89,13 @@ __all__ = [
     "as_policy",
     "explain",
     "load_policy",
+    "names_file",
     "parse_options",
     "parse_spec",
     "policy_names",
     "register_policy",
+    "spec_files",
+    "split_specs",
 ]
 
 TRAIN_EXTRA_HINT = "install the train extra: pip install torch==2.13.0 -e '.[train]'"
@@ -372,18 +376,82 @@ def register_policy(name: str, loader: Loader | str) -> None:
     LOADERS[name] = loader
 
 
-def absolute_paths(spec: str) -> str:
-    """The spec with a file argument made absolute (``ppo:runs/x.pt`` -> ``ppo:/home/.../runs/x.pt``).
+FILE_OPTIONS = frozenset({"checkpoint", "play_model", "bid_model"})
+"""Options whose value is always a file (``ppo+search:checkpoint=PATH``); ``belief`` names one sometimes (:func:`names_file`)."""
 
-    For specs that are stored and loaded again from another folder (a saved
-    ``blackout play`` game). Loaders whose argument is a path say so with
-    ``path_argument = True``; other specs are returned unchanged.
-    """
+_BELIEF_KINDS = ("uniform", "bids", "play", "bids+play")
+
+
+def names_file(option: str, value: Any) -> bool:
+    """Whether a spec's ``option=value`` names a file: a :data:`FILE_OPTIONS` option, or a ``belief``
+    that is none of IS-MCTS's kinds and not ``ppo+rollout``'s number."""
+    option = option.strip()
+    if option in FILE_OPTIONS:
+        return True
+    if option != "belief" or value is None or isinstance(value, (int, float)):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return str(value).strip() not in _BELIEF_KINDS
+    return False
+
+
+def _file_parts(spec: str) -> tuple[str, str | None, list[tuple[str, str]]]:
+    """``(name, the argument when it is the file, [(option, value) of the options naming files])``."""
     name, argument = parse_spec(spec)
-    loader = LOADERS.get(name)
-    if argument is None or not getattr(loader, "path_argument", False):
+    if argument is None:
+        return name, None, []
+    if getattr(LOADERS.get(name), "path_argument", False):
+        return name, argument, []
+    options = []
+    for item in argument.split(","):
+        key, sep, value = item.partition("=")
+        if sep and names_file(key, value):
+            options.append((key, value))
+    return name, None, options
+
+
+def spec_files(spec: str) -> list[str]:
+    """The files a spec names: ``ppo:PATH``'s path, ``checkpoint=``, ``bid_model=``, a ``belief`` file."""
+    _, path, options = _file_parts(spec)
+    files = [path] if path is not None else [value for _, value in options]
+    return [file.strip() for file in files if file.strip()]
+
+
+def absolute_paths(spec: str) -> str:
+    """The spec with every file it names made absolute (``ppo:runs/x.pt`` -> ``ppo:/home/.../runs/x.pt``,
+    ``ppo+search:checkpoint=x.pt,simulations=800`` -> ``ppo+search:checkpoint=/home/.../x.pt,simulations=800``).
+
+    For specs that are stored and loaded again from another folder (a saved ``blackout play`` game, a
+    dataset's env spec). Loaders whose argument is a path say so with ``path_argument = True``; the
+    options that name files are :func:`names_file`'s; other specs are returned unchanged.
+    """
+    name, path, options = _file_parts(spec)
+    if path is not None:
+        return f"{name}:{os.path.abspath(os.path.expanduser(path.strip()))}"
+    if not options:
         return spec
-    return f"{name}:{os.path.abspath(os.path.expanduser(argument))}"
+    files = dict(options)
+    items = []
+    for item in parse_spec(spec)[1].split(","):  # type: ignore[union-attr]
+        key, sep, value = item.partition("=")
+        if sep and key in files and value.strip():
+            item = f"{key}={os.path.abspath(os.path.expanduser(value.strip()))}"
+        items.append(item)
+    return f"{name}:{','.join(items)}"
+
+
+def split_specs(text: str) -> list[str]:
+    """Policy specs separated by commas (``heuristic,ppo``), each stripped; a ``key=value`` after a comma is
+    another option of the spec before it (``search:samples=64,time_limit_ms=200,heuristic`` is two specs)."""
+    specs: list[str] = []
+    for part in (part.strip() for part in text.split(",")):
+        if specs and "=" in part and ":" not in part.split("=", 1)[0] and ":" in specs[-1]:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
 
 
 def policy_names() -> list[str]:

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from blackout_env.agents.policies import split_specs
+
 from . import check_output_file, check_positive, command, write_json
 
 SERVER = (
@@ -111,7 +113,7 @@ def _summary(seconds: list[float]) -> dict[str, float]:
 def run(args: argparse.Namespace) -> int:
     check_positive(moves=args.moves, tables=args.tables)
     check_output_file(args.json)
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    policies = [p for p in split_specs(args.policies) if p]
     if not policies:
         raise ValueError("--policies: name at least one policy")
     try:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from blackout_env.agents.policies import split_specs
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     steps = parser.add_subparsers(dest="step", metavar="STEP")
@@ -86,12 +88,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.step == "create":
         config = DatasetConfig(
-            policy=args.policy, opponents=[spec.strip() for spec in args.opponents.split(",")], rules=args.rules,
+            policy=args.policy, opponents=split_specs(args.opponents), rules=args.rules,
             players=args.players, episodes=args.episodes, decisions=args.decisions, seed=args.seed, seat=args.seat,
             observation=args.observation, path=args.path, batch=args.batch, workers=args.workers,
         )
         result = create_dataset(args.name, config, overwrite=args.overwrite, log=print)
-        print(f"wrote {result.dataset_id} ({result.path}): {result.episodes:,} episodes, {result.decisions:,} decisions "
+        print(f"wrote {result.dataset_id} ({result.path}): {result.episodes:,} episode{'' if result.episodes == 1 else 's'}, {result.decisions:,} decisions "
               f"in {result.seconds:.1f} s ({result.decisions_per_second:,.0f} decisions/s, {args.path} path)")
     elif args.step == "list":
         summaries = list_datasets()

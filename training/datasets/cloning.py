@@ -12,6 +12,7 @@ the share of their decisions where the clone's most probable legal action is the
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -114,8 +115,8 @@ def clone(
     for name, value in (("epochs", epochs), ("batch_size", batch_size), ("card_width", card_width)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf:
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     if isinstance(hidden_sizes, (str, bytes)) or not hidden_sizes or any(

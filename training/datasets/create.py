@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from blackout_env.agents.policies import absolute_paths
 from blackout_env.agents.seating import Seat
 from blackout_env.game.engine import BlackoutGame, IllegalActionError
 from blackout_env.game.rules import Rules
@@ -545,6 +546,10 @@ def dataset_metadata_for(config: DatasetConfig, rules: Rules, seats: Sequence[Se
     }
 
 
+def _absolute(spec: Any) -> Any:
+    return absolute_paths(spec) if isinstance(spec, str) else spec
+
+
 def create_dataset(
     dataset_id: str, config: DatasetConfig, overwrite: bool = False, log: Callable[[str], None] | None = None,
 ) -> DatasetResult:
@@ -555,6 +560,8 @@ def create_dataset(
     and the dataset appears only once complete.
     """
     rules = config.check()
+    # the files a spec names, absolute: the env spec (recover_environment) and the metadata load them from any folder
+    config = dataclasses.replace(config, policy=_absolute(config.policy), opponents=[_absolute(s) for s in config.opponents])
     check_target(dataset_id, overwrite)
     seats = [_seat(config.policy, rules, config.observation, config.path == "batched", "policy")]
     seats += [_seat(spec, rules, config.observation, config.path == "batched", "opponent")

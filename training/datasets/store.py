@@ -108,8 +108,14 @@ def check_target(dataset_id: str, overwrite: bool = False) -> Path:
     ``overwrite`` is false, or when the root cannot be written; nothing is written.
     """
     check_dataset_id(dataset_id)
-    root = datasets_root()
+    root = _readable_root()
     target = root / dataset_id
+    for parent in target.relative_to(root).parents:
+        if parent != Path(".") and _is_dataset(root / parent):
+            raise ValueError(
+                f"dataset name {dataset_id!r} is inside the dataset {parent.as_posix()!r}, which would hide it "
+                f"(and deleting that dataset would delete it): choose a name outside it"
+            )
     if target.exists():
         if not overwrite:
             raise ValueError(
@@ -236,6 +242,8 @@ def list_datasets() -> list[DatasetSummary]:
     import minari
 
     root = _readable_root()
+    if not root.exists():
+        return []  # (Minari would make the folder)
     with _minari_root(root), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a misconfigured folder is skipped, as Minari does
         found = minari.list_local_datasets()
@@ -249,8 +257,10 @@ def list_datasets() -> list[DatasetSummary]:
 def _readable_root() -> Path:
     """The local root, refused in one line when something other than a folder is there."""
     root = datasets_root()
-    if root.exists() and not root.is_dir():
-        raise ValueError(f"the Minari root {str(root)!r} is not a folder; set {ROOT_VARIABLE} to one")
+    existing = next((path for path in (root, *root.parents) if path.exists()), None)
+    if existing is not None and not existing.is_dir():
+        where = "" if existing == root else f" ({str(existing)!r} is a file)"
+        raise ValueError(f"the Minari root {str(root)!r} is not a folder{where}; set {ROOT_VARIABLE} to one")
     return root
 
 

@@ -37,7 +37,7 @@ from blackout_env.agents.policies import ActionReason, Explanation, explain
 from blackout_env.game.cards import card_to_str, parse_card
 from blackout_env.game.scoresheet import score_sheet
 
-from ..agents.policies import Policy, absolute_paths, load_policy
+from ..agents.policies import Policy, absolute_paths, load_policy, split_specs
 from ..evaluation.tournament import single_threaded_torch
 from . import screen
 
@@ -187,13 +187,7 @@ def bot_policies(spec: str, bot_seats: int) -> list[str]:
 
     Specs are separated by commas; options of a spec (``search:samples=64,time_limit_ms=200``) stay with it.
     """
-    names: list[str] = []
-    for part in (part.strip() for part in spec.split(",")):
-        # "search:samples=64,time_limit_ms=200": a key=value after a comma is another option of the same policy.
-        if names and "=" in part and ":" not in part.split("=", 1)[0] and ":" in names[-1]:
-            names[-1] += "," + part
-        else:
-            names.append(part)
+    names = split_specs(spec)
     if any(not name for name in names):
         raise ValueError(f"--bots: empty policy name in {spec!r} (write e.g. heuristic,search,ppo:PATH)")
     if len(names) == 1:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
-from blackout_env.agents.policies import Explanation, explain, parse_options, parse_spec
+from blackout_env.agents.policies import Explanation, explain, names_file, parse_options, parse_spec, spec_files
 
 from ..evaluation.tournament import single_threaded_torch
 from ..play.session import SavedSession, Seat, decision_seed, read_save, write_save
@@ -491,14 +491,10 @@ def _default_loader(spec: str, rules: Rules, seed: int) -> Any:
     return load_policy(spec, rules, seed)
 
 
-MODEL_FILE_OPTIONS = frozenset({"play_model", "bid_model"})
-"""Search options that name a model file: refused from a browser, like every path."""
-
-
 def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | None = None) -> str:
     """The policy spec a client named, checked: a known name, or a name the server was given (``aliases``).
 
-    A client may not name a file (``ppo:PATH``, ``checkpoint=PATH``, ``belief=PATH``, ``play_model=PATH``, ``bid_model=PATH``): checkpoints are named on the server's
+    A client may not name a file (``ppo:PATH`` or an option naming one, :func:`~blackout_env.agents.policies.names_file`): checkpoints are named on the server's
     command line (``blackout serve --policy NAME=ppo:PATH``) and chosen by that name. Loading the policy,
     which may take a while, is the caller's.
     """
@@ -520,7 +516,7 @@ def check_policy_spec(spec: Any, field_name: str, aliases: Mapping[str, str] | N
         options = parse_options(argument, spec)
     except ValueError as error:
         raise TableError(f"{field_name}: {error}") from None
-    if _names_file("belief", options.get("belief")) or options.keys() & MODEL_FILE_OPTIONS:
+    if any(names_file(option, value) for option, value in options.items()):
         raise TableError(f"{field_name}: a browser may not name a file ({spec!r}); start the server with "
                          f"--policy NAME={spec} and choose NAME", "forbidden")
     for option, value in options.items():
@@ -545,32 +541,9 @@ def public_spec(spec: str) -> str:
     return _without_files(spec, spec)
 
 
-def _names_file(option: str, value: Any) -> bool:
-    """Whether ``belief`` names a model file (IS-MCTS's kinds and ppo+rollout's number do not)."""
-    if option != "belief" or value is None or isinstance(value, (int, float)):
-        return False
-    try:
-        float(value)
-    except ValueError:
-        return value not in ("uniform", "bids", "play", "bids+play")
-    return False
-
-
 def _without_files(text: str, spec: str) -> str:
     """``text`` (an error of the policy ``spec``) with every file the spec names shown as ``...``."""
-    name, argument = parse_spec(spec)
-    files = []
-    if argument is not None:
-        from blackout_env.agents.policies import LOADERS
-
-        if getattr(LOADERS.get(name), "path_argument", False):
-            files.append(argument)
-        else:
-            for option in argument.split(","):
-                key, _, value = option.partition("=")
-                if key.strip() in {"checkpoint", *MODEL_FILE_OPTIONS} or _names_file(key.strip(), value.strip()):
-                    files.append(value)
-    for file in sorted({f.strip() for f in files if f.strip()}, key=len, reverse=True):
+    for file in sorted(set(spec_files(spec)), key=len, reverse=True):
         text = text.replace(file, "...")
     return text
 
