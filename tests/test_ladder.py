@@ -421,3 +421,70 @@ def test_add_with_an_agent_that_no_longer_loads_stores_nothing(ladder_with_a_los
     assert main(["ladder", "add", str(path), "random:seed=8"]) == 2
     assert "agent.pt" in capsys.readouterr().err
     assert _files(path) == before
+
+
+def test_a_new_ladders_agents_are_in_the_file_from_the_moment_it_appears(tmp_path):
+    with create_ladder(tmp_path / "l.db", THREE, deals=1, agents=AGENTS) as ladder:
+        assert [row.name for row in ladder.agents()] == AGENTS and ladder.games_played() == 0
+    with pytest.raises(LadderError, match="agent 'nosuch'"):
+        create_ladder(tmp_path / "m.db", THREE, agents=["random", "nosuch"])
+    assert not [name for name in os.listdir(tmp_path) if "m.db" in name]  # nothing of it, no temporary file
+
+
+def test_add_to_a_ladder_of_too_few_agents_stores_nothing(tmp_path, capsys):
+    path = tmp_path / "l.db"
+    create_ladder(path, THREE, deals=1, agents=["random"]).close()  # (a file made before agents came with it)
+    before = _files(path)
+    assert main(["ladder", "add", str(path), "heuristic", "--no-progress"]) == 2
+    assert "would have 2: nothing was added" in capsys.readouterr().err
+    assert _files(path) == before
+
+
+def test_fewer_deals_than_the_ladders_are_refused(tmp_path, capsys):
+    path = tmp_path / "l.db"
+    _ladder(path, deals=2).close()
+    before = _files(path)
+    assert main(["ladder", "run", str(path), "--deals", "1", "--no-progress"]) == 2
+    assert "deals 1 is fewer than the ladder's 2" in capsys.readouterr().err
+    assert _files(path) == before
+
+
+def test_a_relative_checkpoint_path_is_stored_absolute_and_the_ladder_runs_from_another_folder(tmp_path, monkeypatch):
+    from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
+
+    (tmp_path / "agent.pt").write_bytes(SHIPPED_CHECKPOINT.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    with _ladder(tmp_path / "l.db", deals=1) as ladder:
+        row = ladder.add_agent("ppo:agent.pt")
+        assert row.spec == row.name == f"ppo:{tmp_path / 'agent.pt'}"
+        assert ladder.add_agent("ppo:agent.pt") == row  # the same spec again is the same agent
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    with open_ladder(tmp_path / "l.db") as ladder:
+        ladder.check_agents()
+
+
+def test_a_ladder_that_cannot_be_written_is_one_line_and_leaves_no_file_beside_it(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "l.db"
+    _ladder(path, deals=1).close()
+    before = _files(path)
+    monkeypatch.setattr(os, "access", lambda where, mode: Path(where) != path)  # as a read-only file reads
+    assert main(["ladder", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be written (its file is read-only)" in err and "Traceback" not in err
+    assert _files(path) == before
+
+
+def test_a_database_whose_meta_table_is_another_programs_is_refused_as_such(tmp_path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE meta (id INTEGER, payload TEXT)")
+    with pytest.raises(LadderError, match="an SQLite database of another program"):
+        open_ladder(path)
+
+
+def test_names_that_hold_markdown_stay_in_their_cell(tmp_path):
+    with _ladder(tmp_path / "l.db", deals=1) as ladder:
+        ladder.add_agent("random:seed=3", name="my|bot`x")
+        line = next(line for line in ladder.markdown().splitlines() if "my" in line)
+    assert "`` my\\|bot`x ``" in line and line.count(" | ") == 9

@@ -265,3 +265,15 @@ def test_the_command_refuses_no_agents_and_a_negative_failure_count(argv, messag
     assert main(["positions", *argv]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
+
+
+def test_an_empty_suite_is_refused_and_an_unknown_agent_is_named_before_the_suite_is_proved(tmp_path, capsys, monkeypatch):
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("positions: []\n")
+    assert main(["positions", "--file", str(empty), "--agents", "heuristic"]) == 2
+    assert "its 'positions' list is empty" in capsys.readouterr().err
+    import blackout_training.evaluation.positions as suite
+
+    monkeypatch.setattr(suite, "load_positions", lambda path=None: pytest.fail("the suite was proved first"))
+    assert main(["positions", "--agents", "heuristic", "nosuch"]) == 2
+    assert "nosuch" in capsys.readouterr().err

@@ -9,10 +9,12 @@ ladder (or resumes it), plays every table's missing deals and prints the leaderb
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
 
+from blackout_env.agents.policies import absolute_paths
 from blackout_env.game.rules import Rules
 
 AGENTS_HELP = (
@@ -82,6 +84,17 @@ def _progress(enabled: bool):
     return report
 
 
+@contextlib.contextmanager
+def _line_ended(progress: bool):
+    """End the progress line when the run stops early (Ctrl-C, an error), so the message starts a line."""
+    try:
+        yield
+    except BaseException:
+        if progress:
+            print(file=sys.stderr, flush=True)
+        raise
+
+
 def _create_or_open(args: argparse.Namespace):
     from ..evaluation.ladder import LadderError, create_ladder, open_ladder
 
@@ -104,7 +117,7 @@ def _create_or_open(args: argparse.Namespace):
                 raise LadderError(f"{args.file}: --hands given but the ladder plays whole matches")
             if args.agents is not None:
                 stored = sorted(row.name for row in ladder.agents())
-                if sorted(args.agents) != stored:
+                if stored not in (sorted(args.agents), sorted(absolute_paths(a.strip()) for a in args.agents)):
                     raise LadderError(
                         f"{args.file}: --agents {' '.join(args.agents)} differs from the ladder's agents "
                         f"({' '.join(stored)}); add an agent with `blackout ladder add`"
@@ -132,26 +145,14 @@ def _create_or_open(args: argparse.Namespace):
         )
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {args.seed}")
-    # Every agent loads before the file is created: a bad spec leaves nothing behind.
-    from ..agents.policies import load_policy
-
-    for spec in args.agents:
-        try:
-            load_policy(spec, rules, None)
-        except ValueError as error:
-            raise LadderError(f"agent {spec!r}: {error}") from None
-    ladder = create_ladder(args.file, rules, deals=args.deals or 20, seed=args.seed or 0, hands=args.hands)
-    try:
-        for spec in args.agents:
-            ladder.add_agent(spec)
-    except BaseException:
-        ladder.close()
-        raise
-    return ladder
+    # Every agent loads before the file is created, and is in it when it appears: a bad spec or an
+    # interrupted creation leaves nothing behind.
+    return create_ladder(args.file, rules, deals=args.deals or 20, seed=args.seed or 0, hands=args.hands,
+                         agents=args.agents)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation.ladder import open_ladder, play, play_pairwise, score_positions
+    from ..evaluation.ladder import LadderError, open_ladder, play, play_pairwise, score_positions
     from ..evaluation.sequential import SPRT
 
     command = "blackout ladder " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["ladder"] else args.ladder_command
@@ -162,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
         sprt = SPRT.parse(args.sprt) if args.sprt is not None else None
         with _create_or_open(args) as ladder:
             # Every agent was loaded when the file was opened (or each as it was added to a new one).
-            played = play(ladder, command, workers=workers, on_unit=_progress(not args.no_progress), checked=True)
+            with _line_ended(not args.no_progress):
+                played = play(ladder, command, workers=workers, on_unit=_progress(not args.no_progress), checked=True)
             print(f"played {played} games")
             if args.pairwise:
                 pairs = play_pairwise(ladder, args.pairwise, args.pairwise_deals, workers, not args.no_progress, sprt)
@@ -176,9 +178,17 @@ def run(args: argparse.Namespace) -> int:
         workers = _workers(args.workers)
         with open_ladder(args.file) as ladder:
             ladder.check_agents()  # an agent that no longer loads stops the command before the new one is stored
+            known = {row.name for row in ladder.agents()}
+            count = len(known | {args.name if args.name is not None else absolute_paths(args.spec.strip())})
+            if count < ladder.rules.num_players:  # (a file made before agents came with the file)
+                raise LadderError(
+                    f"{args.file}: a table of {ladder.rules.num_players} seats needs {ladder.rules.num_players} "
+                    f"distinct agents; with this one the ladder would have {count}: nothing was added"
+                )
             agent = ladder.add_agent(args.spec, args.name)
-            played = play(ladder, command, with_agent=agent.id, workers=workers, on_unit=_progress(not args.no_progress),
-                          checked=True)
+            with _line_ended(not args.no_progress):
+                played = play(ladder, command, with_agent=agent.id, workers=workers,
+                              on_unit=_progress(not args.no_progress), checked=True)
             print(f"played {played} games of {agent.name}'s tables\n")
             print(ladder.table())
         return 0

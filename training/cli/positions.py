@@ -28,9 +28,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--agents: name at least one policy spec to score (e.g. --agents heuristic ppo)")
     if args.failures < -1:
         raise ValueError(f"--failures must be -1 (all), 0 (none) or a count, got {args.failures}")
-    positions = load_positions(args.file)  # proves every position, or names the first that is not sure
-    for spec in args.agents:  # an unknown agent is reported before any is scored
+    for spec in args.agents:  # an unknown agent is reported before the suite is proved (seconds) and scored
         load_policy(spec, None, None)
+    positions = load_positions(args.file)  # proves every position, or names the first that is not sure
     players = sorted({p.rules.num_players for p in positions})
     sizes = sorted({len(p.hands[0]) for p in positions})
     bids = sum(p.game().phase == "bid" for p in positions)

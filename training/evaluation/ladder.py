@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from blackout_env import __version__
-from blackout_env.agents.policies import parse_options, parse_spec
+from blackout_env.agents.policies import absolute_paths, parse_options, parse_spec
 from blackout_env.game.rules import Rules
 from blackout_env.game.rules_logic import match_places
 
@@ -228,6 +228,11 @@ class Ladder:
         """Play ``deals`` deals per table from now on (more deals: the next run plays the new ones)."""
         if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
             raise LadderError(f"deals: must be a positive integer, got {deals!r}")
+        if deals < self.deals:
+            raise LadderError(
+                f"{self.path}: deals {deals} is fewer than the ladder's {self.deals}: every table plays the same "
+                f"deals, and its tables played or will play {self.deals} (a ladder's deals only grow)"
+            )
         with self.db:
             self.db.execute("UPDATE meta SET value = ? WHERE key = 'deals'", (str(deals),))
 
@@ -258,13 +263,14 @@ class Ladder:
         """
         if not isinstance(spec, str) or not spec.strip():
             raise LadderError(f"agent spec: expected a policy spec such as 'heuristic', got {spec!r}")
-        name = spec.strip() if name is None else name
+        spec = absolute_paths(spec.strip())  # a file it names loads from any folder the ladder is run in
+        name = spec if name is None else name
         if not isinstance(name, str) or not name.strip() or name != name.strip():
             raise LadderError(f"agent name: expected a name without spaces at its ends, such as 'mine', got {name!r}")
         digest = self.check_agent(spec)
         for row in self.agents():
             if row.name == name:
-                if row.spec != spec:
+                if row.spec != spec and absolute_paths(row.spec) != spec:
                     raise LadderError(f"{self.path}: agent {name!r} is already in the ladder as {row.spec!r}, not {spec!r}")
                 self.check_unchanged(row, digest)
                 return row
@@ -290,7 +296,8 @@ class Ladder:
         if row.checkpoint_sha256 is not None and digest != row.checkpoint_sha256:
             raise LadderError(
                 f"{self.path}: agent {row.name!r}: its checkpoint changed since it joined the ladder "
-                f"(SHA-256 {row.checkpoint_sha256[:12]}..., now {str(digest)[:12]}...); add the new one under another name"
+                f"(SHA-256 {row.checkpoint_sha256[:12]}..., now {str(digest)[:12]}...): its games were played by the "
+                f"checkpoint it joined with; put that file back to go on, or start a new ladder file for the new one"
             )
 
     # -------------------------------------------------------------- schedule
@@ -449,7 +456,7 @@ class Ladder:
         if markdown:
             lines = ["", title, "", "| agent | against | deals | agent's score/hand | theirs | difference (95% CI) |",
                      "|---|---|---:|---:|---:|---:|"]
-            row = "| `{a}` | `{b}` | {deals} | {a_score:.2f} | {b_score:.2f} | {diff} |"
+            row = "| {a} | {b} | {deals} | {a_score:.2f} | {b_score:.2f} | {diff} |"
         else:
             lines = ["", title]
             row = "  {a} vs {b}: {deals} deals, {a_score:.2f} against {b_score:.2f}, difference {diff}"
@@ -458,7 +465,8 @@ class Ladder:
             if pair["sprt"] is not None:
                 decided = {"H1": f">= {pair['sprt']['high']:+g}", "H0": f"<= {pair['sprt']['low']:+g}", None: "undecided"}
                 diff += f" (SPRT: {decided[pair['sprt']['decision']]})"
-            lines.append(row.format(**pair, diff=diff))
+            names = {"a": _code(pair["a"]), "b": _code(pair["b"])} if markdown else {}
+            lines.append(row.format(**{**pair, **names}, diff=diff))
         return lines
 
     def table(self) -> str:
@@ -505,7 +513,7 @@ class Ladder:
         ]
         for s in self.standings():
             lines.append(
-                f"| {s.rank} | `{s.name}` | {s.conservative:.2f} | {s.mu:.2f} | {s.sigma:.2f} | {s.games} | "
+                f"| {s.rank} | {_code(s.name)} | {s.conservative:.2f} | {s.mu:.2f} | {s.sigma:.2f} | {s.games} | "
                 f"{_with_ci(s.score_per_hand, s.score_ci95)} | {_with_ci(s.margin_per_hand, s.margin_ci95, '+')} | "
                 f"{_percent(s.bid_made_rate)} | {obvious_text(s.obvious)} |"
             )
@@ -532,6 +540,13 @@ class Ladder:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _code(name: str) -> str:
+    """An agent's name as Markdown code in a table cell, whatever characters it holds."""
+    name = " ".join(name.split()).replace("|", "\\|")  # a line break or a bar would end the cell
+    fence = "``" if "`" in name else "`"
+    return f"{fence} {name} {fence}" if fence == "``" else f"`{name}`"
 
 
 def _with_ci(value: float, half: float | None, sign: str = "") -> str:
@@ -583,7 +598,8 @@ def _check_file(path: Path) -> None:
         connection = _connect(path, read_only=True)
         try:
             names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if "meta" not in names:
+            columns = [row[1] for row in connection.execute("PRAGMA table_info(meta)")]
+            if "meta" not in names or columns[:2] != ["key", "value"]:
                 raise LadderError(f"{path}: an SQLite database of another program (no ladder tables); it was left untouched")
             meta = dict(connection.execute("SELECT key, value FROM meta"))
             if meta.get("format") != LADDER_FORMAT:
@@ -616,6 +632,13 @@ def open_ladder(path: str | os.PathLike[str], read_only: bool = False) -> Ladder
     _check_file(path)
     if read_only:
         return Ladder(path, _connect(path, read_only=True))
+    # SQLite would open a file it cannot write read-only, fail at the first write and leave -wal and -shm
+    # files behind; its log files are made beside it, so the folder must be writable too.
+    for what, where in (("file", path), ("folder", path.parent.resolve())):
+        if not os.access(where, os.W_OK):
+            raise LadderError(
+                f"{path}: cannot be written (its {what} is read-only); `blackout ladder show` and `export` read it"
+            )
     connection = _connect(path)
     connection.execute("PRAGMA journal_mode = WAL")
     return Ladder(path, connection)
@@ -623,11 +646,21 @@ def open_ladder(path: str | os.PathLike[str], read_only: bool = False) -> Ladder
 
 def create_ladder(
     path: str | os.PathLike[str], rules: Rules | str | Any = "standard", deals: int = 100, seed: int = 0,
-    hands: bool = False,
+    hands: bool = False, agents: Sequence[str] = (),
 ) -> Ladder:
-    """Create a new, empty ladder file (refusing a path that exists) with these settings."""
+    """Create a new ladder file (refusing a path that exists) with these settings and ``agents`` (specs, each
+    loaded first and named by its spec), all in the file from the moment it appears: an interrupted
+    creation leaves no file."""
     path = Path(path)
     rules = Rules.resolve(rules)
+    rows = []
+    for spec in agents:
+        spec = absolute_paths(spec.strip())
+        try:
+            load_policy(spec, rules, None)
+        except ValueError as error:
+            raise LadderError(f"agent {spec!r}: {error}") from None
+        rows.append((spec, spec, __version__, checkpoint_sha256(spec), _now()))
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
         raise LadderError(f"deals: must be a positive integer, got {deals!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -652,6 +685,9 @@ def create_ladder(
                     [("format", LADDER_FORMAT), ("schema", str(LADDER_SCHEMA)), ("created_by", __version__),
                      ("rules", json.dumps(rules.to_dict())), ("seed", str(seed)), ("hands", "1" if hands else "0"),
                      ("deals", str(deals))],
+                )
+                connection.executemany(
+                    "INSERT INTO agents (name, spec, version, checkpoint_sha256, added) VALUES (?, ?, ?, ?, ?)", rows
                 )
         finally:
             connection.close()

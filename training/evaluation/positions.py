@@ -453,6 +453,8 @@ def load_positions(path: str | os.PathLike[str] | None = None) -> list[Position]
     data = read_yaml_file(path, "positions file", "a YAML file of positions", PositionError)
     if not isinstance(data, Mapping) or not isinstance(data.get("positions"), list):
         raise PositionError(f"{path}: expected a mapping with a 'positions' list")
+    if not data["positions"]:
+        raise PositionError(f"{path}: its 'positions' list is empty: a suite needs at least one position")
     positions = [Position.from_dict(entry) for entry in data["positions"]]
     ids = [p.id for p in positions]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
