@@ -104,6 +104,41 @@ def test_a_sigterm_dropped_by_a_weakref_callback_is_delivered_again(hook):
         assert done.returncode == 0 and "went on" in done.stdout and "Exception ignored" in done.stderr
 
 
+SIGINT_IN_A_CALLBACK = """
+import os, signal, sys, time, weakref
+import blackout_training.cli as cli
+cli._MAIN_PID, cli._running = os.getpid(), True
+if sys.argv[1] == "hook":
+    sys.unraisablehook = cli._redeliver
+def callback(ref):
+    signal.raise_signal(signal.SIGINT)  # Ctrl-C: its KeyboardInterrupt is raised inside this callback and dropped
+    for _ in range(1000):
+        len([])
+class Thing:
+    pass
+thing = Thing()
+ref = weakref.ref(thing, callback)
+try:
+    del thing
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.001)
+    print("went on")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("hook", ["hook", "none"])
+def test_a_ctrl_c_dropped_by_a_weakref_callback_is_delivered_again(hook):
+    done = subprocess.run([sys.executable, "-c", SIGINT_IN_A_CALLBACK, hook], capture_output=True, text=True,
+                          timeout=60)
+    if hook == "hook":
+        assert done.stdout.strip() == "interrupted" and not done.stderr
+    else:
+        assert "went on" in done.stdout and "Exception ignored" in done.stderr
+
+
 SIGTERM_THEN_AN_EXIT_THAT_WAITS = """
 import os, signal, sys, threading, time
 import blackout_training.cli as cli

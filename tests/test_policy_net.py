@@ -15,6 +15,7 @@ from blackout_training.agents.policy_net import (
     load_policy_bot,
     make_model,
     masked_logits,
+    read_checkpoint,
     save_checkpoint,
 )
 from blackout_training.cli import main
@@ -161,6 +162,16 @@ def test_a_damaged_checkpoint_is_one_line_naming_the_file_and_the_problem(tmp_pa
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(path) in err and problem in err, err
     assert "weights_only" not in err and "issue" not in err.lower()
+
+
+def test_a_checkpoint_cut_anywhere_is_called_truncated_not_an_input_output_error(tmp_path):
+    save_checkpoint(tmp_path / "whole.pt", make_model(Rules.preset("short"), [64, 64]), Rules.preset("short"))
+    whole = (tmp_path / "whole.pt").read_bytes()
+    cut = tmp_path / "cut.pt"
+    for length in range(1, len(whole), max(1, len(whole) // 60)):
+        cut.write_bytes(whole[:length])
+        with pytest.raises(CheckpointError, match="is not a torch checkpoint"):
+            read_checkpoint(cut)
 
 
 def test_a_torch_file_that_is_not_a_policy_is_refused(tmp_path):

@@ -153,7 +153,8 @@ def test_stale_temporary_files_of_a_killed_write_are_removed_on_start(tmp_path, 
     out = tmp_path / "runs"
     assert main(train_args(out)) == 0
     run_dir = out / "tiny"
-    stale = [run_dir / ".checkpoint.pt.k9x2ab.tmp", run_dir / ".config.yaml.tmp", run_dir / ".final_eval.json.tmp"]
+    stale = [run_dir / ".checkpoint.pt.k9x2ab.tmp", run_dir / ".checkpoint-5min.pt.q1w2e3.tmp", run_dir / ".config.yaml.tmp",
+             run_dir / ".final_eval.json.tmp"]
     for path in stale:
         path.write_bytes(b"half a file")
     keep = run_dir / "notes.tmp"  # not one of the run's temporary files
@@ -169,3 +170,66 @@ def test_a_folder_holding_only_stale_temporary_files_is_not_a_foreign_folder(tmp
     (run_dir / ".checkpoint.pt.abc.tmp").write_bytes(b"half")
     assert main(train_args(tmp_path / "runs")) == 0
     assert not (run_dir / ".checkpoint.pt.abc.tmp").exists()
+
+
+def test_the_shipped_ppo_as_eval_opponent_of_a_run_named_ppo_evaluates(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(train_args(out, "eval.opponent=ppo", "eval.final_deals=1")) == 0
+    assert (out / "tiny" / "final_eval.json").is_file()
+
+
+def test_an_eval_opponent_that_cannot_play_one_of_the_eval_rules_is_refused_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "runs"
+    args = train_args(out, "env.rules=standard", "env.observation=universal", "eval.rules=[standard,short]",
+                      "eval.opponent=ppo-standard")
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "eval.opponent: " in err and "other rules" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_a_resume_does_not_read_the_starting_checkpoint_again(tmp_path, capsys):
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(train_args(first)) == 0
+    start = tmp_path / "start.pt"
+    (first / "tiny" / "checkpoint.pt").rename(start)
+    assert main(train_args(second, f"model.init_checkpoint={start}")) == 0
+    start.unlink()  # moved to another machine, or a clone deleted since
+    assert main([*train_args(second, f"model.init_checkpoint={start}", "ppo.total_steps=32"), "--resume"]) == 0
+
+
+@pytest.mark.parametrize("replacement", ["export", "another network"])
+def test_resuming_from_a_checkpoint_that_is_not_the_runs_is_one_line_and_writes_nothing(tmp_path, capsys, replacement):
+    from blackout_training.agents.policy_net import export_policy
+
+    out = tmp_path / "runs"
+    assert main(train_args(out)) == 0
+    run_dir = out / "tiny"
+    if replacement == "export":
+        export_policy(run_dir / "checkpoint.pt", tmp_path / "weights.pt")
+    else:
+        assert main(train_args(tmp_path / "other", "model.hidden_sizes=[16]")) == 0
+        (tmp_path / "other" / "tiny" / "checkpoint.pt").rename(tmp_path / "weights.pt")
+    (tmp_path / "weights.pt").replace(run_dir / "checkpoint.pt")
+    before = {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}
+    capsys.readouterr()
+    assert main([*train_args(out, "ppo.total_steps=32"), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "--resume: " in err and err.count("\n") == 1, err
+    assert {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()} == before
+
+
+def test_a_home_relative_out_dir_is_the_home_folders(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(train_args(Path("~/runs"))) == 0
+    assert (tmp_path / "runs" / "tiny" / "checkpoint.pt").is_file() and not Path("~").exists()
+
+
+def test_a_section_whose_keys_are_all_commented_out_keeps_its_defaults(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("run:\n  # name: mine\nenv:\n  rules: short\n")
+    assert load_config(path).run == TrainConfig().run
+    assert load_config(path, ["run.seed=3"]).run.seed == 3  # an override into the empty section
+    path.write_text("run: 3\n")
+    with pytest.raises(ConfigError, match="c.yaml: run: expected a mapping of options, got 3"):
+        load_config(path)

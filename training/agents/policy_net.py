@@ -607,15 +607,17 @@ def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise CheckpointError(f"checkpoint {str(path)!r} is a folder, not a checkpoint file")
     try:
         size = path.stat().st_size
-        with path.open("rb") as file:
-            payload = torch.load(file, map_location="cpu", weights_only=True) if size else None
+        file = path.open("rb")
     except OSError as error:
         raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: {error.strerror or error}") from None
-    except Exception:  # noqa: BLE001 - torch raises many types for a damaged file
-        # Torch's own message advises weights_only=False (which would run code from the file): never repeat it.
-        raise CheckpointError(
-            f"checkpoint {str(path)!r} is not a torch checkpoint (corrupt, truncated or another kind of file)"
-        ) from None
+    with file:
+        try:
+            payload = torch.load(file, map_location="cpu", weights_only=True) if size else None
+        except Exception:  # noqa: BLE001 - torch raises many types for a damaged file (an OSError from a truncated zip too)
+            # Torch's own message advises weights_only=False (which would run code from the file): never repeat it.
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} is not a torch checkpoint (corrupt, truncated or another kind of file)"
+            ) from None
     if not size:
         raise CheckpointError(f"checkpoint {str(path)!r} is empty (0 bytes)")
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:

@@ -93,6 +93,12 @@ def _redeliver(unraisable: Any) -> None:
     ``__del__`` (where Python reports an exception and drops it) is run again 10 ms later, in the code
     that was running; without this a run went on writing its dataset after ``kill``. Others go to the
     previous hook."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and not isinstance(unraisable.exc_value, _Terminated):
+        if _running and os.getpid() == _MAIN_PID:  # Ctrl-C met the same fate: a run went on after it
+            timer = threading.Timer(0.01, _interrupt_again)
+            timer.daemon = True
+            timer.start()
+            return
     if not isinstance(unraisable.exc_value, _Terminated):
         _previous_unraisablehook(unraisable)
         return
@@ -100,6 +106,15 @@ def _redeliver(unraisable: Any) -> None:
     timer = threading.Timer(0.01, _send_again)
     timer.daemon = True
     timer.start()
+
+
+def _interrupt_again() -> None:
+    if _running and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+_running = False
+"""Whether :func:`main` is running a command with the handlers above (a late timer sends nothing after it)."""
 
 
 def _send_again() -> None:
@@ -118,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     handle = (threading.current_thread() is threading.main_thread()
               and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
     if handle:
-        global _MAIN_PID, _previous_unraisablehook
-        _MAIN_PID = os.getpid()
+        global _MAIN_PID, _previous_unraisablehook, _running
+        _MAIN_PID, _running = os.getpid(), True
         _previous_unraisablehook = sys.unraisablehook
         signal.signal(signal.SIGTERM, _terminated)
         sys.unraisablehook = _redeliver
@@ -142,5 +157,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         if handle:
+            _running = False
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             sys.unraisablehook = _previous_unraisablehook

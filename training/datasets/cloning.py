@@ -171,7 +171,7 @@ def clone_for_run(config: Any, dataset_id: str, epochs: int = 3, log: Callable[[
     (rules, observation layout) is not the run's, or the config already starts from a checkpoint.
     """
     check_init_dataset(config, dataset_id)
-    out = Path(config.run.out_dir) / f"{config.run.name}-clone.pt"
+    out = Path(config.run.out_dir).expanduser() / f"{config.run.name}-clone.pt"
     return clone(dataset_id, config.model.hidden_sizes, config.model.arch, config.model.card_width,
                  epochs=epochs, seed=config.run.seed, out=out, log=log)
 

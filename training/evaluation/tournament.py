@@ -597,6 +597,8 @@ def evaluate_against(
     half-widths (0 when undefined, with one deal), the paired difference (agent
     minus opponent) and the agent's bid-made rate, rounded for the logs.
     """
+    if name == opponent:  # the run's policy against the shipped one of the same name (eval.opponent: ppo)
+        name = f"{name} (this run)"
     result = evaluate({name: policy, opponent: opponent}, rules=rules, deals=deals, seed=seed)
     agent, other = result.stats(name), result.stats(opponent)
     difference = result.difference(name, opponent)

@@ -528,8 +528,10 @@ def _coerce(key: str, value: Any, tp: Any) -> Any:
 
 
 def _build(cls: type, data: Any, prefix: str) -> Any:
+    if data is None and prefix:  # "run:" with every key commented out: an empty section, all its defaults
+        data = {}
     if not isinstance(data, Mapping):
-        where = prefix or "config"
+        where = prefix.rstrip(".") or "config"
         raise ConfigError(f"{where}: expected a mapping of options, got {data!r}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -574,6 +576,8 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
         node = data
         for depth, part in enumerate(parts[:-1]):
             child = node.setdefault(part, {})
+            if child is None:  # an empty section in the file
+                child = node[part] = {}
             if not isinstance(child, dict):
                 raise ConfigError(f"override {key}: {'.'.join(parts[: depth + 1])} is not a section")
             node = child

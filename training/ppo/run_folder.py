@@ -56,7 +56,8 @@ RESUMABLE_CHANGES = {
     "ppo.total_steps",
     "eval.final_deals",
 }
-TEMP_PATTERNS = (f".{CHECKPOINT_NAME}.*.tmp", f".{CONFIG_NAME}.tmp", ".final_eval.json.tmp", ".*.tmp.png")
+TEMP_PATTERNS = (f".{CHECKPOINT_NAME}.*.tmp", ".checkpoint-*min.pt.*.tmp", f".{CONFIG_NAME}.tmp", ".final_eval.json.tmp",
+                 ".*.tmp.png")
 """Temporary files a run writes and renames; one killed mid-write leaves them, and the next start removes them."""
 
 
@@ -148,7 +149,7 @@ def check_run_folder(config: TrainConfig, resume: bool, force: bool) -> RunFolde
     """
     import yaml
 
-    out_dir = Path(config.run.out_dir)
+    out_dir = Path(config.run.out_dir).expanduser()  # "~/runs" is the home folder's, as in a shell
     run_dir = out_dir / config.run.name
     if resume and force:
         raise RunFolderError("--resume and --force contradict each other: continue the run, or start it over")

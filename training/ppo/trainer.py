@@ -86,6 +86,25 @@ def _load_named(key: str, spec: str, rules: Rules, seed: int | None = None) -> A
         raise ConfigError(f"{key}: {error}") from None
 
 
+RESUME_STATE = ("optimizer_state", "update", "global_step", "elapsed_s", "numpy_rng_state", "torch_rng_state")
+
+
+def _check_resumable(path: Any, resumed: tuple[ActorCritic, Rules, dict[str, Any]], wanted: dict[str, Any]) -> None:
+    """Refuse a run folder's checkpoint that is not this run's training checkpoint (before anything is written)."""
+    extra = resumed[2].get("extra")
+    missing = [key for key in RESUME_STATE if not isinstance(extra, dict) or key not in extra]
+    if missing:
+        raise ConfigError(
+            f"--resume: {path} holds no training state ({', '.join(missing)} missing): a weights-only export or a "
+            f"checkpoint-*min.pt copy, not the run's checkpoint.pt; start a new run with model.init_checkpoint instead"
+        )
+    if resumed[0].spec() != wanted:
+        raise ConfigError(
+            f"--resume: {path} is a network {resumed[0].spec()}, this run's config asks for {wanted}: "
+            f"another run's checkpoint"
+        )
+
+
 def train(
     config: TrainConfig,
     resume: bool = False,
@@ -112,15 +131,22 @@ def train(
     device = resolve_device(config.run.device)
     model_cfg, ppo, opp_cfg = config.model, config.ppo, config.opponents
     eval_opponent = config.eval.opponent
-    _load_named("eval.opponent", eval_opponent, rules)
+    for name in config.eval.rules or [config.env.rules]:  # it plays every table of the evaluation
+        try:
+            table = Rules.resolve(name)
+        except ValueError as error:
+            raise ConfigError(f"eval.rules: {error}") from None
+        _load_named("eval.opponent", eval_opponent, table)
     bots = [_load_named("opponents.bots", spec, rules, config.run.seed + j) for j, spec in enumerate(opp_cfg.bots)]
 
     def new_model() -> ActorCritic:
         return make_model(rules, model_cfg.hidden_sizes, model_cfg.arch, model_cfg.card_width,
                           config.env.observation, oracle=model_cfg.critic == "oracle").to(device)
 
-    start = None  # a fine-tuning start: missing, corrupt, or another network fails here
-    if model_cfg.init_checkpoint:
+    folder = check_run_folder(config, resume, force)
+    run_dir, resuming, checkpoint_path = folder.path, folder.resuming, folder.checkpoint
+    start = None  # a fine-tuning start: missing, corrupt, or another network fails here (a resume does not read it)
+    if model_cfg.init_checkpoint and not resuming:
         start, _, _ = load_checkpoint(model_cfg.init_checkpoint, rules)
         if start.observation == "rules" and observation_kind(config.env.observation) == "universal":
             start = universal_from_rules(start, rules)  # the specialist's play, read from the universal vector
@@ -131,9 +157,9 @@ def train(
                 f"model.init_checkpoint: {model_cfg.init_checkpoint!r} is a network {start.spec()}, "
                 f"the config asks for {wanted}"
             )
-    folder = check_run_folder(config, resume, force)
-    run_dir, resuming, checkpoint_path = folder.path, folder.resuming, folder.checkpoint
     resumed = load_checkpoint(checkpoint_path, rules) if resuming else None  # a corrupt one fails here
+    if resumed is not None:
+        _check_resumable(checkpoint_path, resumed, new_model().spec())
     distributed = config.algo == "ppo_ray"
     cluster = None
     if distributed:  # Ray joined or started, and the samplers known to fit, before anything is written
