@@ -277,3 +277,13 @@ def test_an_empty_suite_is_refused_and_an_unknown_agent_is_named_before_the_suit
     monkeypatch.setattr(suite, "load_positions", lambda path=None: pytest.fail("the suite was proved first"))
     assert main(["positions", "--agents", "heuristic", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err
+
+
+def test_a_damaged_checkpoint_in_a_folder_named_rules_is_an_error_not_a_skip(tmp_path, suite):
+    from blackout_training.evaluation.positions import run_suite
+
+    damaged = tmp_path / "rules" / "mine.pt"
+    damaged.parent.mkdir()
+    damaged.write_text("not a checkpoint")
+    with pytest.raises(ValueError, match="is not a torch checkpoint"):
+        run_suite(f"ppo:{damaged}", suite[:1])

@@ -44,6 +44,7 @@ from typing import Any
 
 import yaml
 
+from blackout_env.agents.policies import spec_files
 from blackout_env.game.cards import card_to_str, cards_to_str, deck, parse_card, parse_cards, suit_of
 from blackout_env.game.engine import BlackoutGame
 from blackout_env.game.rules import Rules, read_yaml_file
@@ -502,7 +503,10 @@ def run_suite(spec: Any, positions: Sequence[Position], seed: int = 0, name: str
             try:
                 cache[position.rules] = load_policy(spec, position.rules, seed)
             except ValueError as error:
-                if "rules" not in str(error).lower():  # an unknown spec or a bad file: not a matter of rules
+                said = str(error)
+                for file in spec_files(spec) if isinstance(spec, str) else ():
+                    said = said.replace(file, "")  # (a file under a folder called "rules" is not a rules refusal)
+                if "rules" not in said.lower():  # an unknown spec or a bad file: not a matter of rules
                     raise
                 cache[position.rules] = None
         policy = cache[position.rules]
