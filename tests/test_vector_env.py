@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from env_configs import CONFIGS
-from test_batched import snapshot
+from test_batched import assert_unchanged, snapshot
 
 import blackout_env  # noqa: F401 - registers the ids
 from blackout_env import BlackoutGymEnv, IllegalActionError, Rules
@@ -390,3 +390,23 @@ def test_gymnasium_episode_statistics_see_each_finished_match_with_its_score() -
             np.testing.assert_array_equal(info["episode"]["r"][terminated], info["final_score"][terminated])
             seen += int(terminated.sum())
     assert seen >= 8
+
+
+def test_the_action_mask_in_the_infos_is_the_callers_to_change():
+    env = BlackoutVectorEnv(num_envs=4, opponents="random", seed=0)
+    _, infos = env.reset(seed=0)
+    infos["action_mask"][:] = 1  # every action "legal" in the caller's copy
+    before = snapshot(env.engine)
+    with pytest.raises(IllegalActionError, match="play 2C"):
+        env.step(np.zeros(4, dtype=np.int64))  # a card while every game is still bidding
+    assert_unchanged(env.engine, before)
+
+
+@pytest.mark.parametrize("seed", [[1, 2], (1, 2, 3, 4), np.arange(4), -1, "3"])
+def test_a_seed_that_is_not_one_int_is_refused_and_changes_nothing(seed):
+    env = BlackoutVectorEnv(num_envs=4, opponents="random", seed=0)
+    twin = BlackoutVectorEnv(num_envs=4, opponents="random", seed=0)
+    env.reset(), twin.reset()
+    with pytest.raises(ValueError, match="seed"):
+        env.reset(seed=seed)
+    assert np.array_equal(env.reset()[0], twin.reset()[0])

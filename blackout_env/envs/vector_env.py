@@ -86,6 +86,7 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from .._checks import check_seed
 from ..agents.seating import Seat
 from ..batched import BatchedBlackout, BatchStep, action_array
 from ..game.encoding import observation_bounds
@@ -218,6 +219,12 @@ class BlackoutVectorEnv(VectorEnv):
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
             raise ValueError(f"reset: unknown option(s) {', '.join(map(repr, unknown))}; options: {', '.join(RESET_OPTIONS)}")
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            raise ValueError(
+                f"reset: seed {seed!r:.60} is a list; the games share one generator, so give one int "
+                f"(Gymnasium's one-seed-per-sub-env lists are for envs that step copies of one env)"
+            )
+        check_seed(seed, generator=False)
         rng = np.random.default_rng(seed) if seed is not None else self._rng
         saved_state = rng.bit_generator.state
         engine_seed = int(rng.integers(2**63)) if seed is not None or self._seed_engine else None
@@ -395,7 +402,7 @@ class BlackoutVectorEnv(VectorEnv):
         engine = self.engine
         self._mask = mask = engine.action_mask()
         infos = {
-            "action_mask": mask,
+            "action_mask": mask.copy(),  # the caller's: editing it must not change what the env accepts
             "learner_seat": self._learner.astype(np.int64),
             "round": engine.round_index.astype(np.int64),
             "score": engine.scores[self._rows, self._learner].astype(np.int64),
