@@ -189,3 +189,47 @@ def test_games_are_played_with_torch_on_one_thread_and_its_setting_is_restored()
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+EVAL = ["eval", "--policies", "heuristic", "random", "--rules", "short", "--deals", "1", "--no-progress"]
+
+
+def test_a_result_name_taken_by_a_folder_is_refused_before_playing_and_nothing_is_written(capsys, tmp_path):
+    (tmp_path / "results.png").mkdir()
+    assert main([*EVAL, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "results.png' is in the way" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.png"]
+
+
+def test_results_are_saved_before_they_are_printed_and_an_old_plot_goes_with_no_plot(capsys, tmp_path, monkeypatch):
+    (tmp_path / "results.png").write_bytes(b"an earlier run's plot")
+
+    class ClosedPipe:
+        def write(self, text):
+            raise BrokenPipeError
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr("sys.stdout", ClosedPipe())  # `blackout eval ... | head -0`
+    assert main([*EVAL, "--out", str(tmp_path), "--no-plot"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "results.txt"]
+
+
+def test_a_game_log_is_a_regular_file_and_a_link_to_one_is_written_through(capsys, tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main([*EVAL, "--no-plot", "--game-log", str(fifo)]) == 2
+    assert "is not a regular file" in capsys.readouterr().err and fifo.is_fifo()
+    target, link = tmp_path / "real.jsonl", tmp_path / "link.jsonl"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    assert main([*EVAL, "--no-plot", "--game-log", str(link)]) == 0
+    assert link.is_symlink() and target.read_text().count("\n") == 4  # four rotations of one deal
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    assert main([*EVAL, "--no-plot", "--game-log", str(blocker / "g.jsonl")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err

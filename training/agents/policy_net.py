@@ -32,7 +32,6 @@ the rules-sized standard 4-player specialist (``ppo-standard``).
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,6 +56,8 @@ from blackout_env.game.universal import (
     universal_observation,
     universal_size,
 )
+
+from ..files import replaced_atomically
 
 __all__ = [
     "ActorCritic",
@@ -570,17 +571,8 @@ def save_checkpoint(
         "rules": rules.to_dict(),
         "extra": dict(extra or {}),
     }
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            torch.save(payload, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temp_name, 0o644)  # mkstemp makes the file private; a checkpoint is an ordinary file
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    with replaced_atomically(path, binary=True) as file:
+        torch.save(payload, file)
     return path
 
 

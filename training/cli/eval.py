@@ -39,21 +39,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sprt", default=None, metavar="LOW,HIGH",
         help="stop as soon as a sequential test decides between a difference (first policy minus last, points per hand) "
-        "of LOW and of HIGH; --deals is then the most it plays",
+        "of LOW and of HIGH; --deals is then the most it plays (a negative LOW with '=': --sprt=-0.5,0)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
 def _check_out(out: str) -> None:
-    """Fail before any game when the output folder cannot be written."""
-    path = Path(out)
+    """Fail before any game when the output folder cannot be written, or a result's name is taken by a folder."""
+    from ..evaluation.tournament import check_result_files
+
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".blackout-eval-write-test"
+        check_result_files(out)
+        probe = Path(out) / ".blackout-eval-write-test"
         probe.write_text("", encoding="utf-8")
         probe.unlink()
     except OSError as error:
         raise ValueError(f"--out {out!r} is not a writable folder: {error.strerror or error}") from None
+    except ValueError as error:
+        raise ValueError(f"--out: {error}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,18 +78,21 @@ def run(args: argparse.Namespace) -> int:
     if sprt is not None and len(args.policies) < 2:
         raise ValueError("--sprt: needs two policies (the agent first, its opponent last)")
     check_tournament(args.policies, rules, args.deals, args.seed, workers, args.seating)
-    if args.out is not None:
-        _check_out(args.out)
     if args.game_log is not None:
         check_game_log_path(args.game_log, "--game-log")
+    if args.out is not None:
+        _check_out(args.out)
     result = evaluate(
         args.policies, rules, deals=args.deals, seed=args.seed, workers=workers, hands=args.hands,
         seating=args.seating, progress=not args.no_progress, game_log=args.game_log, sprt=sprt,
     )
-    print(result.table())
     written = []
-    if args.out is not None:
-        written += result.save(args.out, plot=not args.no_plot).values()
+    if args.out is not None:  # saved before anything is printed: a closed pipe (| head) loses nothing
+        try:
+            written += result.save(args.out, plot=not args.no_plot).values()
+        except ValueError as error:
+            raise ValueError(f"--out: {error}") from None
+    print(result.table())
     if args.game_log is not None:
         written.append(f"{args.game_log} ({result.deals * len(result.seating)} games)")
     if written:

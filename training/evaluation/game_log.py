@@ -286,10 +286,16 @@ class GameLogWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], option: str = "game_log") -> None:
-        self.path = Path(path)
+        self.path = Path(os.path.realpath(path))  # a link's target is written (the link stays a link)
         self.games = 0
         if self.path.is_dir():
             raise ValueError(f"{option}: {os.fspath(path)!r} is a folder; give a file name such as games.jsonl")
+        if self.path.exists() and not self.path.is_file():
+            raise ValueError(f"{option}: {os.fspath(path)!r} is not a regular file (a device, a pipe...): the log is "
+                             "written whole and moved into place, so it needs a file name such as games.jsonl")
+        above = next((p for p in self.path.parents if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise ValueError(f"{option}: {os.fspath(path)!r}: {os.fspath(above)!r} is a file, not a folder")
         self._temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -65,6 +65,7 @@ from blackout_env.game.rules import Rules
 from blackout_env.game.rules_logic import dealer_of_round, win_shares
 
 from ..agents.policies import Policy, load_policy
+from ..files import replaced_atomically, write_text_atomically
 from .game_log import GameLogWriter, LoggedGame, game_finished
 from .sequential import SPRT
 
@@ -331,18 +332,27 @@ class EvalResult:
         return "\n".join(lines)
 
     def save(self, out_dir: str | os.PathLike[str], plot: bool = True) -> dict[str, Path]:
-        """Write ``results.json``, ``results.txt`` and (when matplotlib is installed) ``results.png``."""
+        """Write ``results.json``, ``results.txt`` and (when matplotlib is installed) ``results.png``.
+
+        Each file is written whole or not at all; a ``results.png`` of an earlier run is removed when no
+        plot is written (it would show other results). ValueError naming the file that cannot be written.
+        """
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"json": out / "results.json", "table": out / "results.txt"}
-        # allow_nan=False: strict JSON (an undefined interval is null, never Infinity or NaN)
-        paths["json"].write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        paths["table"].write_text(self.table() + "\n", encoding="utf-8")
-        if plot:
-            try:
-                paths["plot"] = self.plot(out / "results.png")
-            except ImportError:
-                pass
+        paths = {name: out / file for name, file in RESULT_FILES.items()}
+        try:
+            check_result_files(out)
+            # allow_nan=False: strict JSON (an undefined interval is null, never Infinity or NaN)
+            write_text_atomically(paths["json"], json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+            write_text_atomically(paths["table"], self.table() + "\n")
+            if plot:
+                try:
+                    self.plot(paths["plot"])
+                except ImportError:
+                    plot = False
+            if not plot:
+                paths.pop("plot").unlink(missing_ok=True)
+        except OSError as error:
+            raise ValueError(f"{os.fspath(out_dir)!r}: cannot write {error.filename or ''}: {error.strerror or error}") from None
         return paths
 
     def plot(self, path: str | os.PathLike[str]) -> Path:
@@ -370,9 +380,28 @@ class EvalResult:
         fig.suptitle(f"{self.rules.num_players} players, {self.deals} duplicate deals")
         fig.tight_layout()
         path = Path(path)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        try:
+            with replaced_atomically(path, binary=True) as file:
+                fig.savefig(file, dpi=110, format="png")
+        finally:
+            plt.close(fig)
         return path
+
+
+RESULT_FILES = {"json": "results.json", "table": "results.txt", "plot": "results.png"}
+"""The files :meth:`EvalResult.save` writes in its folder."""
+
+
+def check_result_files(out_dir: str | os.PathLike[str]) -> None:
+    """Make the results folder and refuse (ValueError) one whose result names are taken by something not a file."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"{os.fspath(out_dir)!r} is not a writable folder: {error.strerror or error}") from None
+    for name in RESULT_FILES.values():
+        if (out / name).exists() and not (out / name).is_file():
+            raise ValueError(f"{os.fspath(out / name)!r} is in the way: it is not a file")
 
 
 def _summarise(

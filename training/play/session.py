@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from blackout_env.game.scoresheet import score_sheet
 
 from ..agents.policies import Policy, absolute_paths, load_policy, split_specs
 from ..evaluation.tournament import single_threaded_torch
+from ..files import write_text_atomically
 from . import screen
 
 __all__ = [
@@ -104,17 +104,7 @@ def write_save(path: Path, saved: SavedSession) -> None:
     if saved.web is not None:
         data["web"] = saved.web
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(data, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    write_text_atomically(path, json.dumps(data))
 
 
 def read_save(path: Path) -> SavedSession:

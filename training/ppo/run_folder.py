@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import write_text_atomically
 from .config import TrainConfig, config_from_dict, config_to_dict
 
 __all__ = [
@@ -56,7 +57,7 @@ RESUMABLE_CHANGES = {
     "ppo.total_steps",
     "eval.final_deals",
 }
-TEMP_PATTERNS = (f".{CHECKPOINT_NAME}.*.tmp", ".checkpoint-*min.pt.*.tmp", f".{CONFIG_NAME}.tmp", ".final_eval.json.tmp",
+TEMP_PATTERNS = (f".{CHECKPOINT_NAME}.*.tmp", ".checkpoint-*min.pt.*.tmp", f".{CONFIG_NAME}*.tmp", ".final_eval.json*.tmp",
                  ".*.tmp.png")
 """Temporary files a run writes and renames; one killed mid-write leaves them, and the next start removes them."""
 
@@ -193,6 +194,4 @@ def write_config(run_dir: Path, config: TrainConfig) -> None:
 
     text = "# The resolved config of this run (defaults and --set overrides applied).\n"
     text += yaml.safe_dump(config_to_dict(config), sort_keys=False)
-    temp = run_dir / f".{CONFIG_NAME}.tmp"
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, run_dir / CONFIG_NAME)
+    write_text_atomically(run_dir / CONFIG_NAME, text)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 import random
 import time
 from collections.abc import Callable
@@ -51,6 +50,7 @@ from ..agents.policies import load_policy
 from ..agents.policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint
 from ..cpu import TorchThreads
 from ..evaluation.tournament import evaluate_against
+from ..files import write_text_atomically
 from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
 from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
 from .run_folder import RunFolderError, TrainResult, check_run_folder
@@ -376,9 +376,7 @@ def train(
         final_eval = dict(per_rules[eval_rules[0]])  # the first rules' result; every rules' under "per_rules"
         if len(eval_rules) > 1:
             final_eval["per_rules"] = per_rules
-        temp = run_dir / ".final_eval.json.tmp"
-        temp.write_text(json.dumps({"opponent": eval_opponent, **final_eval}, indent=2), encoding="utf-8")
-        os.replace(temp, run_dir / "final_eval.json")
+        write_text_atomically(run_dir / "final_eval.json", json.dumps({"opponent": eval_opponent, **final_eval}, indent=2))
     writer.close()
     return TrainResult(run_dir, checkpoint_path, global_step, update, steps_per_s, final_eval)
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -50,6 +49,7 @@ from typing import Any
 
 from blackout_env import Rules
 
+from ..files import write_text_atomically
 from ..ppo.config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
 from ..ppo.ray_cluster import connect_ray, import_rllib
 
@@ -408,9 +408,8 @@ def train(
         if config.eval.final_deals:
             log(f"final evaluation: {config.eval.final_deals} duplicate deals against {eval_opponent}")
             final_eval = run_eval(config.eval.final_deals, seed=10_000_019 + config.run.seed, final=True)
-            temp = run_dir / ".final_eval.json.tmp"
-            temp.write_text(json.dumps({"opponent": eval_opponent, **final_eval}, indent=2), encoding="utf-8")
-            os.replace(temp, run_dir / "final_eval.json")
+            write_text_atomically(run_dir / "final_eval.json",
+                                  json.dumps({"opponent": eval_opponent, **final_eval}, indent=2))
         writer.close()
         algo.stop()
         return TrainResult(Path(run_dir), checkpoint_path, global_step, update, steps_per_s, final_eval)
