@@ -30,7 +30,7 @@ def load_counts(cls: type[Model], path: str | Path, file_format: str, what: str)
     """The ``cls`` model saved at ``path`` by :func:`save_counts`; ``what`` names it in the errors."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"{what} {str(path)!r}: cannot be read ({error})") from None
     if not isinstance(data, dict) or data.get("format") != file_format or data.get("version") != 1:
         raise ValueError(f"{what} {str(path)!r}: not a {file_format} file of version 1")

@@ -19,6 +19,7 @@ approach the posterior under the models as the candidates grow).
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable
 from pathlib import Path
@@ -66,10 +67,12 @@ class BidModel:
 
     def __init__(self, counts: np.ndarray, smoothing: float = 5.0, floor: float = 1e-3, source: str = "") -> None:
         counts = np.asarray(counts, dtype=float)
-        if counts.shape != (MAX_TRICKS + 1,) * 3 or not np.isfinite(counts).all() or (counts < 0).any():
-            raise ValueError(f"BidModel: counts must be finite, >= 0 and of shape {(MAX_TRICKS + 1,) * 3}")
-        if not (smoothing >= 0 and 0 < floor < 1):
-            raise ValueError("BidModel: smoothing must be >= 0 and floor in (0, 1)")
+        with np.errstate(over="ignore"):  # counts near 1e308 sum to inf: refused, not warned about
+            total = counts.sum()
+        if counts.shape != (MAX_TRICKS + 1,) * 3 or not np.isfinite(counts).all() or (counts < 0).any() or not np.isfinite(total):
+            raise ValueError(f"BidModel: counts must be finite, >= 0, of a finite sum and of shape {(MAX_TRICKS + 1,) * 3}")
+        if not (0 <= smoothing < math.inf and 0 < floor < 1):
+            raise ValueError("BidModel: smoothing must be a finite number >= 0 and floor in (0, 1)")
         self.counts, self.smoothing, self.floor, self.source = counts, float(smoothing), float(floor), source
         span = np.arange(-MAX_TRICKS, MAX_TRICKS + 1)
         sizes, winners, bids = np.meshgrid(*(np.arange(MAX_TRICKS + 1),) * 3, indexing="ij")

@@ -2,6 +2,7 @@
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,3 +171,21 @@ def test_the_search_takes_a_bid_model_file_only_with_a_bids_belief(tmp_path):
             ISMCTSBot(belief=belief, bid_model=str(path))
     with pytest.raises(ValueError, match="bid_model: bid model .*cannot be read"):
         ISMCTSBot(belief="bids", bid_model=str(tmp_path / "missing.json"))
+
+
+@pytest.mark.parametrize("change", [{"smoothing": float("inf")}, {"big": 1e308}, {"nested": True}])
+def test_a_bid_model_file_that_cannot_give_probabilities_is_refused_when_it_loads(tmp_path, change):
+    import json
+
+    from blackout_baselines.belief import DEFAULT_BID_MODEL, BidModel
+
+    data = json.loads(Path(DEFAULT_BID_MODEL).read_text())
+    path = tmp_path / "model.json"
+    if "big" in change:
+        data["counts"][5][2][1] = data["counts"][5][2][2] = 1e308  # each finite, their sum not
+    if "smoothing" in change:
+        data["smoothing"] = change["smoothing"]
+    text = "[" * 100_000 + "]" * 100_000 if "nested" in change else json.dumps(data)
+    path.write_text(text)
+    with pytest.raises(ValueError, match="bid model .*(corrupt|cannot be read)"):
+        BidModel.load(path)

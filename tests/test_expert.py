@@ -188,6 +188,17 @@ def test_a_corrupt_or_foreign_shard_is_named(shards, tmp_path):
     np.savez(folder / "seed9-match000000.npz", **{**arrays, "meta": np.array(other)})
     with pytest.raises(ValueError, match="mixes shards of 2 tables"):
         load_shards(folder, "all")
+    (folder / "seed9-match000000.npz").write_bytes(good.read_bytes()[: good.stat().st_size // 2])  # cut short
+    with pytest.raises(ValueError, match="seed9-match000000.npz.*not a shard of blackout expert generate"):
+        load_shards(folder, "all")
+
+
+def test_generate_refuses_a_folder_of_another_tables_shards(shards, tmp_path):
+    before = sorted(p.name for p in shards.iterdir())
+    for other in (Rules.preset("short"), "long-hands"):
+        with pytest.raises(ValueError, match="holds shards of another table"):
+            generate(shards, other, matches=1, simulations=8, seed=4)
+    assert sorted(p.name for p in shards.iterdir()) == before
 
 
 def test_the_command_line_runs_both_steps_and_refuses_bad_input(tmp_path, capsys):

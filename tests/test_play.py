@@ -144,7 +144,7 @@ def test_card_prompt_rejects_empty_out_of_range_and_unparsable_input(tmp_path):
     game = saved.game
     for _ in range(3):  # every seat bids first, so the next prompt is for a card
         game.step(game.legal_actions()[0])
-    stdin = io.StringIO("\n9\n0\nZZ\nx\n")
+    stdin = io.StringIO("\n9\n0\nZZ\n²\n" + "9" * 5000 + "\nx\n")
     code = PlaySession(saved, path, input=stdin, output=output, unicode=False).run()
     out = output.getvalue()
     assert code == 0
@@ -152,6 +152,8 @@ def test_card_prompt_rejects_empty_out_of_range_and_unparsable_input(tmp_path):
     assert "There is no card 9: your cards are numbered 1-3." in out
     assert "There is no card 0" in out
     assert "'ZZ' is not a card or a command" in out
+    assert "'²' is not a card or a command" in out  # (a digit to str.isdigit, not to int)
+    assert "There is no card 99999999: your cards are numbered 1-3." in out
     assert "End of input: game saved to" in out
     assert len(game.actions) == 3  # nothing was played
 
@@ -259,6 +261,8 @@ def test_save_is_written_atomically_and_a_failed_write_keeps_the_old_save(tmp_pa
         ("{not json", "is not valid JSON"),
         ('{"format": "something-else"}', "is not a saved game of blackout play"),
         ('{"format": "blackout-play", "version": 1}', "lacks game, seats, bot_seed, hot_seat"),
+        ('{"format": "blackout-play", "version": true}', "has save version True"),
+        ("[" * 100_000 + "]" * 100_000, "is not valid JSON"),
     ],
 )
 def test_a_corrupt_save_is_reported_with_the_file_named(tmp_path, text, message):

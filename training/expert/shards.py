@@ -10,6 +10,7 @@ import json
 import math
 import os
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,26 @@ def _generate_one(index: int) -> int:
     return len(record["obs"])
 
 
+def _check_same_table(folder: Path, rules: Rules | str) -> None:
+    """Refuse a folder whose shards are of another table (or family) than ``rules``: distill reads one per folder."""
+    shards = sorted(p for p in folder.glob("seed*-match*.npz") if not p.name.endswith(".partial.npz")) if folder.is_dir() else []
+    if not shards:
+        return
+    try:
+        with np.load(shards[0], allow_pickle=False) as shard:
+            meta = json.loads(str(shard["meta"]))
+        theirs = meta.get("drawn") or Rules.from_dict(meta["rules"])
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        return  # an unreadable shard: distill names it
+    if theirs != rules:
+        mine = rules if isinstance(rules, str) else "these rules"
+        raise ValueError(
+            f"out: {str(folder)!r} holds shards of another table ({shards[0].name}: "
+            f"{theirs if isinstance(theirs, str) else 'other rules'}) than {mine}; distill reads one table per "
+            "folder: write these to another folder"
+        )
+
+
 def generate(
     out: str | os.PathLike[str],
     rules: Rules | str = "standard",
@@ -194,6 +215,7 @@ def generate(
         raise ValueError(
             f"out: {str(folder)!r} already holds shards of seed {seed}; a run with another seed adds different matches"
         )
+    _check_same_table(folder, rules)
     folder.mkdir(parents=True, exist_ok=True)
     args = (rules, simulations, None if checkpoint is None else str(checkpoint), decisions, str(folder), seed)
     deadline = None if minutes is None else time.monotonic() + 60.0 * minutes
@@ -264,7 +286,7 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
                 drawn.add(meta.get("drawn"))
                 if meta.get("drawn") is not None:
                     seeds.add(int(meta["seed"]))
-        except (OSError, ValueError, KeyError, TypeError, EOFError) as error:
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as error:
             # numpy reads bytes that are no .npz archive as a pickle, refused: say what they are not
             why = "not an .npz archive" if "allow_pickle" in str(error) else error
             raise ValueError(f"data: {str(path)!r} is not a shard of blackout expert generate: {why}") from None

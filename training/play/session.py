@@ -21,6 +21,7 @@ show the bot's hand.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -122,11 +123,11 @@ def parse_save(text: str, path: str = "the save") -> SavedSession:
     """A save file's text as a session; raises SaveFileError naming ``path`` and the problem."""
     try:
         data = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # (RecursionError: JSON nested thousands deep)
         raise SaveFileError(f"{path} is not a saved game: it is not valid JSON ({error})") from None
     if not isinstance(data, dict) or data.get("format") != PLAY_SAVE_FORMAT:
         raise SaveFileError(f"{path} is not a saved game of blackout play (format {PLAY_SAVE_FORMAT!r} expected)")
-    if data.get("version") != PLAY_SAVE_VERSION:
+    if type(data.get("version")) is not int or data["version"] != PLAY_SAVE_VERSION:
         raise SaveFileError(f"{path} has save version {data.get('version')!r}; this version reads {PLAY_SAVE_VERSION}")
     missing = [key for key in ("game", "seats", "bot_seed", "hot_seat") if key not in data]
     if missing:
@@ -297,7 +298,7 @@ class PlaySession:
         self.seats = saved.seats
         self.names = [seat.name for seat in self.seats]
         self.save_path = Path(save_path)
-        self.input = input if input is not None else sys.stdin
+        self.input = input if input is not None else (sys.stdin or io.StringIO())  # (stdin closed: at its end)
         self.output = output if output is not None else sys.stdout
         self.echo = not getattr(self.input, "isatty", lambda: False)()
         if unicode is None:
@@ -463,7 +464,8 @@ class PlaySession:
 
     def _hide_screen(self) -> None:
         if getattr(self.output, "isatty", lambda: False)():
-            self.output.write("\033[2J\033[H")  # clear the terminal so the last hand shown is gone
+            # clear the terminal, its scrollback too (3J), so the last hand shown is gone
+            self.output.write("\033[2J\033[3J\033[H")
         else:
             self.say("\n" * 3 + "(screen cleared for the next player)")
 
@@ -534,10 +536,10 @@ class PlaySession:
             if not text:
                 self.say(f"Please choose a card: its number 1-{top} or its name, e.g. {_example(cards)} (h for help).")
                 continue
-            if text.isdigit():
-                number = int(text)
+            if text.isascii() and text.isdigit():  # ("²".isdigit() too, but int() refuses it)
+                number = int(text) if len(text) <= 6 else 0  # (int() refuses thousands of digits)
                 if not 1 <= number <= top:
-                    self.say(f"There is no card {number}: your cards are numbered 1-{top}.")
+                    self.say(f"There is no card {text:.8}: your cards are numbered 1-{top}.")
                     continue
                 card = cards[number - 1]
             else:
