@@ -136,7 +136,10 @@ def test_a_run_can_draw_each_matchs_table_from_a_family(shards, tmp_path, capsys
     with pytest.raises(ValueError, match="--held-out-seed 6 is a training seed"):
         check_held_out_seed(6, f"ppo+search:checkpoint={tmp_path / 'p.pt'}")
     assert 6 not in training_seeds()  # not one of the shipped policies' seeds
-    generate(folder, SMALL, matches=1, simulations=4, seed=7)  # a fixed table among them is not one family
+    with pytest.raises(ValueError, match="holds shards of another table"):  # a fixed table is not the family
+        generate(folder, SMALL, matches=1, simulations=4, seed=7)
+    fixed = sorted(shards.glob("*.npz"))[0]
+    (folder / "seed7-match000000.npz").write_bytes(fixed.read_bytes())  # put there by hand: distill refuses it
     with pytest.raises(ValueError, match="mixes shards of"):
         load_shards(folder, "bids")
     assert main(["expert", "generate", "--out", str(tmp_path / "x"), "--rules", "long-hands", "--players", "3"]) == 2
