@@ -16,6 +16,7 @@ from blackout_training.cli import main
 from blackout_training.evaluation.ladder import (
     LADDER_SCHEMA,
     LadderError,
+    checkpoint_sha256,
     create_ladder,
     open_ladder,
     play,
@@ -488,3 +489,28 @@ def test_names_that_hold_markdown_stay_in_their_cell(tmp_path):
         ladder.add_agent("random:seed=3", name="my|bot`x")
         line = next(line for line in ladder.markdown().splitlines() if "my" in line)
     assert "`` my\\|bot`x ``" in line and line.count(" | ") == 9
+
+
+def test_an_agent_added_by_a_relative_spec_before_files_were_stored_absolute_is_found_again(tmp_path, monkeypatch):
+    from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
+
+    (tmp_path / "agent.pt").write_bytes(SHIPPED_CHECKPOINT.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "l.db"
+    _ladder(path, deals=1).close()
+    with sqlite3.connect(path) as db:  # as an older version stored it: the spec as typed
+        db.execute("INSERT INTO agents (name, spec, version, checkpoint_sha256, added) VALUES (?, ?, ?, ?, ?)",
+                   ("ppo:agent.pt", "ppo:agent.pt", "0.1.0", checkpoint_sha256("ppo:agent.pt"), "then"))
+    with open_ladder(path) as ladder:
+        assert not ladder.is_new("ppo:agent.pt")
+        assert ladder.add_agent("ppo:agent.pt").name == "ppo:agent.pt" and len(ladder.agents()) == 4
+
+
+def test_two_specs_of_one_file_are_one_agent_twice(tmp_path, monkeypatch, capsys):
+    from blackout_training.agents.policy_net import SHIPPED_CHECKPOINT
+
+    (tmp_path / "agent.pt").write_bytes(SHIPPED_CHECKPOINT.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    args = ["ladder", "run", "m.db", "--agents", "random", "heuristic", "ppo:agent.pt", "ppo:./agent.pt", "--rules", "short"]
+    assert main(args) == 2
+    assert "names an agent twice" in capsys.readouterr().err and not (tmp_path / "m.db").exists()

@@ -293,10 +293,12 @@ def test_rules_in_words_mention_every_house_rule():
     assert "rotates by hand: hearts, diamonds, clubs, spades, no trump" in Rules(trump="rotating").describe()
 
 
-@pytest.mark.parametrize("hands", [[1, 2], "short", "long", "down"])
-def test_an_explicit_maximum_the_deck_cannot_deal_is_refused_whatever_the_hand_sizes(hands):
+def test_a_maximum_only_a_pattern_reads_is_checked_only_for_a_pattern():
     with pytest.raises(RulesError, match="max_hand_size: 7 players x 8 cards = 56 > 52"):
-        Rules(num_players=7, hand_sizes=hands, max_hand_size=8)
+        Rules(num_players=7, hand_sizes="down", max_hand_size=8)
+    short = Rules.from_dict(Rules.preset("short").to_dict())  # a rules file written at 4 players (max_hand_size 10)
+    assert short.replace(num_players=7).hand_sizes == (1, 2, 3, 2, 1)
+    assert Rules(num_players=7, hand_sizes=[1, 2], max_hand_size=10).hand_sizes == (1, 2)
 
 
 def test_full_is_kept_as_the_number_used_and_followed_by_replace():

@@ -186,7 +186,8 @@ class Rules:
     max_hand_size: int | str | None = None
     """The largest hand of a pattern: a number, "full" (deck size // players), or None
     (the default: min(10, deck size // players)); stored as the number used. A list of
-    sizes or a match length does not read it, but an explicit one must still be dealable."""
+    sizes or a match length does not read it (nor check it: a rules file written for 4
+    players, its default 10 included, still reads at 7)."""
     hook: bool = True
     """The dealer may not bid so that the bids total the number of tricks."""
     trump: str = "turned"
@@ -233,12 +234,6 @@ class Rules:
                 maximum = _check_int("max_hand_size", maximum, 1)
             except RulesError as error:
                 raise RulesError(f'{error} (or "full" = deck size // players, or none for the default)') from None
-            if maximum * self.num_players > deck_size:  # whatever hand_sizes is: an explicit maximum is dealable
-                raise RulesError(
-                    f"max_hand_size: {self.num_players} players x {maximum} cards = "
-                    f"{maximum * self.num_players} > {deck_size} cards in the deck; "
-                    f'use at most {full} or "full"'
-                )
         set_(self, "max_hand_size", maximum)  # the number used, "full" included
         spec = self.hand_sizes
         # The pattern is kept (outside the compared fields) so replace(num_players=...)
@@ -248,6 +243,12 @@ class Rules:
             if spec in MATCH_LENGTHS:
                 sizes = MATCH_LENGTHS[spec]
             elif spec in PATTERNS:
+                if maximum * self.num_players > deck_size:
+                    raise RulesError(
+                        f"max_hand_size: {self.num_players} players x {maximum} cards = "
+                        f"{maximum * self.num_players} > {deck_size} cards in the deck; "
+                        f'use at most {full} or "full"'
+                    )
                 sizes = hand_schedule(spec, maximum)
             else:
                 allowed = ", ".join(PATTERNS + tuple(MATCH_LENGTHS))

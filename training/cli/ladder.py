@@ -136,7 +136,7 @@ def _create_or_open(args: argparse.Namespace):
         if not 3 <= args.players <= 7:
             raise ValueError(f"--players must be 3..7, got {args.players}")
         rules = rules.replace(num_players=args.players)
-    if len(set(args.agents)) != len(args.agents):
+    if len({absolute_paths(spec.strip()) for spec in args.agents}) != len(args.agents):  # (ppo:a.pt and ppo:./a.pt)
         raise LadderError(f"--agents: {' '.join(args.agents)} names an agent twice")
     if len(args.agents) < rules.num_players:
         raise LadderError(
@@ -178,8 +178,7 @@ def run(args: argparse.Namespace) -> int:
         workers = _workers(args.workers)
         with open_ladder(args.file) as ladder:
             ladder.check_agents()  # an agent that no longer loads stops the command before the new one is stored
-            known = {row.name for row in ladder.agents()}
-            count = len(known | {args.name if args.name is not None else absolute_paths(args.spec.strip())})
+            count = len(ladder.agents()) + ladder.is_new(args.spec, args.name)
             if count < ladder.rules.num_players:  # (a file made before agents came with the file)
                 raise LadderError(
                     f"{args.file}: a table of {ladder.rules.num_players} seats needs {ladder.rules.num_players} "

@@ -264,12 +264,13 @@ class Ladder:
         if not isinstance(spec, str) or not spec.strip():
             raise LadderError(f"agent spec: expected a policy spec such as 'heuristic', got {spec!r}")
         spec = absolute_paths(spec.strip())  # a file it names loads from any folder the ladder is run in
+        named = name is not None
         name = spec if name is None else name
         if not isinstance(name, str) or not name.strip() or name != name.strip():
             raise LadderError(f"agent name: expected a name without spaces at its ends, such as 'mine', got {name!r}")
         digest = self.check_agent(spec)
         for row in self.agents():
-            if row.name == name:
+            if self._is_named(row, name, named):
                 if row.spec != spec and absolute_paths(row.spec) != spec:
                     raise LadderError(f"{self.path}: agent {name!r} is already in the ladder as {row.spec!r}, not {spec!r}")
                 self.check_unchanged(row, digest)
@@ -280,6 +281,17 @@ class Ladder:
                 (name, spec, __version__, digest, _now()),
             )
         return AgentRow(int(cursor.lastrowid), name, spec, __version__, digest)
+
+    @staticmethod
+    def _is_named(row: AgentRow, name: str, named: bool) -> bool:
+        """Whether ``row`` is the agent called ``name``; an unnamed spec also matches a row named by the same
+        spec as it was typed (ladders written before files were stored absolute: ``ppo:agent.pt``)."""
+        return row.name == name or (not named and absolute_paths(row.name) == name)
+
+    def is_new(self, spec: str, name: str | None = None) -> bool:
+        """Whether :meth:`add_agent` with these arguments would add an agent (rather than find it)."""
+        spec = absolute_paths(spec.strip())
+        return not any(self._is_named(row, spec if name is None else name, name is not None) for row in self.agents())
 
     def check_agents(self) -> None:
         """Load every agent under the ladder's rules and check its checkpoint is the one it was rated with.

@@ -352,7 +352,7 @@ class EvalResult:
             if not plot:
                 paths.pop("plot").unlink(missing_ok=True)
         except OSError as error:
-            raise ValueError(f"{os.fspath(out_dir)!r}: cannot write {error.filename or ''}: {error.strerror or error}") from None
+            raise ValueError(f"{os.fspath(out_dir)!r}: cannot write its results: {error.strerror or error}") from None
         return paths
 
     def plot(self, path: str | os.PathLike[str]) -> Path:

@@ -105,7 +105,7 @@ def write_save(path: Path, saved: SavedSession) -> None:
     if saved.web is not None:
         data["web"] = saved.web
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(path, json.dumps(data))
+    write_text_atomically(path, json.dumps(data), mode=0o600)  # every seat's hand: its owner's to read
 
 
 def read_save(path: Path) -> SavedSession:
