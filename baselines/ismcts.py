@@ -456,22 +456,24 @@ class ISMCTSBot(Bot):
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
             raise ValueError(f"simulations: must be a positive whole number of simulations per decision, got {simulations!r}")
         if time_ms is not None and (
-            isinstance(time_ms, bool) or not isinstance(time_ms, (int, float, np.integer, np.floating)) or not time_ms > 0
+            isinstance(time_ms, bool) or not isinstance(time_ms, (int, float, np.integer, np.floating))
+            or not 0 < time_ms < math.inf
         ):
-            raise ValueError(f"time_ms: must be a positive number of milliseconds per decision, got {time_ms!r}")
-        if isinstance(exploration, bool) or not isinstance(exploration, (int, float)) or not exploration >= 0:
-            raise ValueError(f"exploration: must be a number >= 0, got {exploration!r}")
+            raise ValueError(f"time_ms: must be a positive finite number of milliseconds per decision, got {time_ms!r}")
+        # (UCB squares it: beyond 1e150 the square is infinite, and infinity times log(1) = 0 is NaN)
+        if isinstance(exploration, bool) or not isinstance(exploration, (int, float)) or not 0 <= exploration <= 1e150:
+            raise ValueError(f"exploration: must be a finite number >= 0 (at most 1e150), got {exploration!r}")
         self.simulations = int(simulations)
         self.time_ms = None if time_ms is None else float(time_ms)
         self.exploration = float(exploration)
         if prior is not None and not callable(prior):
             raise ValueError(f"prior: must be a function of a view, got {prior!r}")
-        if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not prior_weight >= 0:
-            raise ValueError(f"prior_weight: must be a number >= 0, got {prior_weight!r}")
+        if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or not 0 <= prior_weight < math.inf:
+            raise ValueError(f"prior_weight: must be a finite number >= 0, got {prior_weight!r}")
         if prior_margin is not None and (
-            isinstance(prior_margin, bool) or not isinstance(prior_margin, (int, float)) or not prior_margin >= 0
+            isinstance(prior_margin, bool) or not isinstance(prior_margin, (int, float)) or not 0 <= prior_margin < math.inf
         ):
-            raise ValueError(f"prior_margin: must be a number >= 0, got {prior_margin!r}")
+            raise ValueError(f"prior_margin: must be a finite number >= 0 (or none), got {prior_margin!r}")
         if prior_margin is not None and prior is None:
             raise ValueError("prior_margin: keeps the prior's most probable action, so it needs a prior (ppo+search)")
         self.prior = prior

@@ -25,9 +25,12 @@ are no longer reproducible from the seed alone).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+
+import numpy as np
 
 from blackout_env.agents.policies import Explanation, action_reasons
 from blackout_env.game.engine import BlackoutGame
@@ -163,15 +166,18 @@ class SearchBot(Bot):
         time_limit_ms: float | None = None,
     ) -> None:
         super().__init__(seed)
-        if bid_samples is None and isinstance(samples, int):
+        if bid_samples is None and isinstance(samples, (int, np.integer)) and not isinstance(samples, bool):
             bid_samples = 4 * samples
         for name, value in (("samples", samples), ("bid_samples", bid_samples)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name}: must be a positive integer, got {value!r}")
-        if time_limit_ms is not None and not (isinstance(time_limit_ms, (int, float)) and time_limit_ms > 0):
-            raise ValueError(f"time_limit_ms: must be a positive number of milliseconds, got {time_limit_ms!r}")
-        self.samples = samples
-        self.bid_samples = bid_samples
+        if time_limit_ms is not None and (
+            isinstance(time_limit_ms, bool) or not isinstance(time_limit_ms, (int, float, np.integer, np.floating))
+            or not 0 < time_limit_ms < math.inf
+        ):
+            raise ValueError(f"time_limit_ms: must be a positive finite number of milliseconds, got {time_limit_ms!r}")
+        self.samples = int(samples)
+        self.bid_samples = int(bid_samples)
         self.time_limit_ms = time_limit_ms
         self.heuristic = HeuristicBot()
 

@@ -147,9 +147,9 @@ def test_the_default_margin_is_point_one_and_none_turns_it_off():
 
 
 def test_a_bad_prior_margin_is_refused_naming_it():
-    with pytest.raises(ValueError, match="prior_margin: must be a number >= 0, got 'off'"):
+    with pytest.raises(ValueError, match="prior_margin: must be a finite number >= 0 \\(or none\\), got 'off'"):
         load_policy("ppo+search:prior_margin=off", Rules.preset("standard"), seed=0)
-    with pytest.raises(ValueError, match="prior_margin: must be a number >= 0, got -0.5"):
+    with pytest.raises(ValueError, match="prior_margin: must be a finite number >= 0 \\(or none\\), got -0.5"):
         load_policy("ppo+search:prior_margin=-0.5", Rules.preset("standard"), seed=0)
     with pytest.raises(ValueError, match="prior_margin: keeps the prior's most probable action, so it needs a prior"):
         ISMCTSBot(prior_margin=0.1)
@@ -226,3 +226,29 @@ def test_a_bad_endgame_margin_is_refused_naming_it():
         load_policy("ppo+search-deep:prior_margin=none,endgame_margin=0.1", Rules.preset("standard"), seed=0)
     with pytest.raises(ValueError, match="endgame_margin"):
         ISMCTSBot(endgame=3, endgame_margin=0.1)
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("ismcts:exploration=1e200", "exploration: must be a finite number"),
+    ("ppo+search:exploration=inf", "exploration: must be a finite number"),
+    ("search:time_limit_ms=inf", "time_limit_ms: must be a positive finite number"),
+    ("ismcts:time_ms=inf", "time_ms: must be a positive finite number"),
+    ("ppo+search:prior_weight=inf", "prior_weight: must be a finite number"),
+    ("ppo+search:checkpoint=", "checkpoint is empty"),
+    ("ppo+rollout:checkpoint=", "checkpoint is empty"),
+    ("ppo+search:prior=1", "prior is the network's"),
+])
+def test_options_that_would_break_a_search_are_refused_when_it_loads(spec, words):
+    with pytest.raises(ValueError, match=words):
+        load_policy(spec, "short", 0)
+
+
+def test_a_spec_seed_fixes_ppo_search_and_ppo_rollout_as_it_fixes_the_baselines():
+    from blackout_env import BlackoutGame
+
+    game = BlackoutGame("short", seed=4)
+    view = game.view(game.current_player)
+    for spec in ("ppo+search:seed=3,simulations=16", "ppo+rollout:seed=3,samples=4"):
+        first, second = load_policy(spec, "short", 0), load_policy(spec, "short", 99)
+        first.seed(5), second.seed(5)
+        assert first.act(view) == second.act(view) and first.name == spec.split(":")[0]

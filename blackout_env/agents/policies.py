@@ -92,6 +92,8 @@ __all__ = [
     "names_file",
     "parse_options",
     "parse_spec",
+    "pop_file",
+    "pop_seed",
     "policy_names",
     "register_policy",
     "spec_files",
@@ -304,6 +306,23 @@ class SeededPolicy:
         return getattr(policy, attribute)
 
 
+def pop_seed(options: dict[str, Any], spec: str) -> int | None:
+    """A spec's own ``seed`` option, taken out of ``options`` (None: none given); ValueError naming the spec
+    unless it is a whole number >= 0. The policy is then wrapped in :class:`SeededPolicy`."""
+    fixed = options.pop("seed", None)
+    if fixed is not None and (isinstance(fixed, bool) or not isinstance(fixed, int) or fixed < 0):
+        raise ValueError(f"policy {spec!r}: seed must be a whole number >= 0, got {fixed!r}")
+    return fixed
+
+
+def pop_file(options: dict[str, Any], option: str, spec: str) -> str | None:
+    """A spec's file option (``checkpoint=PATH``) taken out of ``options``; ValueError for an empty one."""
+    value = options.pop(option, None)
+    if value is not None and not str(value).strip():
+        raise ValueError(f"policy {spec!r}: {option} is empty; give a file ({option}=PATH) or leave the option out")
+    return None if value is None else str(value)
+
+
 class BotLoader:
     """The baseline bot ``name`` (``blackout_baselines.make_bot``, imported when used); the argument holds options."""
 
@@ -315,9 +334,7 @@ class BotLoader:
     def __call__(self, argument: str | None, rules: Rules | None, seed: int | None) -> Policy:
         spec = self.name if argument is None else f"{self.name}:{argument}"
         options = parse_options(argument, spec)
-        fixed = options.pop("seed", None)
-        if fixed is not None and (isinstance(fixed, bool) or not isinstance(fixed, int) or fixed < 0):
-            raise ValueError(f"policy {spec!r}: seed must be a whole number >= 0, got {fixed!r}")
+        fixed = pop_seed(options, spec)
         try:
             bot = _import(self.factory)(self.name, seed=seed if fixed is None else fixed, **options)
         except ValueError as error:  # an option the bot does not take

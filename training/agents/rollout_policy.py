@@ -40,7 +40,7 @@ import torch
 from blackout_baselines.deals import deal_deck, initial_hands, sample_hands
 
 from blackout_env import PlayerView, Rules
-from blackout_env.agents.policies import Explanation, action_reasons, parse_options
+from blackout_env.agents.policies import Explanation, SeededPolicy, action_reasons, parse_options, pop_file, pop_seed
 from blackout_env.batched import BatchedBlackout
 from blackout_env.game.rules_logic import dealer_of_round
 from blackout_env.game.universal import rules_actions, universal_action_mask, universal_actions
@@ -226,11 +226,13 @@ def load_ppo_rollout(argument: str | None, rules: Rules | None, seed: int | None
     """The loader behind the policy spec ``ppo+rollout`` (``blackout_env.agents.policies``)."""
     spec = "ppo+rollout" if argument is None else f"ppo+rollout:{argument}"
     options = parse_options(argument, spec)
-    checkpoint = options.pop("checkpoint", None)
-    bot = load_policy_bot(None if checkpoint is None else str(checkpoint), rules, seed=seed)
+    checkpoint = pop_file(options, "checkpoint", spec)
+    fixed = pop_seed(options, spec)
+    seed = seed if fixed is None else fixed
+    bot = load_policy_bot(checkpoint, rules, seed=seed)
     try:
         policy = RolloutPolicy(bot, seed=seed, **options)
     except (TypeError, ValueError) as error:  # an option it does not take, or a bad value
         raise ValueError(f"policy {spec!r}: {error}") from None
     policy.checkpoint = bot.checkpoint
-    return policy
+    return policy if fixed is None else SeededPolicy(policy, fixed)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from blackout_baselines import ISMCTSBot, option_error
 
 from blackout_env import Rules
-from blackout_env.agents.policies import parse_options
+from blackout_env.agents.policies import SeededPolicy, parse_options, pop_file, pop_seed
 
 from .policy_net import load_policy_bot
 
@@ -67,14 +67,18 @@ def _load(name: str, argument: str | None, rules: Rules | None, seed: int | None
           defaults: dict[str, int]) -> ISMCTSBot:
     spec = name if argument is None else f"{name}:{argument}"
     options = parse_options(argument, spec)
-    checkpoint = options.pop("checkpoint", None)
+    checkpoint = pop_file(options, "checkpoint", spec)
+    fixed = pop_seed(options, spec)
+    if "prior" in options:
+        raise ValueError(f"policy {spec!r}: prior is the network's ({name} sets it); choose the network with checkpoint=PATH")
     if "simulations" in options or "time_ms" in options:  # a budget of the spec's own replaces the default one
         defaults = {key: value for key, value in defaults.items() if key != "simulations"}
     options = {**defaults, **options}
     margin = options.get("prior_margin", DEFAULT_PRIOR_MARGIN)
     options["prior_margin"] = None if isinstance(margin, str) and margin.lower() == "none" else margin
     options.setdefault("margin_scale", DEFAULT_MARGIN_SCALE)
-    policy = load_policy_bot(None if checkpoint is None else str(checkpoint), rules, seed=seed)
+    seed = seed if fixed is None else fixed
+    policy = load_policy_bot(checkpoint, rules, seed=seed)
     try:
         bot = ISMCTSBot(seed=seed, prior=policy.action_probabilities, **options)
     except TypeError as error:  # an option the bot does not take
@@ -84,4 +88,4 @@ def _load(name: str, argument: str | None, rules: Rules | None, seed: int | None
         raise ValueError(f"policy {spec!r}: {error}") from None
     bot.name = name
     bot.checkpoint = policy.checkpoint
-    return bot
+    return bot if fixed is None else SeededPolicy(bot, fixed)
