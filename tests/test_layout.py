@@ -18,6 +18,7 @@ TRAINING = REPO / "training"
 
 ALLOWED = {
     "cpu": {"cpu"},
+    "files": {"files"},
     "agents": {"agents"},
     "evaluation": {"agents", "evaluation"},
     "datasets": {"agents", "evaluation", "datasets"},
@@ -32,6 +33,8 @@ ALLOWED = {
 """Each part of ``blackout_training`` and the parts it may import (its own included)."""
 for _part_name in ALLOWED:
     ALLOWED[_part_name].add("cpu")  # the free cores (blackout_training.cpu) are below every part
+    if _part_name != "cpu":
+        ALLOWED[_part_name].add("files")  # and so are the files written whole (blackout_training.files)
 
 
 def _part(path: Path) -> str:
