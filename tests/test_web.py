@@ -634,3 +634,34 @@ def test_replay_of_single_hands_of_an_evaluation_ends_each_hand(client_app, tmp_
         client.send(type="seek", move=len(line["actions"]))
         end = client.state()
     assert end["status"] == "over" and end["score_sheet"]["totals"] == line["scores"]
+    # the hand that was played, over: not the next one dealt (the engine deals it after the last card)
+    assert end["round"] == line["start_round"] and end["winners"] is not None
+    assert not any(seat.get("hand") for seat in end["seats"])
+
+
+def test_a_refused_seek_changes_neither_the_game_nor_the_move(client_app, tmp_path):
+    from blackout_training.evaluation.tournament import evaluate
+
+    log = tmp_path / "games.jsonl"
+    evaluate(["random", "heuristic"], rules="short", deals=1, seed=2, game_log=log)
+    with connect(client_app) as socket:
+        client = Client(socket)
+        client.send(type="replay", content=log.read_text())
+        client.state()
+        client.send(type="seek", move=3)
+        client.state()
+        client.send(type="seek", index=2, move=9999)
+        client.error()
+        client.send(type="seek")
+        again = client.state()
+    assert again["replay"]["index"] == 0 and again["replay"]["move"] == 3
+
+
+def test_a_pause_is_saved_with_the_table(tmp_path):
+    table, _ = Table.create(Rules.preset("short"), "short", ["heuristic"] * 4, saves=tmp_path, seed=0)
+    table.paused = True
+    table.save()
+    assert Table.load(table.table_id, tmp_path).paused
+    table.paused = False
+    table.save()
+    assert not Table.load(table.table_id, tmp_path).paused

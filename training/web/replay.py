@@ -40,6 +40,18 @@ def _prefix(game: BlackoutGame, move: int) -> BlackoutGame:
     return replayed
 
 
+def _single_hand(entry: Any) -> BlackoutGame:
+    """A game of ``blackout eval --hands``, replayed as a match that ends with its hand: the engine would deal
+    the next hand after the last card, which was never played. The hand keeps its round (its trump, dealer
+    and size); the match has no hand after it."""
+    last = entry.start_round + 1
+    rules = entry.rules.replace(hand_sizes=list(entry.rules.hand_sizes[:last]))
+    game = BlackoutGame(rules, decks=entry.decks[:last], first_dealer=entry.first_dealer, start_round=entry.start_round)
+    for action in entry.actions:
+        game.step(action)
+    return game
+
+
 class Replay:
     """Games to step through; :meth:`state` is the ``state`` message at the current move."""
 
@@ -85,7 +97,8 @@ class Replay:
         games = []
         for entry in logged:
             names = [f"P{seat} {name}" for seat, name in enumerate(entry.seats)]
-            games.append(_Game(entry.label, names, entry.replay(), True))  # the reader checked it ran to its end
+            final = _single_hand(entry) if entry.hands else entry.replay()
+            games.append(_Game(entry.label, names, final, True))  # the reader checked it ran to its end
         return cls(games)
 
     def select(self, index: Any) -> None:
@@ -95,6 +108,20 @@ class Replay:
             self.index = index
             self.move = 0
             self._game = _prefix(self.games[index].final, 0)
+
+    def go(self, index: Any = None, move: Any = None) -> None:
+        """Select game ``index`` (None: this one) at ``move`` (None: its start when the game changes, else where
+        it is); both are checked before either changes (a refused ``seek`` changes nothing)."""
+        target = self.index if index is None else index
+        if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < len(self.games):
+            raise TableError(f"index: a game 0..{len(self.games) - 1} of this file, got {target!r}")
+        if move is not None:
+            moves = len(self.games[target].final.actions)
+            if isinstance(move, bool) or not isinstance(move, int) or not 0 <= move <= moves:
+                raise TableError(f"move: 0..{moves} (the actions of this game), got {move!r}")
+        self.select(target)
+        if move is not None:
+            self.seek(move)
 
     def seek(self, move: Any) -> None:
         final = self.games[self.index].final

@@ -541,9 +541,7 @@ class Server:
     async def on_seek(self, connection: Connection, message: dict[str, Any]) -> None:
         if connection.replay is None:
             raise TableError("seek works in the replay viewer: open a replay first")
-        if "index" in message:
-            connection.replay.select(message["index"])
-        connection.replay.seek(message.get("move", connection.replay.move))
+        connection.replay.go(message.get("index"), message.get("move"))  # both checked before either changes
         await self._refresh(connection)
 
     async def _refresh(self, connection: Connection) -> None:
@@ -576,7 +574,11 @@ class Server:
                 return
             move = len(table.game.actions)
             if table.bot_delay_ms and not live.step_once:
-                await asyncio.sleep(table.bot_delay_ms / 1000.0)
+                # the delay as it is now: a host who speeds the bots up (or pauses them) is followed at once
+                clock = asyncio.get_running_loop().time
+                started = clock()
+                while not table.paused and (left := started + table.bot_delay_ms / 1000.0 - clock()) > 0:
+                    await asyncio.sleep(min(left, 0.05))
                 if table.paused or len(table.game.actions) != move:
                     continue
             live.step_once = False

@@ -284,7 +284,10 @@ class Table:
         lobby_open = web.get("lobby_open", True)
         if not isinstance(lobby_open, bool):
             raise ValueError(f"lobby_open {lobby_open!r}")
-        return cls(
+        paused = web.get("paused", False)  # (saves before 2026-12-08 kept no pause: not paused)
+        if not isinstance(paused, bool):
+            raise ValueError(f"paused {paused!r}")
+        table = cls(
             table_id=table_id,
             game=game,
             seats=seats,
@@ -299,6 +302,8 @@ class Table:
             policy_loader=policy_loader,
             lobby_open=lobby_open,
         )
+        table.paused = paused
+        return table
 
     # ---------------------------------------------------------------- saves
     @property
@@ -319,6 +324,7 @@ class Table:
             "takeover_s": self.takeover_s,
             "rules_name": self.rules_name,
             "lobby_open": self.lobby_open,
+            "paused": self.paused,
         }
         return SavedSession(self.game, seats, self.bot_seed, False, web)
 
