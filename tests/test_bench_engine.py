@@ -63,7 +63,7 @@ def test_bench_without_a_name_lists_the_benchmarks(capsys):
     [
         (["bench", "aec", "--steps", "0"], "--steps must be positive, got 0"),
         (["bench", "aec", "--repeats", "0"], "--repeats must be positive, got 0"),
-        (["bench", "batched", "--seconds", "0"], "--seconds must be positive, got 0.0"),
+        (["bench", "batched", "--seconds", "0"], "--seconds must be a positive finite number (at least 0.001), got 0.0"),
         (["bench", "batched", "--games", "8", "0"], "--games must be positive, got 0"),
     ],
 )

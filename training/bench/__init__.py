@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import pkgutil
 import sys
@@ -19,6 +20,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from ..files import write_text_atomically
 
 __all__ = ["benchmark_names", "check_output_file", "check_positive", "command", "write_json"]
 
@@ -33,10 +36,14 @@ def benchmark_names() -> list[str]:
 
 
 def check_positive(**options: float) -> None:
-    """Refuse a count or a length below 1 (or a duration <= 0) before a benchmark starts, naming the option."""
+    """Refuse a count or a length below 1 (or a duration that is not a positive finite number of at least a
+    millisecond) before a benchmark starts, naming the option."""
     for name, value in options.items():
-        if not value > 0 or (isinstance(value, int) and value < 1):
-            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}")
+        elif not 1e-3 <= value < math.inf:  # (NaN fails too)
+            raise ValueError(f"--{name.replace('_', '-')} must be a positive finite number (at least 0.001), got {value}")
 
 
 def check_output_file(path: str | None, option: str = "--json") -> None:
@@ -47,7 +54,7 @@ def check_output_file(path: str | None, option: str = "--json") -> None:
     """
     if path is None:
         return
-    target = Path(path)
+    target = Path(os.path.realpath(path))  # (a link to a missing file: its target's folder must exist)
     try:
         if target.exists():
             if not target.is_file():
@@ -85,7 +92,11 @@ def command(
     def main(argv: list[str] | None = None) -> int:
         parser = argparse.ArgumentParser(prog=f"blackout bench {name}", description=description)
         add_arguments(parser)
-        return run(parser.parse_args(argv))
+        args = parser.parse_args(argv)
+        seed = getattr(args, "seed", None)
+        if isinstance(seed, int) and seed < 0:  # (each benchmark's generators would say it without the option)
+            raise ValueError(f"--seed must be 0 or more, got {seed}")
+        return run(args)
 
     main.__doc__ = f"Run the benchmark from the command line (``python -m blackout_training.bench.{name}``)."
     return main
@@ -95,5 +106,4 @@ def write_json(path: str | None, figures: Any) -> None:
     """Write a benchmark's figures to ``--json PATH`` (nothing when ``path`` is None); NaN is refused, not written."""
     if path is None:
         return
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(figures, handle, indent=2, allow_nan=False)
+    write_text_atomically(path, json.dumps(figures, indent=2, allow_nan=False))  # (NaN refused before a byte is written)

@@ -214,6 +214,10 @@ def _skip_name(target: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     check_positive(steps=args.steps, repeats=args.repeats, tricks=args.tricks)
+    most = (52 - 1) // args.players  # OpenSpiel's oh_hell deals a fixed hand and turns a card for trump
+    if args.tricks > most:
+        raise ValueError(f"--tricks {args.tricks}: at {args.players} players OpenSpiel's oh_hell deals at most {most} "
+                         "cards each (one card is left to turn)")
     check_output_file(args.json)
     rules = Rules.resolve(args.rules)
     if args.players != rules.num_players:

@@ -24,6 +24,8 @@ import shutil
 import tempfile
 import time
 
+from blackout_env import Rules
+
 from . import check_output_file, check_positive, command, write_json
 
 
@@ -59,7 +61,12 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.json)
     if args.clock == "cpu" and args.workers > 1:
         raise ValueError("--clock cpu counts this process's time only, not its workers': use the wall clock with --workers")
+    from blackout_training.agents.policies import load_policy
     from blackout_training.datasets import DatasetConfig
+
+    rules = Rules.resolve(args.rules)
+    for spec in (*args.policies, args.opponents):  # every spec loads before the first is timed
+        load_policy(spec, rules, 0)
 
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     root = tempfile.mkdtemp(prefix="blackout-bench-dataset-")

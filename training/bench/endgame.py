@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         check_positive(tricks=k)
     check_output_file(args.json)
     rules = Rules.resolve(args.rules)
+    largest = max(rules.hand_sizes)
+    if max(args.tricks) > largest:  # before any k is timed
+        raise ValueError(f"--tricks {max(args.tricks)}: the rules' largest hand has {largest} cards")
     figures = {"rules": args.rules, "positions": args.positions, "seed": args.seed, "tricks": {}}
     print(f"Endgame solver, rules {args.rules!r} ({rules.num_players} players), {args.positions} positions per k (CPU time):")
     print(

@@ -107,6 +107,11 @@ def run(args: argparse.Namespace) -> int:
     check_positive(games=args.games, hands=args.hands, repeats=args.repeats)
     check_output_file(args.json)
     base = Rules.resolve(args.rules)
+    for players in args.players:  # every table checked before the first is timed
+        try:
+            base.replace(num_players=players)
+        except ValueError as error:
+            raise ValueError(f"--players {players}: {error}") from None
     clock = CLOCKS[args.clock]
     results: dict[str, object] = {"rules": args.rules, "clock": args.clock, "matches": {}, "single_hands": {}}
     print("Blackout engine benchmark: random legal actions, every action checked, full history kept")

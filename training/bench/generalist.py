@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     check_output_file(args.json)
-    check_output_file(args.markdown)
+    check_output_file(args.markdown, "--markdown")
     if args.pool is not None:
         policy, rows = pool_rows(args.pool)
         return _write(args, policy, rows)

@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from blackout_env import Rules
@@ -143,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         return _pool(args)
     # sizes first: a bad one is refused whether or not OpenSpiel is installed
     check_positive(deals=args.deals, simulations=args.simulations, workers=args.workers, redeals=args.redeals)
+    if not 0 <= args.uct_c < math.inf:  # (NaN fails too: OpenSpiel's search then finds no candidate)
+        raise ValueError(f"--uct-c must be a finite number >= 0, got {args.uct_c}")
     simulations_per_search(args.simulations, args.redeals, flag="--")
     if args.redeals > 1 and (not args.redeal or args.field or args.speed):
         raise ValueError(

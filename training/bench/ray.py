@@ -94,8 +94,10 @@ def _line(name: str, figures: dict[str, Any], native: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     check_positive(seconds=args.seconds, nodes=args.nodes)
-    if any(n < 1 for n in args.samplers) or args.rllib_runners < 0:
+    if any(n < 1 for n in args.samplers):
         raise ValueError(f"--samplers: each count must be at least 1, got {args.samplers}")
+    if args.rllib_runners < 0:
+        raise ValueError(f"--rllib-runners: 0 or more, got {args.rllib_runners}")
     check_output_file(args.json)
     rllib_overrides = [*args.set, "algo=rllib_ppo", f"rllib.num_env_runners={args.rllib_runners}"]
     if args.rllib_runners:  # (checked before the native run trains: RLlib refuses what its module lacks)

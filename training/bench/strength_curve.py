@@ -266,6 +266,15 @@ def run(args: argparse.Namespace) -> int:
         rules_by_name[name] = Rules.resolve(config.env.rules)
     if len({rules.to_dict().__repr__() for rules in rules_by_name.values()}) > 1:
         raise ValueError("--config: the configs train for different rules; their curves would not be comparable")
+    from blackout_training.agents.policies import load_policy
+
+    try:  # the opponent and the plot's file, before minutes of training
+        load_policy(args.opponent, next(iter(rules_by_name.values())), 0)
+    except ValueError as error:
+        raise ValueError(f"--opponent: {error}") from None
+    plot_path = Path(args.plot) if args.plot else Path(args.out_dir) / "strength_curve.png"
+    if args.plot:
+        check_output_file(args.plot, "--plot")
 
     def log(line: str) -> None:
         print(line, flush=True)
@@ -310,7 +319,6 @@ def run(args: argparse.Namespace) -> int:
         print("paired by deal:")
         for c in comparisons:
             print(f"  {c['a']} - {c['b']}: {c['mean']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}]")
-    plot_path = Path(args.plot) if args.plot else Path(args.out_dir) / "strength_curve.png"
     try:
         print(f"plot: {plot(runs, plot_path, args.opponent)}")
     except ImportError:

@@ -39,7 +39,7 @@ import numpy as np
 from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
 
-from . import check_output_file, command, write_json
+from . import check_output_file, check_positive, command, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,8 +104,7 @@ def training_figures(metrics_csv: Path) -> dict[str, float]:
 def run(args: argparse.Namespace) -> int:
     from blackout_training.ppo.config import load_config
 
-    if args.seconds <= 0 or args.engine_seconds <= 0 or args.repeats < 1 or args.games < 1:
-        raise ValueError("--seconds, --engine-seconds, --repeats and --games must be positive")
+    check_positive(seconds=args.seconds, engine_seconds=args.engine_seconds, repeats=args.repeats, games=args.games)
     if any(count < 0 for count in args.busy_cores):
         raise ValueError(f"--busy-cores: counts of busy processes >= 0, got {args.busy_cores}")
     check_output_file(args.json)

@@ -31,7 +31,7 @@ from blackout_env import Rules
 from blackout_env.batched import BatchedBlackout
 from blackout_env.envs.vector_env import BlackoutVectorEnv
 
-from . import check_output_file, command, write_json
+from . import check_output_file, check_positive, command, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,8 +108,7 @@ def vector_runner(
 
 
 def run(args: argparse.Namespace) -> int:
-    if any(games < 1 for games in args.games) or args.seconds <= 0 or args.repeats < 1:
-        raise ValueError("--games, --seconds and --repeats must be positive")
+    check_positive(games=min(args.games), seconds=args.seconds, repeats=args.repeats)
     check_output_file(args.json)
     rules = Rules.resolve(args.rules)
     clock = CLOCKS[args.clock]

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from blackout_env import Rules
 from blackout_env.agents.policies import split_specs
 
 from . import check_output_file, check_positive, command, write_json
@@ -116,6 +117,13 @@ def run(args: argparse.Namespace) -> int:
     policies = [p for p in split_specs(args.policies) if p]
     if not policies:
         raise ValueError("--policies: name at least one policy")
+    from blackout_training.agents.policies import load_policy
+
+    for spec in policies:  # every spec loads before the first is timed (the server would refuse it later)
+        try:
+            load_policy(spec, Rules.resolve(args.rules), 0)
+        except ValueError as error:
+            raise ValueError(f"--policies: {error}") from None
     try:
         import websockets  # noqa: F401
     except ModuleNotFoundError:
