@@ -63,7 +63,7 @@ def test_a_ray_address_where_nothing_answers_is_a_clear_error_within_seconds(tmp
                  "--ray-address", "127.0.0.1:9"])
     assert code == 2
     err = capsys.readouterr().err
-    assert "--ray-address '127.0.0.1:9': no Ray cluster answers there" in err
+    assert "Ray address (--ray-address, ray.address or rllib.address) '127.0.0.1:9': no Ray cluster answers there" in err
     assert not (tmp_path / "tiny").exists()
 
 

@@ -269,6 +269,14 @@ def test_an_unreachable_ray_address_fails_within_seconds_before_any_run_folder(t
         connect_ray("no-port-here", 1)
 
 
+def test_more_env_runners_than_free_cpus_is_refused_before_any_run_folder(tmp_path, capsys):
+    code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
+                 "--set", "rllib.num_env_runners=64", "--set", "rllib.num_cpus=2"])
+    assert code == 2
+    assert "rllib.num_env_runners: 64 env runners need 64 CPUs, but the Ray started here has" in capsys.readouterr().err
+    assert not (tmp_path / "tiny").exists()
+
+
 def test_unsupported_settings_are_refused_by_name(tmp_path, capsys):
     code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
                  "--set", "opponents.mode=pool", "--set", "rllib.env=aec"])
@@ -278,6 +286,11 @@ def test_unsupported_settings_are_refused_by_name(tmp_path, capsys):
                  "--set", "opponents.mode=pool", "--set", "opponents.learner_seats=[4]"])
     assert code == 2
     assert "opponents.learner_seats: each count must be 1..3 with 4 players" in capsys.readouterr().err
+    for setting, words in (("ppo.norm_adv=false", "ppo.norm_adv: false"), ("run.checkpoint_minutes=[1]", "run.checkpoint_minutes")):
+        code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
+                     "--set", setting])
+        assert code == 2
+        assert f"does not support {words}" in capsys.readouterr().err
     code = main(["train", "--config", TINY, "--set", "algo=rllib_ppo", "--set", f"run.out_dir={tmp_path}",
                  "--set", "opponents.mode=pool", "--set", "opponents.bot_fraction=0.5",
                  "--set", "opponents.bots=[no-such-bot]"])

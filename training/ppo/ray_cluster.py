@@ -37,19 +37,22 @@ def import_ray(what: str) -> Any:
     return ray
 
 
+_ADDRESS = "Ray address (--ray-address, ray.address or rllib.address)"
+
+
 def _check_reachable(address: str) -> None:
     """Fail within seconds when nothing answers at HOST:PORT (``ray.init`` would retry for minutes)."""
     target = address.split("://", 1)[-1]
     host, sep, port = target.rpartition(":")
     if not sep or not host or not port.isdigit():
-        raise ConfigError(f"--ray-address {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379, as ray start --head prints) or auto")
+        raise ConfigError(f"{_ADDRESS} {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379, as ray start --head prints) or auto")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
             pass
     except OSError as error:
         reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
         raise ConfigError(
-            f"--ray-address {address!r}: no Ray cluster answers there ({reason}; waited at most {CONNECT_TIMEOUT_S:.0f} s); "
+            f"{_ADDRESS} {address!r}: no Ray cluster answers there ({reason}; waited at most {CONNECT_TIMEOUT_S:.0f} s); "
             "start one with `ray start --head` on the head node, or leave the address out to run Ray here"
         ) from None
 
@@ -77,7 +80,7 @@ def connect_ray(address: str | None, num_cpus: int, what: str = "algo rllib_ppo"
             hint = ("" if os.environ.get("RAY_AUTH_MODE") else
                     "; if the cluster uses token authentication (the default of `ray start` from Ray 2.59 on), set "
                     "RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN to the token `ray get-auth-token` prints on the head node")
-            raise ConfigError(f"--ray-address {address!r}: cannot join the Ray cluster: {error}{hint}") from None
+            raise ConfigError(f"{_ADDRESS} {address!r}: cannot join the Ray cluster: {error}{hint}") from None
         finally:
             if saved_wait is None:
                 os.environ.pop(wait_key, None)
@@ -96,3 +99,26 @@ def connect_ray(address: str | None, num_cpus: int, what: str = "algo rllib_ppo"
         if saved_niceness is None:
             os.environ.pop(niceness_key, None)
     return True
+
+
+FREE_CPU_WAIT_S = 5.0
+"""How long a run waits for CPUs an earlier run's actors may still be giving back."""
+
+
+def free_cpus_for(need: float, address: str | None, owned: bool, option: str) -> None:
+    """Wait up to :data:`FREE_CPU_WAIT_S` for ``need`` free CPUs in the connected Ray; else a ConfigError naming
+    ``option`` (the words before the advice: what asks for them) and where the CPUs were looked for. Ray would
+    otherwise wait for ever for actors it cannot place, with no word."""
+    import time
+
+    import ray
+
+    free = ray.available_resources().get("CPU", 0.0)
+    deadline = time.monotonic() + FREE_CPU_WAIT_S
+    while need > free + 1e-9 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        free = ray.available_resources().get("CPU", 0.0)
+    if need > free + 1e-9:
+        where = (f"the Ray cluster at {address!r}" if address is not None else
+                 "the Ray started here" if owned else "the Ray this process is connected to")
+        raise ConfigError(f"{option} need {need:g} CPUs, but {where} has {free:g} free; ask for fewer, or more CPUs")

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,8 +42,6 @@ from .sampler import Rollout, Sampler, SamplerLostError, make_env
 
 __all__ = ["RayCluster", "RaySamplers", "SamplerActor", "sampler_seed"]
 
-FREE_CPU_WAIT_S = 5.0
-"""How long the CPU check waits for CPUs that an earlier run's samplers are still releasing."""
 
 
 def sampler_seed(run_seed: int, index: int, update: int) -> int:
@@ -105,28 +102,19 @@ class RayCluster:
     def connect(cls, config: TrainConfig) -> RayCluster:
         """Join ``ray.address`` (or start Ray here) and check that ``ray.num_samplers`` samplers fit; a ConfigError
         names the problem (and Ray started here is stopped again)."""
-        from .ray_cluster import connect_ray
+        from .ray_cluster import connect_ray, free_cpus_for
 
         settings = config.ray
         owned = connect_ray(settings.address, settings.num_cpus, what="algo ppo_ray", needs_rllib=False)
         import ray
 
         cluster = cls(ray, owned)
-        need = settings.num_samplers * settings.sampler_cpus
-        free = ray.available_resources().get("CPU", 0.0)
-        deadline = time.monotonic() + FREE_CPU_WAIT_S
-        while need > free + 1e-9 and time.monotonic() < deadline:  # (an earlier run's samplers may still be leaving)
-            time.sleep(0.2)
-            free = ray.available_resources().get("CPU", 0.0)
-        if need > free + 1e-9:
+        try:  # (an earlier run's samplers may still be leaving)
+            free_cpus_for(settings.num_samplers * settings.sampler_cpus, settings.address, owned,
+                          f"ray.num_samplers: {settings.num_samplers} samplers of {settings.sampler_cpus:g} CPU each")
+        except ConfigError:
             cluster.close()
-            where = (f"the Ray cluster at {settings.address!r}" if settings.address is not None else
-                     "the Ray started here (ray.num_cpus)" if owned else "the Ray this process is connected to")
-            raise ConfigError(
-                f"ray.num_samplers: {settings.num_samplers} samplers of {settings.sampler_cpus:g} CPU each need "
-                f"{need:g} CPUs, but {where} has {free:g} free; use fewer samplers, a smaller ray.sampler_cpus, "
-                "or more CPUs"
-            )
+            raise
         return cluster
 
     def start_samplers(self, config: TrainConfig, deal_seed: int, league: Sequence[dict[str, torch.Tensor]],

@@ -51,7 +51,7 @@ from blackout_env import Rules
 
 from ..files import write_text_atomically
 from ..ppo.config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
-from ..ppo.ray_cluster import connect_ray, import_rllib
+from ..ppo.ray_cluster import connect_ray, free_cpus_for, import_rllib
 
 __all__ = ["load_rllib_policy", "train"]
 
@@ -80,6 +80,8 @@ def _check_supported(config: TrainConfig) -> None:
         "model.init_checkpoint": bool(config.model.init_checkpoint),
         "ppo.target_kl (RLlib has no KL early stop; set it to null)": config.ppo.target_kl is not None,
         "ppo.clip_vloss": config.ppo.clip_vloss,
+        "ppo.norm_adv: false (RLlib's PPO always normalises the advantages)": not config.ppo.norm_adv,
+        "run.checkpoint_minutes (the run keeps its latest checkpoint only)": bool(config.run.checkpoint_minutes),
         "env.reward other than score and zero_sum": config.env.reward not in ("score", "zero_sum"),
     }
     for what, used in refused.items():
@@ -279,6 +281,9 @@ def train(
         load_checkpoint(folder.checkpoint, rules)
     started_ray = connect_ray(config.rllib.address, config.rllib.num_cpus)
     try:
+        # one CPU per env runner (RLlib would wait for ever for runners it cannot place), before the folder is made
+        runners = config.rllib.num_env_runners
+        free_cpus_for(runners, config.rllib.address, started_ray, f"rllib.num_env_runners: {runners} env runners")
         from torch.utils.tensorboard import SummaryWriter
 
         from ..agents.policy_net import PolicyBot, save_checkpoint
