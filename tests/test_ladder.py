@@ -190,6 +190,7 @@ def test_pairwise_matches_stop_when_the_sprt_decides(tmp_path):
         assert "(SPRT: " in ladder.table()
         undecided = 6 - len(decided)
         assert play_pairwise(ladder, top=3, deals=60, sprt=SPRT(0, 1)) == undecided
+        assert play_pairwise(ladder, top=3, deals=60, sprt=SPRT(3, 4)) == 6  # other hypotheses: another question
 
 
 def test_every_agent_gets_its_obvious_moves_score_once_per_suite(tmp_path):

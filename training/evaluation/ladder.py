@@ -802,7 +802,7 @@ def play_pairwise(
     """Each of the ``top`` best agents against copies of each other one (``blackout eval``'s duplicate deals).
 
     A pair already stored with at least ``deals`` deals (or, with ``sprt``, stored with a
-    decision) is kept; the others are played (with the ladder's rules, seed and hands; with
+    decision of the same test) is kept; the others are played (with the ladder's rules, seed and hands; with
     ``sprt``, until the test decides or ``deals`` are played) and stored. Returns the number of pairs played.
     """
     from .tournament import evaluate
@@ -817,8 +817,10 @@ def play_pairwise(
     played = 0
     for a, b in itertools.permutations(best, 2):
         count, test = stored.get((a, b), (0, None))
-        if count >= deals or (sprt is not None and test is not None and json.loads(test)["decision"] is not None):
-            continue
+        decided = None if test is None else json.loads(test)
+        if count >= deals or (sprt is not None and decided is not None and decided["decision"] is not None
+                              and (decided["low"], decided["high"]) == (sprt.low, sprt.high)):
+            continue  # (a decision of other hypotheses answers another question: played again)
         agent, field = specs[a], specs[b]
         result = evaluate(
             {agent.name: agent.spec, field.name: field.spec}, ladder.rules, deals=deals, seed=ladder.seed,
