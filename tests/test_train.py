@@ -365,3 +365,19 @@ def test_reward_norm_table_divides_every_return_by_the_tables_hand_scale(tables)
         returns[norm] = sampler.collect(model, lambda: 0.0).returns
     assert returns["none"].abs().sum() > 0
     torch.testing.assert_close(returns["table"] * hand_scale(rules), returns["none"])
+
+
+def test_the_logged_hands_are_the_seats_at_the_table_with_a_table_distribution(tmp_path):
+    """A table distribution's games have seat columns for 7 players; the empty ones are not hands played."""
+    import csv
+
+    from blackout_training.ppo.trainer import train
+
+    logged = []
+    for name, tables in (("plain", []), ("tables", ["env.tables=[short]"])):
+        config = load_config(TINY, [f"run.out_dir={tmp_path}", f"run.name={name}", "env.observation=universal", *tables,
+                                    "ppo.total_steps=300", "eval.every_updates=0", "eval.final_deals=0"])
+        with open(train(config, log=lambda *_: None).run_dir / "metrics.csv") as handle:
+            row = next(csv.DictReader(handle))
+        logged.append((row["hands"], row["hand_score"], row["bid_made_rate"]))
+    assert logged[0] == logged[1]  # the same short 4-player games: the same hands, scores and bids made

@@ -159,7 +159,7 @@ class PPOConfig:
     lr: float = 3e-4
     """Adam learning rate, in (0, 1]."""
     anneal_lr: bool = True
-    """Decay the learning rate linearly to zero over ``total_steps`` (or the time limit)."""
+    """Decay the learning rate linearly over ``total_steps`` (or the time limit), to 2% of ``lr`` at the end."""
     gamma: float = 1.0
     """Discount between one seat's decisions; hands are independent, so 1.0 scores a hand undiscounted."""
     gae_lambda: float = 0.95

@@ -296,8 +296,9 @@ class Sampler:
             if batch.hand_over.any():
                 ended = np.flatnonzero(batch.hand_over)
                 hand_score_buf[t, ended] = batch.rewards[ended]
-                # statistics of the hands the learner played (all seats of self-play games)
-                played = opponents.learner_seats(ended)
+                # statistics of the hands the learner played (all seats of self-play games; a table of fewer
+                # players than the batch's seat columns leaves the rest empty: not hands)
+                played = opponents.learner_seats(ended) & (np.arange(hand_score_buf.shape[2]) < players_buf[t, ended, None])
                 hand_score_sum += float(batch.rewards[ended][played].sum())
                 hands_seen += int(played.sum())
                 bids_made += int(batch.bid_made[ended][played].sum())
