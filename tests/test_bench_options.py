@@ -10,6 +10,7 @@ from blackout_training.cli import main
     (["engine", "--games", "1", "--hands", "1", "--repeats", "1", "--players", "3", "9"], "--players 9: num_players"),
     (["endgame", "--positions", "2", "--tricks", "3", "11"], "--tricks 11: the rules' largest hand has 10 cards"),
     (["aec", "--steps", "50", "--repeats", "1", "--tricks", "14"], "--tricks 14: at 4 players OpenSpiel's oh_hell"),
+    (["aec", "--steps", "50", "--repeats", "1", "--players", "8"], "num_players: must be in 3..7"),
     (["vector", "--games", "4", "--seconds", "nan"], "--seconds must be a positive finite number"),
     (["batched", "--games", "4", "--seconds", "1e-9"], "--seconds must be a positive finite number"),
     (["train", "--seconds", "0.001", "--engine-seconds", "nan"], "--engine-seconds must be a positive finite number"),
@@ -33,3 +34,9 @@ def test_a_json_link_to_a_missing_folder_is_refused_before_measuring(tmp_path, c
     link.symlink_to(tmp_path / "missing" / "figures.json")
     assert main(["bench", "engine", "--games", "1", "--hands", "1", "--repeats", "1", "--json", str(link)]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_aec_at_6_players_runs_with_openspiel_skipped_and_its_default_tricks(capsys):
+    assert main(["bench", "aec", "--players", "6", "--steps", "10", "--repeats", "1", "--skip", "openspiel", "gym",
+                 "trivial", "env", "raw_env"]) == 0
+    assert "6 players" in capsys.readouterr().out

@@ -222,7 +222,7 @@ class RolloutPolicy:
         return {int(a): float(v) for a, v in zip(legal, means)}
 
 
-def load_ppo_rollout(argument: str | None, rules: Rules | None, seed: int | None) -> RolloutPolicy:
+def load_ppo_rollout(argument: str | None, rules: Rules | None, seed: int | None) -> RolloutPolicy | SeededPolicy:
     """The loader behind the policy spec ``ppo+rollout`` (``blackout_env.agents.policies``)."""
     spec = "ppo+rollout" if argument is None else f"ppo+rollout:{argument}"
     options = parse_options(argument, spec)

@@ -53,18 +53,18 @@ DEEP_OPTIONS = {"simulations": 1600, "endgame": 3}
 every simulation solved exactly, there without the margin (``endgame_margin``: docs/ismcts.md, "The strongest bot")."""
 
 
-def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot:
+def load_ppo_search(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot | SeededPolicy:
     """The loader behind the policy spec ``ppo+search`` (``blackout_env.agents.policies``)."""
     return _load("ppo+search", argument, rules, seed, {"simulations": DEFAULT_SIMULATIONS})
 
 
-def load_ppo_search_deep(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot:
+def load_ppo_search_deep(argument: str | None, rules: Rules | None, seed: int | None) -> ISMCTSBot | SeededPolicy:
     """The loader behind ``ppo+search-deep``: ``ppo+search`` at :data:`DEEP_OPTIONS` unless the spec says otherwise."""
     return _load("ppo+search-deep", argument, rules, seed, DEEP_OPTIONS)
 
 
 def _load(name: str, argument: str | None, rules: Rules | None, seed: int | None,
-          defaults: dict[str, int]) -> ISMCTSBot:
+          defaults: dict[str, int]) -> ISMCTSBot | SeededPolicy:
     spec = name if argument is None else f"{name}:{argument}"
     options = parse_options(argument, spec)
     checkpoint = pop_file(options, "checkpoint", spec)

@@ -214,10 +214,6 @@ def _skip_name(target: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     check_positive(steps=args.steps, repeats=args.repeats, tricks=args.tricks)
-    most = (52 - 1) // args.players  # OpenSpiel's oh_hell deals a fixed hand and turns a card for trump
-    if args.tricks > most:
-        raise ValueError(f"--tricks {args.tricks}: at {args.players} players OpenSpiel's oh_hell deals at most {most} "
-                         "cards each (one card is left to turn)")
     check_output_file(args.json)
     rules = Rules.resolve(args.rules)
     if args.players != rules.num_players:
@@ -238,6 +234,11 @@ def run(args: argparse.Namespace) -> int:
         import pyspiel  # noqa: F401
         import shimmy  # noqa: F401
 
+        if "openspiel" not in skip:  # --tricks sizes its hands only: checked before anything is timed
+            most = (52 - 1) // rules.num_players  # it deals a fixed hand and turns a card for trump
+            if args.tricks > most:
+                raise ValueError(f"--tricks {args.tricks}: at {rules.num_players} players OpenSpiel's oh_hell deals at "
+                                 f"most {most} cards each (one card is left to turn); or --skip openspiel")
         targets["openspiel"] = lambda: _openspiel(rules.num_players, args.tricks, max(steps // 10, 1), seed)
     except ImportError:
         print("openspiel: skipped (pip install open_spiel shimmy[openspiel] to compare)")

@@ -274,6 +274,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--opponent: {error}") from None
     plot_path = Path(args.plot) if args.plot else Path(args.out_dir) / "strength_curve.png"
     if args.plot:
+        try:  # (the plot makes its folder: so does the check)
+            Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(f"--plot {args.plot!r}: its folder cannot be made ({error.strerror or error})") from None
         check_output_file(args.plot, "--plot")
 
     def log(line: str) -> None:

@@ -105,7 +105,7 @@ FREE_CPU_WAIT_S = 5.0
 """How long a run waits for CPUs an earlier run's actors may still be giving back."""
 
 
-def free_cpus_for(need: float, address: str | None, owned: bool, option: str) -> None:
+def free_cpus_for(need: float, address: str | None, owned: bool, option: str, advice: str) -> None:
     """Wait up to :data:`FREE_CPU_WAIT_S` for ``need`` free CPUs in the connected Ray; else a ConfigError naming
     ``option`` (the words before the advice: what asks for them) and where the CPUs were looked for. Ray would
     otherwise wait for ever for actors it cannot place, with no word."""
@@ -119,6 +119,6 @@ def free_cpus_for(need: float, address: str | None, owned: bool, option: str) ->
         time.sleep(0.2)
         free = ray.available_resources().get("CPU", 0.0)
     if need > free + 1e-9:
-        where = (f"the Ray cluster at {address!r}" if address is not None else
-                 "the Ray started here" if owned else "the Ray this process is connected to")
-        raise ConfigError(f"{option} need {need:g} CPUs, but {where} has {free:g} free; ask for fewer, or more CPUs")
+        where = ("the Ray started here" if owned else f"the Ray cluster at {address!r}" if address is not None else
+                 "the Ray this process is connected to")
+        raise ConfigError(f"{option} need {need:g} CPUs, but {where} has {free:g} free; {advice}")

@@ -111,7 +111,8 @@ class RayCluster:
         cluster = cls(ray, owned)
         try:  # (an earlier run's samplers may still be leaving)
             free_cpus_for(settings.num_samplers * settings.sampler_cpus, settings.address, owned,
-                          f"ray.num_samplers: {settings.num_samplers} samplers of {settings.sampler_cpus:g} CPU each")
+                          f"ray.num_samplers: {settings.num_samplers} samplers of {settings.sampler_cpus:g} CPU each",
+                          "use fewer samplers, a smaller ray.sampler_cpus, or more CPUs (ray.num_cpus here)")
         except ConfigError:
             cluster.close()
             raise

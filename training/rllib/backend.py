@@ -283,7 +283,8 @@ def train(
     try:
         # one CPU per env runner (RLlib would wait for ever for runners it cannot place), before the folder is made
         runners = config.rllib.num_env_runners
-        free_cpus_for(runners, config.rllib.address, started_ray, f"rllib.num_env_runners: {runners} env runners")
+        free_cpus_for(runners, config.rllib.address, started_ray, f"rllib.num_env_runners: {runners} env runners",
+                      "use fewer env runners, or more CPUs (rllib.num_cpus here)")
         from torch.utils.tensorboard import SummaryWriter
 
         from ..agents.policy_net import PolicyBot, save_checkpoint
