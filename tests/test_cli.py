@@ -69,49 +69,17 @@ def test_options_a_command_cannot_honour_are_one_line_naming_them(argv, message,
     assert len(captured.err.strip().splitlines()) == 1 and afile.read_text() == "x"
 
 
-SIGTERM_IN_A_CALLBACK = """
-import os, signal, sys, time, weakref
-import blackout_training.cli as cli
-cli._MAIN_PID = os.getpid()
-signal.signal(signal.SIGTERM, cli._terminated)
-if sys.argv[1] == "hook":
-    sys.unraisablehook = cli._redeliver
-def callback(ref):
-    signal.raise_signal(signal.SIGTERM)  # the handler runs inside this callback, where Python drops its exit
-    for _ in range(1000):
-        len([])
-class Thing:
-    pass
-thing = Thing()
-ref = weakref.ref(thing, callback)
-del thing
-deadline = time.monotonic() + 5
-while time.monotonic() < deadline:
-    time.sleep(0.001)
-print("went on")
-"""
-
-
-@pytest.mark.parametrize("hook", ["hook", "none"])
-def test_a_sigterm_dropped_by_a_weakref_callback_is_delivered_again(hook):
-    """The handler's exit raised inside a weakref callback (as happened under h5py's writes) is dropped by
-    Python; the CLI's unraisable hook sends SIGTERM again, so the run still stops (without it: it went on)."""
-    done = subprocess.run([sys.executable, "-c", SIGTERM_IN_A_CALLBACK, hook], capture_output=True, text=True,
-                          timeout=60)
-    if hook == "hook":
-        assert done.returncode == 143 and "went on" not in done.stdout and not done.stderr
-    else:
-        assert done.returncode == 0 and "went on" in done.stdout and "Exception ignored" in done.stderr
-
-
-SIGINT_IN_A_CALLBACK = """
+SIGNAL_IN_A_CALLBACK = """
 import os, signal, sys, time, weakref
 import blackout_training.cli as cli
 cli._MAIN_PID, cli._running = os.getpid(), True
+number = getattr(signal, sys.argv[2])
+if number == signal.SIGTERM:
+    signal.signal(signal.SIGTERM, cli._terminated)
 if sys.argv[1] == "hook":
     sys.unraisablehook = cli._redeliver
 def callback(ref):
-    signal.raise_signal(signal.SIGINT)  # Ctrl-C: its KeyboardInterrupt is raised inside this callback and dropped
+    signal.raise_signal(number)  # its handler raises inside this callback, where Python drops the exception
     for _ in range(1000):
         len([])
 class Thing:
@@ -129,10 +97,25 @@ except KeyboardInterrupt:
 """
 
 
+def _signal_in_a_callback(hook: str, signal_name: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SIGNAL_IN_A_CALLBACK, hook, signal_name], capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.parametrize("hook", ["hook", "none"])
+def test_a_sigterm_dropped_by_a_weakref_callback_is_delivered_again(hook):
+    """The handler's exit raised inside a weakref callback (as happened under h5py's writes) is dropped by
+    Python; the CLI's unraisable hook sends SIGTERM again, so the run still stops (without it: it went on)."""
+    done = _signal_in_a_callback(hook, "SIGTERM")
+    if hook == "hook":
+        assert done.returncode == 143 and "went on" not in done.stdout and not done.stderr
+    else:
+        assert done.returncode == 0 and "went on" in done.stdout and "Exception ignored" in done.stderr
+
+
 @pytest.mark.parametrize("hook", ["hook", "none"])
 def test_a_ctrl_c_dropped_by_a_weakref_callback_is_delivered_again(hook):
-    done = subprocess.run([sys.executable, "-c", SIGINT_IN_A_CALLBACK, hook], capture_output=True, text=True,
-                          timeout=60)
+    done = _signal_in_a_callback(hook, "SIGINT")
     if hook == "hook":
         assert done.stdout.strip() == "interrupted" and not done.stderr
     else:
