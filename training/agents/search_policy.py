@@ -10,8 +10,8 @@ forward pass of the network per decision.
 Spec: ``ppo+search`` or ``ppo+search:simulations=400,prior_weight=1,checkpoint=PATH``
 (any other option of ``ismcts``; 400 simulations by default, 100 fewer than
 ``ismcts``, so that with the network's pass it takes less time per decision
-than OpenSpiel's C++ IS-MCTS at 500: 0.81x its CPU time, 0.96-1.07x at 500
-(docs/ismcts.md, "An agent that beats OpenSpiel's IS-MCTS"); ``checkpoint`` defaults to the shipped generalist, so
+than OpenSpiel's C++ IS-MCTS at 500: 0.73x-0.82x its CPU time, where 500 of its own take 0.94x
+(docs/ismcts.md, "Speed"); ``checkpoint`` defaults to the shipped generalist, so
 ``ppo+search`` plays every table ``ppo`` plays; ``checkpoint=training/agents/checkpoints/ppo_standard_4p.pt``
 guides it with the standard 4-player specialist instead, at that table only).
 ``prior_margin=M`` keeps the network's own choice unless the search's is more than M better in mean
