@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume", action="store_true", help="continue the run in the run folder from its checkpoint")
     parser.add_argument("--force", action="store_true", help="delete a run already in the run folder and start over")
-    parser.add_argument("--device", default=None, help="auto (CUDA when present), cpu or cuda (overrides run.device)")
+    parser.add_argument("--device", default=None, help="auto (CUDA when present), cpu, cuda or cuda:N (overrides run.device)")
     parser.add_argument(
         "--init-dataset", default=None, metavar="NAME",
         help="start from a behaviour clone of this Minari dataset (blackout dataset create; docs/datasets.md): "
