@@ -58,3 +58,14 @@ def test_the_docs_page_shows_every_recipe_verbatim() -> None:
     assert sorted(blocks) == RECIPES
     for name, code in blocks.items():
         assert code == (EXAMPLES / name).read_text(encoding="utf-8"), f"docs/libraries.md differs from docs/examples/{name}"
+
+
+@pytest.mark.slow
+def test_the_seeded_tianshou_recipe_prints_the_same_twice() -> None:
+    """Its DQN's exploration and the random opponents draw from numpy's global generator: seeded too."""
+    for module in NEEDS["tianshou_multiagent.py"]:
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed (pip install -e '.[dev]')")
+    runs = [subprocess.run([sys.executable, str(EXAMPLES / "tianshou_multiagent.py")], capture_output=True, text=True,
+                           timeout=600, cwd=ROOT).stdout for _ in range(2)]
+    assert runs[0] == runs[1] and PRINTS["tianshou_multiagent.py"] in runs[0]

@@ -29,6 +29,7 @@ def make_env() -> PettingZooEnv:
 
 
 torch.manual_seed(0)
+np.random.seed(0)  # the DQN's exploration and the random opponents draw from numpy's global generator
 env = make_env()
 observation_space = env.observation_space["observation"]
 net = Net(state_shape=observation_space.shape, action_shape=env.action_space.n, hidden_sizes=[64, 64])
