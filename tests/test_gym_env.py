@@ -241,3 +241,32 @@ def test_human_render_mode_draws_at_reset_and_after_every_step_once(capsys):
 def test_spectator_must_be_true_or_false():
     with pytest.raises(ValueError, match="spectator: expected True or False, got 'yes'"):
         BlackoutGymEnv(spectator="yes")
+
+
+def test_an_opponent_that_fails_ends_the_episode_and_the_learners_next_action_is_never_played_in_its_seat():
+    calls = {"n": 0}
+
+    def flaky(view):
+        calls["n"] += 1
+        return 999 if calls["n"] == 1 else view.legal_actions[0]
+
+    env = gym.make("blackout_env:blackout/Blackout-v0", opponents=flaky, learner_seat=3)
+    with pytest.raises(IllegalActionError, match="chose 999"):
+        env.reset(seed=0)
+    aec = env.unwrapped.aec_env
+    with pytest.raises(RuntimeError, match="an opponent failed"):
+        env.step(52)
+    assert all(aec.infos[agent]["bid"] == -1 for agent in aec.possible_agents[1:])  # nothing played for seat 1
+    env.reset(seed=1)  # a new episode plays on
+    assert env.unwrapped.learner_seat == 3
+
+
+def test_hand_over_reports_every_hand_that_ends_during_a_step():
+    for seat in range(4):
+        env = gym.make("blackout_env:blackout/Blackout-v0", learner_seat=seat)
+        _, info = env.reset(seed=seat)
+        ended, terminated = 0, False
+        while not terminated:
+            _, _, terminated, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+            ended += info["hand_over"]
+        assert ended == len(env.unwrapped.rules.hand_sizes), seat

@@ -16,7 +16,8 @@ the learner's turn again or the episode is over.
   never divides by zero).
 - Info: the learner's AEC info (``blackout_env.envs.aec.INFO_KEYS``: ``seat``,
   ``round``, ``hand_size``, ``bid`` (-1 before it bids), ``tricks_won``,
-  ``score``, ``hand_over``, ``last_hand_round``/``_bid``/``_tricks``/``_score``,
+  ``score``, ``hand_over`` (here: a hand ended during this step, by the learner's card or the
+  opponents'), ``last_hand_round``/``_bid``/``_tricks``/``_score``,
   ``illegal_action``), then ``action_mask`` and ``learner_seat``: the same keys
   with one type and shape at every step, so ``gym.make_vec`` (sync and async)
   stacks them.
@@ -144,7 +145,7 @@ class BlackoutGymEnv(gym.Env):
         self.action_space = spaces.Discrete(rules.num_actions)
         self.learner_seat: int = 0 if learner_seat == "random" else int(learner_seat)
         """The learner's seat in the current episode."""
-        self._over = True
+        self._over, self._hand_over = True, False
         self._learner: str | None = None
 
     @property
@@ -181,8 +182,8 @@ class BlackoutGymEnv(gym.Env):
         self._aec.render_seat = seat
         for opponent, bot_seed in zip(self._opponents, bot_seeds):
             opponent.seed(bot_seed)
-        self._over = False
-        self._play_opponents()
+        self._over, self._hand_over = False, False
+        self._play_opponents_or_stop()
         if self.render_mode == "human":
             self.render()
         return self._observation(), self._info()
@@ -190,11 +191,13 @@ class BlackoutGymEnv(gym.Env):
     def step(self, action: Any):
         """The learner acts; then the opponents play until the learner's turn or the end."""
         if self._over:
-            raise RuntimeError("step() with no episode running (not reset yet, or the episode ended): call reset()")
+            raise RuntimeError("step() with no episode running (not reset yet, the episode ended, or an opponent "
+                               "failed): call reset()")
         aec = self._aec
         aec.step(action)  # raises IllegalActionError (nothing changed) under illegal_action="raise"
+        self._hand_over = bool(aec.infos[self._learner]["hand_over"])
         # The learner's reward: what the AEC env paid it in its own step and in the opponents' steps that follow.
-        reward = float(aec.rewards[self._learner]) + self._play_opponents()
+        reward = float(aec.rewards[self._learner]) + self._play_opponents_or_stop()
         terminated = aec.terminations[self._learner]
         self._over = terminated  # (False until now: step() refuses to run after the end)
         if self.render_mode == "human":
@@ -223,6 +226,15 @@ class BlackoutGymEnv(gym.Env):
         self._aec.close()
 
     # -------------------------------------------------------------- helpers
+    def _play_opponents_or_stop(self) -> float:
+        """:meth:`_play_opponents`; an opponent that fails (raises, or chooses an illegal action) ends the episode:
+        the turn is still the opponent's, and the learner's next action must not be played in its seat."""
+        try:
+            return self._play_opponents()
+        except BaseException:
+            self._over = True
+            raise
+
     def _play_opponents(self) -> float:
         """Let the opponents act until the learner's turn or the end; returns the learner's reward meanwhile."""
         aec = self._aec
@@ -244,6 +256,7 @@ class BlackoutGymEnv(gym.Env):
                 )
             aec.step(action)
             reward += aec.rewards[learner]
+            self._hand_over |= bool(aec.infos[learner]["hand_over"])  # (the next move clears the AEC env's flag)
         return reward
 
     def _observation(self) -> np.ndarray:
@@ -251,6 +264,7 @@ class BlackoutGymEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         info = dict(self._aec.infos[self._learner])  # flat: every value an int or a bool
+        info["hand_over"] = self._hand_over  # a hand ended in this step: the learner's move or the opponents'
         info["action_mask"] = self._aec.observe(self._learner)["action_mask"]
         info["learner_seat"] = self.learner_seat
         return info
