@@ -107,6 +107,7 @@ def test_given_decks_are_used_and_missing_rounds_are_shuffled():
         ([["AS"] * 52], "sequence of card ints"),
         ([[str(c) for c in range(52)]], "sequence of card ints"),
         ([[float(c) for c in range(52)]], "sequence of card ints"),
+        ([np.arange(52, dtype=float)], r"sequence of card ints, got array\(\[ ?0\., 1\., 2\.[^\n]*$"),
         (["0123"], "got the string"),
         ({3: list(range(52))}, "round 3 does not exist"),
         (7, "expected a list of deck orders"),

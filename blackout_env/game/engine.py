@@ -199,7 +199,8 @@ def _check_deck(order: Any, size: int, name: str) -> list[int]:
         if any(isinstance(c, (bool, np.bool_)) for c in order):
             raise TypeError
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: a deck order is a sequence of card ints, got {order!r:.80}") from None
+        shown = " ".join(repr(order).split())  # one line (numpy's repr breaks long arrays)
+        raise ValueError(f"{name}: a deck order is a sequence of card ints, got {shown:.80}") from None
     if len(cards) != size or sorted(cards) != list(range(size)):
         counts: dict[int, int] = {}
         for c in cards:
