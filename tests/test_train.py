@@ -381,3 +381,16 @@ def test_the_logged_hands_are_the_seats_at_the_table_with_a_table_distribution(t
             row = next(csv.DictReader(handle))
         logged.append((row["hands"], row["hand_score"], row["bid_made_rate"]))
     assert logged[0] == logged[1]  # the same short 4-player games: the same hands, scores and bids made
+
+
+def test_a_resume_may_change_where_ray_runs_but_not_what_is_learned(tmp_path):
+    from blackout_training.ppo.run_folder import RunFolderError, check_run_folder, write_config
+
+    config = load_config(TINY, [f"run.out_dir={tmp_path}"])
+    (tmp_path / "tiny").mkdir()
+    write_config(tmp_path / "tiny", config)
+    moved = load_config(TINY, [f"run.out_dir={tmp_path}", "ray.address=10.0.0.6:6379", "rllib.address=10.0.0.6:6379",
+                               "ray.num_cpus=8", "rllib.num_cpus=8"])
+    assert check_run_folder(moved, resume=True, force=False).path == tmp_path / "tiny"
+    with pytest.raises(RunFolderError, match="ray.num_samplers was"):
+        check_run_folder(load_config(TINY, [f"run.out_dir={tmp_path}", "ray.num_samplers=3"]), resume=True, force=False)

@@ -47,6 +47,10 @@ CONFIG_NAME = "config.yaml"
 # Keys a resumed run may change: how long and where it runs, not what it learns. The folder that the new
 # run.out_dir and run.name name is the run (a run folder may be moved or copied, e.g. to another machine).
 RESUMABLE_CHANGES = {
+    "ray.address",  # where Ray runs (a cluster's head may come back at another address), not what is learned
+    "ray.num_cpus",
+    "rllib.address",
+    "rllib.num_cpus",
     "run.out_dir",
     "run.name",
     "run.time_limit_minutes",
