@@ -449,11 +449,10 @@ def absolute_paths(spec: str) -> str:
         return f"{name}:{os.path.abspath(os.path.expanduser(path.strip()))}"
     if not options:
         return spec
-    files = dict(options)
     items = []
     for item in parse_spec(spec)[1].split(","):  # type: ignore[union-attr]
         key, sep, value = item.partition("=")
-        if sep and key in files and value.strip():
+        if sep and value.strip() and names_file(key, value):
             item = f"{key}={os.path.abspath(os.path.expanduser(value.strip()))}"
         items.append(item)
     return f"{name}:{','.join(items)}"

@@ -250,11 +250,7 @@ class Ladder:
 
     def check_agent(self, spec: str) -> str | None:
         """Load ``spec`` under the ladder's rules (an unknown spec or a checkpoint for other rules raises); its hash."""
-        try:
-            load_policy(spec, self.rules, None)
-        except ValueError as error:
-            raise LadderError(f"agent {spec!r}: {error}") from None
-        return checkpoint_sha256(spec)
+        return _checked_agent(spec, self.rules)
 
     def add_agent(self, spec: str, name: str | None = None) -> AgentRow:
         """Register an agent (checked by loading it) and return it; the same name and spec again returns the stored row.
@@ -554,6 +550,15 @@ class Ladder:
         self.close()
 
 
+def _checked_agent(spec: str, rules: Rules) -> str | None:
+    """Load ``spec`` under ``rules`` (LadderError naming it when it does not load); its checkpoint's hash."""
+    try:
+        load_policy(spec, rules, None)
+    except ValueError as error:
+        raise LadderError(f"agent {spec!r}: {error}") from None
+    return checkpoint_sha256(spec)
+
+
 def _code(name: str) -> str:
     """An agent's name as Markdown code in a table cell, whatever characters it holds."""
     name = " ".join(name.split()).replace("|", "\\|")  # a line break or a bar would end the cell
@@ -665,14 +670,8 @@ def create_ladder(
     creation leaves no file."""
     path = Path(path)
     rules = Rules.resolve(rules)
-    rows = []
-    for spec in agents:
-        spec = absolute_paths(spec.strip())
-        try:
-            load_policy(spec, rules, None)
-        except ValueError as error:
-            raise LadderError(f"agent {spec!r}: {error}") from None
-        rows.append((spec, spec, __version__, checkpoint_sha256(spec), _now()))
+    specs = [absolute_paths(spec.strip()) for spec in agents]
+    rows = [(spec, spec, __version__, _checked_agent(spec, rules), _now()) for spec in specs]
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
         raise LadderError(f"deals: must be a positive integer, got {deals!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
