@@ -188,6 +188,18 @@ def test_an_eval_opponent_that_cannot_play_one_of_the_eval_rules_is_refused_befo
     assert not out.exists()
 
 
+def test_resuming_a_finished_run_replaces_its_final_evaluation_row(tmp_path):
+    import csv
+
+    out = tmp_path / "runs"
+    args = train_args(out, "eval.final_deals=1")
+    assert main(args) == 0
+    assert main([*args, "--resume"]) == 0  # nothing left to train: the final evaluation is made again
+    with (out / "tiny" / "eval.csv").open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert [row["final"] for row in rows] == ["1"]
+
+
 def test_a_resume_does_not_read_the_starting_checkpoint_again(tmp_path, capsys):
     first, second = tmp_path / "first", tmp_path / "second"
     assert main(train_args(first)) == 0

@@ -30,14 +30,16 @@ EVAL_FIELDS = [
 
 
 class CsvLog:
-    """An append-only CSV file; on resume, rows after the checkpoint's update are dropped."""
+    """An append-only CSV file; on resume, rows after the checkpoint's update are dropped, and so are
+    final rows (``final`` 1) when ``drop_final``: a resumed run makes its own final evaluation."""
 
-    def __init__(self, path: Path, fields: list[str], keep_through_update: int | None) -> None:
+    def __init__(self, path: Path, fields: list[str], keep_through_update: int | None, drop_final: bool = False) -> None:
         self.path, self.fields = path, fields
         rows: list[dict[str, str]] = []
         if keep_through_update is not None and path.is_file():
             with path.open(newline="", encoding="utf-8") as file:
-                rows = [row for row in csv.DictReader(file) if int(row["update"]) <= keep_through_update]
+                rows = [row for row in csv.DictReader(file)
+                        if int(row["update"]) <= keep_through_update and not (drop_final and row.get("final") == "1")]
         with path.open("w", newline="", encoding="utf-8") as file:
             writer = csv.DictWriter(file, fieldnames=fields)
             writer.writeheader()

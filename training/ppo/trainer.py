@@ -215,7 +215,7 @@ def train(
         log(f"resuming {run_dir} at update {update}, {global_step:,} decisions")
     keep = update if resuming else None
     metrics_log = CsvLog(run_dir / "metrics.csv", METRIC_FIELDS, keep)
-    eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep)
+    eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep, drop_final=True)  # (its final row is made again)
     writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=global_step if resuming else None)
 
     last_eval = "-"

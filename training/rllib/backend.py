@@ -315,7 +315,7 @@ def train(
             algo.env_runner_group.foreach_env_runner(lambda runner: runner.set_league(snapshots, fraction))
         keep = update if folder.resuming else None
         metrics_log = CsvLog(run_dir / "metrics.csv", METRIC_FIELDS, keep)
-        eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep)
+        eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep, drop_final=True)
         writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=global_step if folder.resuming else None)
         checkpoint_path = run_dir / CHECKPOINT_NAME
         eval_opponent = config.eval.opponent
