@@ -158,3 +158,13 @@ def test_bad_options_are_refused_naming_the_spec():
         assert "ppo+rollout" in str(error.value)
     with pytest.raises(ValueError, match="greedy"):
         RolloutPolicy(load_policy_bot(rules=rules, greedy=False))
+
+
+def test_a_belief_so_large_that_every_weight_overflows_weighs_the_deals_alike():
+    # belief=1e305 times a log-likelihood below zero is -inf for every deal: the values stay finite.
+    rules = Rules.preset("standard")
+    game = _game_at(rules, seed=4, round_index=7, actions=2)
+    view = game.view(game.current_player)
+    policy = RolloutPolicy(load_policy_bot(rules=rules), samples=6, phases="all", belief=1e305, seed=11)
+    values = policy.action_values(view)
+    assert set(values) == set(view.legal_actions) and all(np.isfinite(v) for v in values.values())

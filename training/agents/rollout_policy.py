@@ -68,6 +68,17 @@ def _non_negative(name: str, value: Any) -> float:
     return float(value)
 
 
+def _normalized_weights(log_weight: np.ndarray) -> np.ndarray:
+    """Weights proportional to ``exp(log_weight)``, summing to 1. A log weight of -inf (a deal the bids
+    rule out, or a ``belief`` so large that the product overflowed) weighs nothing; when every one is
+    -inf the deals weigh the same (no deal is told apart from another)."""
+    finite = np.isfinite(log_weight)
+    if not finite.any():
+        return np.full(len(log_weight), 1.0 / len(log_weight))
+    weights = np.where(finite, np.exp(np.where(finite, log_weight, 0.0) - log_weight[finite].max()), 0.0)
+    return weights / weights.sum()
+
+
 class RolloutPolicy:
     """A network (a :class:`PolicyBot`) whose decisions are improved by playouts of the network itself.
 
@@ -186,7 +197,8 @@ class RolloutPolicy:
             if action >= rules.num_cards and self.belief > 0:
                 log_policy = self._log_policy(env.observe(), env.action_mask(), rules)
                 column = int(self._own_action(np.array([action]), rules)[0])
-                log_weight += self.belief * log_policy[:, column].numpy()
+                with np.errstate(over="ignore"):  # (a huge belief: -inf, which weighs nothing)
+                    log_weight += self.belief * log_policy[:, column].numpy().astype(np.float64)
             env.step(np.full(games, action), observe=False)
         me = view.player
         if (env.current_player != me).any():  # pragma: no cover - the deals reproduce the view's moment
@@ -216,8 +228,7 @@ class RolloutPolicy:
             playing &= ~finished
 
         per_sample = log_weight.reshape(samples, len(legal))[:, 0]  # the same deal for every action
-        weights = np.exp(per_sample - per_sample.max())
-        weights /= weights.sum()
+        weights = _normalized_weights(per_sample)
         means = weights @ hand_scores.reshape(samples, len(legal))
         return {int(a): float(v) for a, v in zip(legal, means)}
 
