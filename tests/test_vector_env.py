@@ -262,11 +262,16 @@ def test_opponent_specs_that_name_no_policy_are_refused(opponents: object, messa
         ({"illegal_action": "penalize"}, "only 'raise'"),
         ({"render_mode": "human"}, "does not render"),
         ({"episode": "set"}, "episode"),
+        ({"illegal_reward": -5.0}, "illegal_reward: the vector env raises"),
+        ({"spectator": True}, "spectator: the vector env does not render"),
     ],
 )
 def test_bad_options_are_refused(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         BlackoutVectorEnv(2, opponents="random", **kwargs)
+    with pytest.raises(ValueError, match=message):  # gym.make_vec passes them on as given
+        gym.make_vec("blackout_env:blackout/Blackout-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                     opponents="random", **kwargs)
 
 
 def test_an_illegal_learner_action_names_game_seat_and_action_and_steps_nothing() -> None:

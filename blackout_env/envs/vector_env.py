@@ -135,6 +135,7 @@ class BlackoutVectorEnv(VectorEnv):
             next step overwrites (faster: copy what you keep), as Gymnasium's ``copy`` of vector envs.
         observation: ``"rules"`` (the rules-sized vector) or ``"universal"`` (one size for every rule set).
         seed: seeds the decks, the learner seats and the random opponents (``reset(seed=...)`` reseeds).
+        illegal_reward, spectator: the single env's; refused here (no penalty, no rendering), by name.
     """
 
     metadata = {"autoreset_mode": _SAME_STEP, "render_modes": []}
@@ -153,7 +154,17 @@ class BlackoutVectorEnv(VectorEnv):
         copy: bool = True,
         observation: str = "rules",
         seed: int | None = None,
+        illegal_reward: float | None = None,
+        spectator: bool | None = None,
     ) -> None:
+        # (the single env's options, which gym.make_vec passes on: refused by name, not with a TypeError)
+        if illegal_reward is not None:
+            raise ValueError(
+                f"illegal_reward: the vector env raises on an illegal action and gives no penalty (got {illegal_reward!r}); "
+                "use the single env (illegal_action='penalize') for a penalty"
+            )
+        if spectator is not None:
+            raise ValueError(f"spectator: the vector env does not render (got {spectator!r}); use BlackoutGymEnv")
         observation = observation_kind(observation)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: expected a positive int (how many games), got {num_envs!r}")
