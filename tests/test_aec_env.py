@@ -378,6 +378,9 @@ def test_bad_reset_options():
         e.reset(options={"shuffle": True})
     with pytest.raises(ValueError, match="reset: option 'deck' is not a permutation"):
         e.reset(options={"deck": [0] * 52})
+    order = blackout_env.deck_order([["AS"], ["KS"], ["2C"], ["3D"]], dealer=2, turned_card="5H")
+    with pytest.raises(ValueError, match=r"^reset: option 'deck': the deck was built by deck_order for dealer 2"):
+        raw_env(rules="single-hand").reset(options={"deck": order, "first_dealer": 0})
     e.reset(seed=0, options={"options": 1})  # PettingZoo api_test's placeholder is taken
     hand = raw_env(episode="hand")
     with pytest.raises(ValueError, match="'round' must be a hand of the match, 0..9, got 10"):

@@ -441,13 +441,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             deck = options["deck"]
             checked = _check_deck(deck, rules.deck_size, "reset: option 'deck'")
             decks = {start_round: deck if isinstance(deck, DeckOrder) else checked}  # a DeckOrder keeps its dealer
-        return BlackoutGame(
-            rules,
-            seed=int(rng.integers(2**63)),
-            decks=decks,
-            first_dealer=options.get("first_dealer"),
-            start_round=start_round,
-        )
+        try:
+            return BlackoutGame(
+                rules,
+                seed=int(rng.integers(2**63)),
+                decks=decks,
+                first_dealer=options.get("first_dealer"),
+                start_round=start_round,
+            )
+        except ValueError as error:  # a DeckOrder for another dealer: named as the caller gave it
+            engine_name = f"decks[{start_round}]: "
+            if "deck" not in options or not str(error).startswith(engine_name):
+                raise
+            raise ValueError(f"reset: option 'deck': {str(error)[len(engine_name):]}") from None
 
     # --------------------------------------------------------------- step
     def step(self, action: Any) -> None:
