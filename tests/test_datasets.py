@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -290,6 +291,15 @@ def test_cli_refuses_an_existing_name_with_a_clear_error(capsys):
     assert main(argv) == 0
     assert main(argv) == 2
     assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["minari", "h5py"])
+def test_cli_without_the_datasets_extra_names_what_to_install(capsys, monkeypatch, minari_root, module):
+    monkeypatch.setitem(sys.modules, module, None)  # (import fails as for a module not installed)
+    assert main(["dataset", "create", "--name", NAME, "--policy", "random", "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"needs the module {module!r}" in err and "blackout-rl[datasets]" in err and "Traceback" not in err
+    assert not minari_root.exists() or not any(minari_root.iterdir())
 
 
 # ------------------------------------------------------------------ from a game log

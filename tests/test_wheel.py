@@ -136,3 +136,13 @@ def test_user_training_package_and_blackout_training_import_side_by_side(install
     )
     result = _run_beside_user_training(installed, tmp_path, [str(python), "-c", code])
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout + result.stderr
+
+
+def test_the_datasets_extra_installs_what_writing_an_hdf5_dataset_needs():
+    # blackout dataset writes Minari's HDF5 format, which needs h5py: minari[create] alone does not bring it.
+    tomllib = pytest.importorskip("tomllib")
+    from packaging.requirements import Requirement
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (minari,) = [Requirement(line) for line in extras["datasets"] if Requirement(line).name == "minari"]
+    assert "hdf5" in minari.extras

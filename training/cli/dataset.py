@@ -9,6 +9,7 @@ Example: ``blackout dataset create --policy heuristic --opponents heuristic --ep
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 
 from blackout_env.agents.policies import split_specs
@@ -76,14 +77,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from_log.add_argument("--overwrite", action="store_true", help="replace a dataset of that name")
 
 
-DATASETS_EXTRA_HINT = "install the datasets extra: pip install 'blackout-rl[datasets]' (minari)"
+DATASETS_EXTRA_HINT = "install the datasets extra: pip install 'blackout-rl[datasets]' (minari, h5py)"
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import minari  # noqa: F401
-    except ModuleNotFoundError:
-        raise ValueError(f"needs the module 'minari', which is not installed: {DATASETS_EXTRA_HINT}") from None
+    for module in ("minari", "h5py"):  # (h5py: Minari's HDF5 format, which it imports only when writing)
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError:
+            raise ValueError(f"needs the module {module!r}, which is not installed: {DATASETS_EXTRA_HINT}") from None
     from ..datasets import DatasetConfig, create_dataset, dataset_metadata, datasets_root, delete_dataset, list_datasets
 
     if args.step == "create":

@@ -8,7 +8,7 @@
   (``MINARI_DATASETS_PATH``, else ``~/.minari/datasets``);
 - :mod:`blackout_training.datasets.cloning`: behaviour cloning with masks from a dataset.
 
-Needs the ``datasets`` extra (``pip install "blackout-rl[datasets]"``: ``minari[create]``).
+Needs the ``datasets`` extra (``pip install "blackout-rl[datasets]"``: ``minari[create,hdf5]``).
 """
 
 from .create import (
