@@ -515,3 +515,42 @@ def test_two_specs_of_one_file_are_one_agent_twice(tmp_path, monkeypatch, capsys
     args = ["ladder", "run", "m.db", "--agents", "random", "heuristic", "ppo:agent.pt", "ppo:./agent.pt", "--rules", "short"]
     assert main(args) == 2
     assert "names an agent twice" in capsys.readouterr().err and not (tmp_path / "m.db").exists()
+
+
+def test_remove_takes_an_agent_off_with_the_games_of_its_tables_and_nothing_else(tmp_path, capsys):
+    path = tmp_path / "l.db"
+    with _ladder(path, deals=2) as ladder:
+        play(ladder)
+        kept_games = _games(path)
+        kept_ratings = ladder.ratings()
+        newcomer = ladder.add_agent("search:samples=2")
+        play(ladder, with_agent=newcomer.id)
+        play_pairwise(ladder, 2, 2, 1, False)
+    assert main(["ladder", "remove", str(path), "search:samples=2"]) == 0
+    assert "removed search:samples=2 and the 18 games of its tables" in capsys.readouterr().out
+    assert _games(path) == kept_games  # the three-agent ladder's games, as they were
+    with open_ladder(path, read_only=True) as ladder:
+        assert [row.name for row in ladder.agents()] == AGENTS
+        assert ladder.ratings() == kept_ratings and ladder.pending() == []
+        db = ladder.db
+        assert db.execute("SELECT COUNT(*) FROM hands WHERE agent = ?", (newcomer.id,)).fetchone() == (0,)
+        assert db.execute("SELECT COUNT(*) FROM pairwise WHERE a = ? OR b = ?", (newcomer.id,) * 2).fetchone() == (0,)
+        assert db.execute("SELECT COUNT(*) FROM ratings WHERE agent = ?", (newcomer.id,)).fetchone() == (0,)
+    # Now three agents for three seats: one more removal is refused, the file untouched.
+    def data() -> dict[str, bytes]:  # (an empty WAL file that a reader left and a closing writer removed is no data)
+        return {name: content for name, content in _files(path).items() if content or not name.endswith("-wal")}
+
+    before = data()
+    assert main(["ladder", "remove", str(path), "random"]) == 2
+    assert "fewer than a table's 3 seats" in capsys.readouterr().err
+    assert main(["ladder", "remove", str(path), "nobody"]) == 2
+    assert "no agent 'nobody'" in capsys.readouterr().err
+    assert data() == before
+
+
+def test_an_agent_whose_checkpoint_is_lost_can_be_removed_and_the_ladder_runs_again(ladder_with_a_lost_checkpoint, capsys):
+    path = ladder_with_a_lost_checkpoint
+    assert main(["ladder", "run", str(path), "--no-progress"]) == 2
+    assert f"blackout ladder remove {path} mine" in capsys.readouterr().err
+    assert main(["ladder", "remove", str(path), "mine"]) == 0
+    assert main(["ladder", "run", str(path), "--no-progress"]) == 0

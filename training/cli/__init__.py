@@ -29,7 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("blackout_training.cli.eval", "a duplicate-deal tournament between policies: table, JSON and plot"),
     "train": ("blackout_training.cli.train", "train a PPO policy by self-play from a YAML config (--set KEY=VALUE overrides)"),
     "expert": ("blackout_training.cli.expert", "expert iteration: play ppo+search into shards, distill them into the network"),
-    "ladder": ("blackout_training.cli.ladder", "a rating ladder of agents at mixed tables in one SQLite file: run | add | show | export"),
+    "ladder": ("blackout_training.cli.ladder", "a rating ladder of agents at mixed tables in one SQLite file: run | add | remove | show | export"),
     "positions": ("blackout_training.cli.positions", "the suite of obvious positions (each proved by exhaustive search) and each agent's score"),
     "play": ("blackout_training.cli.play", "play in the terminal against bots or trained policies (saves, resumes)"),
     "serve": ("blackout_training.cli.serve", "play in the browser, watch agents play and replay games: a local web server"),

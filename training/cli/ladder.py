@@ -1,8 +1,9 @@
-"""``blackout ladder run | add | show | export``: a rating ladder of agents at mixed tables, in one SQLite file.
+"""``blackout ladder run | add | remove | show | export``: a rating ladder of agents at mixed tables, in one SQLite file.
 
 Example: ``blackout ladder run ladder.db --agents random heuristic search ppo --deals 50`` creates the
 ladder (or resumes it), plays every table's missing deals and prints the leaderboard;
 ``blackout ladder add ladder.db ismcts`` plays only the new agent's tables;
+``blackout ladder remove ladder.db ismcts`` takes an agent off with its tables' games;
 ``blackout ladder show ladder.db``; ``blackout ladder export ladder.db --out docs/data/ladder``.
 """
 
@@ -54,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("spec", help=AGENTS_HELP)
     add.add_argument("--name", default=None, help="the agent's name in the ladder (default: its spec)")
     _common(add)
+
+    remove = commands.add_parser(
+        "remove", help="take an agent off a ladder with the games of its tables (the others' ratings are recomputed)"
+    )
+    remove.add_argument("file", help="the ladder's SQLite file")
+    remove.add_argument("name", help="the agent's name in the ladder (as `blackout ladder show` prints it)")
 
     show = commands.add_parser("show", help="print a ladder's leaderboard")
     show.add_argument("file", help="the ladder's SQLite file")
@@ -189,6 +196,13 @@ def run(args: argparse.Namespace) -> int:
                 played = play(ladder, command, with_agent=agent.id, workers=workers,
                               on_unit=_progress(not args.no_progress), checked=True)
             print(f"played {played} games of {agent.name}'s tables\n")
+            print(ladder.table())
+        return 0
+    if args.ladder_command == "remove":
+        with open_ladder(args.file) as ladder:
+            before = ladder.games_played()
+            agent = ladder.remove_agent(args.name, command)
+            print(f"removed {agent.name} and the {before - ladder.games_played()} games of its tables\n")
             print(ladder.table())
         return 0
     with open_ladder(args.file, read_only=True) as ladder:

@@ -14,7 +14,8 @@ agent also sits beside each other on either side. One (table, deal) is a *unit*:
 its ``n`` games are played together and stored in one transaction.
 
 Adding an agent adds the tables it sits at and nothing else: the games already
-played stay as they are, and :func:`play` plays only the missing units.
+played stay as they are, and :func:`play` plays only the missing units. Removing
+one (:meth:`Ladder.remove_agent`) deletes the games of its tables and nothing else.
 
 Ratings
 -------
@@ -53,6 +54,7 @@ import itertools
 import json
 import math
 import os
+import shlex
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -289,6 +291,36 @@ class Ladder:
         spec = absolute_paths(spec.strip())
         return not any(self._is_named(row, spec if name is None else name, name is not None) for row in self.agents())
 
+    def remove_agent(self, name: str, command: str = "remove") -> AgentRow:
+        """Take agent ``name`` off the ladder with every game it sat in (and its pairwise and positions
+        rows); the others' ratings are recomputed from the games left, and stored as a run of ``command``.
+
+        Its checkpoint is not loaded: this is how an agent whose file changed or was lost leaves. A
+        ladder is left with at least one table's worth of agents (else refused, nothing changed).
+        """
+        row = self.agent(name)
+        left = len(self.agents()) - 1
+        if left < self.rules.num_players:
+            raise LadderError(
+                f"{self.path}: without {name!r} the ladder would have {left} agents, fewer than a table's "
+                f"{self.rules.num_players} seats: add another agent first; nothing was removed"
+            )
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            games = [(game,) for (game,) in self.db.execute("SELECT DISTINCT game FROM hands WHERE agent = ?", (row.id,))]
+            self.db.executemany("DELETE FROM hands WHERE game = ?", games)
+            self.db.executemany("DELETE FROM games WHERE id = ?", games)
+            self.db.execute("DELETE FROM pairwise WHERE a = ? OR b = ?", (row.id, row.id))
+            for table in ("positions", "ratings"):
+                self.db.execute(f"DELETE FROM {table} WHERE agent = ?", (row.id,))
+            self.db.execute("DELETE FROM agents WHERE id = ?", (row.id,))
+            self.db.commit()
+        except BaseException:
+            self.db.rollback()
+            raise
+        self.finish_run(self.start_run(command))
+        return row
+
     def check_agents(self) -> None:
         """Load every agent under the ladder's rules and check its checkpoint is the one it was rated with.
 
@@ -296,7 +328,17 @@ class Ladder:
         checkpoint moved or changed) stops it with the file as it was.
         """
         for row in self.agents():
-            self.check_unchanged(row, self.check_agent(row.spec))
+            try:
+                digest = self.check_agent(row.spec)
+            except LadderError as error:
+                raise LadderError(
+                    f"{self.path}: {error} (put its file back, or take it off with its games: "
+                    f"{self._remove_command(row)})"
+                ) from None
+            self.check_unchanged(row, digest)
+
+    def _remove_command(self, row: AgentRow) -> str:
+        return f"blackout ladder remove {shlex.quote(str(self.path))} {shlex.quote(row.name)}"
 
     def check_unchanged(self, row: AgentRow, digest: str | None = None) -> None:
         """Refuse to play an agent whose checkpoint differs from the one it was rated with."""
@@ -305,7 +347,8 @@ class Ladder:
             raise LadderError(
                 f"{self.path}: agent {row.name!r}: its checkpoint changed since it joined the ladder "
                 f"(SHA-256 {row.checkpoint_sha256[:12]}..., now {str(digest)[:12]}...): its games were played by the "
-                f"checkpoint it joined with; put that file back to go on, or start a new ladder file for the new one"
+                f"checkpoint it joined with; put that file back to go on, or take the agent off with its games "
+                f"({self._remove_command(row)}) and add the new one"
             )
 
     # -------------------------------------------------------------- schedule
