@@ -164,6 +164,21 @@ def test_a_damaged_checkpoint_is_one_line_naming_the_file_and_the_problem(tmp_pa
     assert "weights_only" not in err and "issue" not in err.lower()
 
 
+def test_a_checkpoint_whose_weights_were_damaged_in_place_is_refused_by_their_checksum(tmp_path):
+    # torch reads a zip checkpoint without checking its CRCs: flipped bytes inside a tensor loaded as weights.
+    import zipfile
+
+    path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)
+    with zipfile.ZipFile(path) as archive:
+        member = max(archive.infolist(), key=lambda info: info.file_size)  # the largest tensor's bytes
+    data = bytearray(path.read_bytes())
+    start = member.header_offset + 30 + len(member.filename.encode()) + len(member.extra) + member.file_size // 2
+    data[start : start + 16] = bytes(b ^ 0x5A for b in data[start : start + 16])
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=f"is corrupt: its part '{member.filename}' fails its checksum"):
+        load_checkpoint(path)
+
+
 def test_a_checkpoint_cut_anywhere_is_called_truncated_not_an_input_output_error(tmp_path):
     save_checkpoint(tmp_path / "whole.pt", make_model(Rules.preset("short"), [64, 64]), Rules.preset("short"))
     whole = (tmp_path / "whole.pt").read_bytes()
@@ -393,9 +408,18 @@ def test_resetting_the_bid_head_makes_the_bids_near_uniform_and_keeps_the_card_p
     torch.testing.assert_close(model.get_value(card_obs), value_before)
 
 
+def _nan_weights(payload):
+    name = next(iter(payload["model_state"]))
+    payload["model_state"][name] = torch.full_like(payload["model_state"][name], float("nan"))
+
+
 @pytest.mark.parametrize("edit, problem", [
     (lambda p: p.update(hidden_sizes=[8, 8]), r"holds no usable network: Error\(s\) in loading state_dict for ActorCritic: size mismatch .*\(and \d+ more\)$"),
     (lambda p: p.update(arch="lstm"), "holds no usable network: arch: must be one of"),
+    (lambda p: p.update(model_state=[1, 2]), "holds no usable network"),
+    (lambda p: p.update(observation_layout=5), "reads another observation layout"),
+    (lambda p: p.update(observation_layout=[1, 2]), "reads another observation layout"),
+    (_nan_weights, "holds no usable network: its weights '.*' are not finite"),
 ])
 def test_a_checkpoint_whose_network_does_not_fit_its_weights_is_one_line_naming_it(tmp_path, capsys, edit, problem):
     path = save_checkpoint(tmp_path / "net.pt", small_net(), SHORT)

@@ -31,7 +31,9 @@ the rules-sized standard 4-player specialist (``ppo-standard``).
 
 from __future__ import annotations
 
+import math
 import os
+import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -590,6 +592,17 @@ def _rules_differences(saved: Mapping[str, Any], rules: Rules) -> list[str]:
     ]
 
 
+def _damaged_member(path: Path) -> str | None:
+    """The first part of a zip checkpoint whose bytes fail their CRC (None: every part is intact, or not a zip)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.testzip()
+    except (zipfile.BadZipFile, OSError):  # torch read it: an older, non-zip checkpoint
+        return None
+    except zipfile.LargeZipFile:  # pragma: no cover - (torch writes zip64 archives that zipfile reads)
+        return None
+
+
 def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The raw checkpoint dictionary, after checking that the file is one of ours."""
     path = Path(path)
@@ -612,6 +625,9 @@ def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
             ) from None
     if not size:
         raise CheckpointError(f"checkpoint {str(path)!r} is empty (0 bytes)")
+    damaged = _damaged_member(path)
+    if damaged is not None:  # (torch reads a zip checkpoint without checking its CRCs: damaged weights would load)
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt: its part {damaged!r} fails its checksum")
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{str(path)!r} is not a Blackout PPO checkpoint")
     if payload.get("version") != CHECKPOINT_VERSION:
@@ -652,7 +668,8 @@ def load_checkpoint(
     expected_layout = _layout_key(trained_rules, observation)
     saved_layout = payload.get("observation_layout")
     if saved_layout != expected_layout:
-        saved_names = [block[0] for block in saved_layout or []]
+        blocks = saved_layout if isinstance(saved_layout, list) else []
+        saved_names = [block[0] if isinstance(block, (list, tuple)) and block else block for block in blocks]
         expected_names = [block[0] for block in expected_layout]
         raise CheckpointError(
             f"checkpoint {str(path)!r} reads another observation layout than blackout_env.game.encoding produces "
@@ -674,13 +691,18 @@ def load_checkpoint(
         )
         state = {_renamed(key): value for key, value in payload["model_state"].items()}
         model.load_state_dict(state)
-    except (KeyError, RuntimeError, TypeError, ValueError) as error:
+    except (AttributeError, KeyError, RuntimeError, TypeError, ValueError) as error:
         # torch lists every mismatched tensor on its own line: the first is enough to name the problem
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         more = f" (and {len(lines) - 2} more)" if len(lines) > 2 else ""
         raise CheckpointError(
             f"checkpoint {str(path)!r} holds no usable network: {' '.join(lines[:2])}{more}"
         ) from None
+    broken = next((name for name, tensor in model.state_dict().items()
+                   if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())), None)
+    if broken is not None:
+        raise CheckpointError(f"checkpoint {str(path)!r} holds no usable network: its weights {broken!r} are not finite "
+                              "(NaN or infinite: a run that diverged, or a damaged file)")
     model.eval()
     return model, trained_rules, payload
 
@@ -831,14 +853,17 @@ def load_policy_bot(
 
 def _trained_reward(payload: Mapping[str, Any]) -> tuple[str | None, float | None]:
     """The reward mode and scale that a checkpoint's value head learnt (from its run's config; None: unknown)."""
-    config = payload.get("extra", {}).get("config")
+    extra = payload.get("extra")
+    config = extra.get("config") if isinstance(extra, Mapping) else None
     env = config.get("env") if isinstance(config, Mapping) else None
     if not isinstance(env, Mapping):
         return None, None
     reward, scale = env.get("reward"), env.get("reward_scale")
     if env.get("reward_norm", "none") != "none":  # per-table units: no one factor turns them back into points
         return reward if isinstance(reward, str) else None, None
-    if not isinstance(reward, str) or isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+    if not isinstance(reward, str) or isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (
+        math.isfinite(scale) and scale > 0
+    ):
         return None, None
     return reward, float(scale)
 
