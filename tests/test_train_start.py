@@ -210,6 +210,60 @@ def test_a_resume_does_not_read_the_starting_checkpoint_again(tmp_path, capsys):
     assert main([*train_args(second, f"model.init_checkpoint={start}", "ppo.total_steps=32"), "--resume"]) == 0
 
 
+@pytest.mark.parametrize("damage, problem", [
+    ("deleted", "its checkpoint.pt is missing, though metrics.csv logs update 1 (a checkpoint every 1)"),
+    ("folder", "its checkpoint.pt is a folder, not a checkpoint"),
+    ("empty config", "its config.yaml is invalid: it holds nothing"),
+])
+def test_a_resume_that_would_start_over_a_run_with_updates_is_refused(tmp_path, capsys, damage, problem):
+    out = tmp_path / "runs"
+    args = train_args(out, "ppo.total_steps=32", "run.checkpoint_every_updates=1")
+    assert main(args) == 0
+    run_dir = out / "tiny"
+    (run_dir / "checkpoint.pt").unlink()
+    if damage == "folder":
+        (run_dir / "checkpoint.pt").mkdir()
+    elif damage == "empty config":
+        (run_dir / "config.yaml").write_text("")
+    before = {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}
+    capsys.readouterr()
+    assert main([*args, "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and err.count("\n") == 1, err
+    assert {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()} == before
+
+
+def _bad_pool(extra):
+    extra["pool"] = [{"not": "a network"}]
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda extra: extra.update(update=-5), "its update is -5, not a count"),
+    (lambda extra: extra.update(global_step=float("nan")), "its global_step is nan, not a count"),
+    (lambda extra: extra.update(elapsed_s="long"), "its elapsed_s is 'long'"),
+    (lambda extra: extra.update(optimizer_state={}), "its optimizer state does not fit"),
+    (lambda extra: extra.update(numpy_rng_state={"bit_generator": "MT19937"}), "its numpy generator state does not load"),
+    (lambda extra: extra.update(torch_rng_state=[1, 2, 3]), "its torch generator state is not one"),
+    (lambda extra: extra.update(pool=5), "its pool of past snapshots is a int"),
+    (_bad_pool, "its past snapshot 0 does not fit"),
+])
+def test_a_damaged_training_state_stops_a_resume_before_anything_is_written(tmp_path, capsys, edit, problem):
+    import torch
+
+    out = tmp_path / "runs"
+    assert main(train_args(out)) == 0
+    run_dir = out / "tiny"
+    payload = torch.load(run_dir / "checkpoint.pt", weights_only=False)
+    edit(payload["extra"])
+    torch.save(payload, run_dir / "checkpoint.pt")
+    before = {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}
+    capsys.readouterr()
+    assert main([*train_args(out, "ppo.total_steps=32"), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "--resume: " in err and "is damaged" in err and problem in err and err.count("\n") == 1, err
+    assert {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()} == before
+
+
 @pytest.mark.parametrize("replacement", ["export", "another network"])
 def test_resuming_from_a_checkpoint_that_is_not_the_runs_is_one_line_and_writes_nothing(tmp_path, capsys, replacement):
     from blackout_training.agents.policy_net import export_policy

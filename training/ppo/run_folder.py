@@ -167,7 +167,10 @@ def check_run_folder(config: TrainConfig, resume: bool, force: bool) -> RunFolde
         if not holds_run:
             raise RunFolderError(f"nothing to resume: {str(run_dir)!r} holds no run ({CONFIG_NAME} missing)")
         try:
-            saved = config_from_dict(yaml.safe_load(saved_config.read_text(encoding="utf-8")))
+            data = yaml.safe_load(saved_config.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError(f"it holds {'nothing' if data is None else type(data).__name__}, not the run's settings")
+            saved = config_from_dict(data)
         except (ValueError, yaml.YAMLError) as error:
             raise RunFolderError(f"cannot resume {str(run_dir)!r}: its {CONFIG_NAME} is invalid: {error}") from None
         old, new = _flatten(config_to_dict(saved)), _flatten(config_to_dict(config))
@@ -178,7 +181,17 @@ def check_run_folder(config: TrainConfig, resume: bool, force: bool) -> RunFolde
                 f"cannot resume {str(run_dir)!r} with another config: {key} was {old[key]!r}, now {new[key]!r} "
                 f"(only {', '.join(sorted(RESUMABLE_CHANGES))} may change)"
             )
-        has_checkpoint = (run_dir / CHECKPOINT_NAME).is_file()
+        checkpoint = run_dir / CHECKPOINT_NAME
+        if checkpoint.exists() and not checkpoint.is_file():
+            raise RunFolderError(f"cannot resume {str(run_dir)!r}: its {CHECKPOINT_NAME} is a folder, not a checkpoint")
+        has_checkpoint = checkpoint.is_file()
+        logged = _last_logged_update(run_dir)
+        if not has_checkpoint and logged >= saved.run.checkpoint_every_updates:
+            raise RunFolderError(
+                f"cannot resume {str(run_dir)!r}: its {CHECKPOINT_NAME} is missing, though metrics.csv logs update {logged} "
+                f"(a checkpoint every {saved.run.checkpoint_every_updates}): put it back, or start the run over "
+                f"with --force"
+            )
         return RunFolder(run_dir, resuming=has_checkpoint, replace=False, resume_without_checkpoint=not has_checkpoint)
     temp = set(_temp_files(run_dir)) if run_dir.is_dir() else set()
     if run_dir.is_dir() and any(path not in temp for path in run_dir.iterdir()):
@@ -190,6 +203,17 @@ def check_run_folder(config: TrainConfig, resume: bool, force: bool) -> RunFolde
             )
         return RunFolder(run_dir, resuming=False, replace=True)
     return RunFolder(run_dir, resuming=False, replace=False)
+
+
+def _last_logged_update(run_dir: Path) -> int:
+    """The last update that ``metrics.csv`` logs (0 when it logs none or does not read)."""
+    import csv
+
+    try:
+        with (run_dir / "metrics.csv").open(newline="", encoding="utf-8") as file:
+            return max((int(row["update"]) for row in csv.DictReader(file)), default=0)
+    except (OSError, KeyError, TypeError, ValueError, csv.Error):
+        return 0
 
 
 def write_config(run_dir: Path, config: TrainConfig) -> None:

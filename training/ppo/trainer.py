@@ -37,7 +37,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 import torch
@@ -105,6 +105,43 @@ def _check_resumable(path: Any, resumed: tuple[ActorCritic, Rules, dict[str, Any
         )
 
 
+def _check_training_state(path: Any, extra: dict[str, Any], new_model: Callable[[], ActorCritic]) -> None:
+    """Refuse a checkpoint whose training state would not resume (damaged or edited), by trying each part
+    on throwaway objects, before anything is written."""
+
+    def refuse(what: str, error: Any = None) -> NoReturn:
+        detail = f" ({error})" if error is not None else ""
+        raise ConfigError(f"--resume: {path} is damaged: its {what}{detail}; the run folder was left as it was")
+
+    for key in ("update", "global_step"):
+        value = extra[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            refuse(f"{key} is {value!r}, not a count")
+    elapsed = extra["elapsed_s"]
+    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) or not (math.isfinite(elapsed) and elapsed >= 0):
+        refuse(f"elapsed_s is {elapsed!r}, not a number of seconds")
+    model = new_model()
+    try:
+        torch.optim.Adam(model.parameters(), lr=1e-3).load_state_dict(copy.deepcopy(extra["optimizer_state"]))
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError, RuntimeError) as error:
+        refuse("optimizer state does not fit this run's network", str(error).splitlines()[0] if str(error) else None)
+    try:
+        np.random.default_rng().bit_generator.state = extra["numpy_rng_state"]
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        refuse("numpy generator state does not load", error)
+    state = extra["torch_rng_state"]
+    if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.shape != torch.get_rng_state().shape:
+        refuse("torch generator state is not one (a uint8 tensor of torch's size)")
+    pool = extra.get("pool", [])
+    if not isinstance(pool, list):
+        refuse(f"pool of past snapshots is a {type(pool).__name__}, not a list")
+    for index, snapshot in enumerate(pool):
+        try:
+            model.load_state_dict(snapshot)
+        except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as error:
+            refuse(f"past snapshot {index} does not fit this run's network", str(error).splitlines()[0] if str(error) else None)
+
+
 def train(
     config: TrainConfig,
     resume: bool = False,
@@ -160,6 +197,7 @@ def train(
     resumed = load_checkpoint(checkpoint_path, rules) if resuming else None  # a corrupt one fails here
     if resumed is not None:
         _check_resumable(checkpoint_path, resumed, new_model().spec())
+        _check_training_state(checkpoint_path, resumed[2]["extra"], new_model)
     distributed = config.algo == "ppo_ray"
     cluster = None
     if distributed:  # Ray joined or started, and the samplers known to fit, before anything is written
@@ -239,7 +277,7 @@ def train(
     # --- the games and their opponents (blackout_training.ppo.sampler): in this process, or one sampler per Ray actor
     # (blackout_training.ppo.ray_samplers). Fresh deals on every (re)start, seeded by the run seed and the update reached.
     deal_seed = int(rng.integers(2**31))
-    league: list[dict[str, torch.Tensor]] = list(saved["pool"]) if saved is not None else []  # past snapshots
+    league: list[dict[str, torch.Tensor]] = list(saved.get("pool", [])) if saved is not None else []  # past snapshots
     if cluster is not None:
         samplers: Any = cluster.start_samplers(config, deal_seed, league, progress_fraction(), update, device, log)
     else:
