@@ -33,7 +33,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 from test_web import MACHINE_SPEED, Client, connect, new_game  # noqa: E402
 
-from blackout_env import Rules  # noqa: E402
+from blackout_env import BlackoutGame, Rules  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -129,6 +129,23 @@ def test_a_table_is_listed_only_to_the_browsers_holding_a_seat_there(app):
         assert [(g["id"], g["seat"], g["host"]) for g in listed] == [(joined["table"], 0, True)]
         stranger.send(type="list", tables="everything")
         assert stranger.error()["code"] == "bad_message"
+
+
+def test_no_one_at_a_table_of_people_knows_its_deal(app, tmp_path):
+    # The creator may not choose the seed of a table with open seats (it would know the guests' cards) ...
+    with connect(app) as a:
+        host = Client(a)
+        host.send(type="new", rules="short", seed=12345, seats=["you", "open", "heuristic", "heuristic"])
+        assert "seed: a table with open seats" in host.error()["message"]
+    # ... and a drawn seed is too large to find by trying every one against the hand a player sees
+    # (2**31 fell in minutes); the bots draw from a seed of their own.
+    drawn = [Table.create(Rules.preset("short"), "short", ["you", "open", "random", "random"], saves=tmp_path)[0]
+             for _ in range(2)]
+    for table in drawn:
+        assert table.game.decks != BlackoutGame(Rules.preset("short"), seed=table.bot_seed).decks
+    assert drawn[0].game.decks != drawn[1].game.decks
+    seeded, _ = Table.create(Rules.preset("short"), "short", ["you", "random", "random", "random"], saves=tmp_path, seed=7)
+    assert seeded.game.decks == BlackoutGame(Rules.preset("short"), seed=7).decks and seeded.bot_seed == 7
 
 
 def test_the_link_lets_a_friend_take_a_seat_until_the_host_closes_the_lobby(app):

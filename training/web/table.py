@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from blackout_env import BlackoutGame, IllegalActionError, PlayerView, Rules, SaveFileError
 from blackout_env.agents.policies import Explanation, explain, names_file, parse_options, parse_spec, spec_files
 
@@ -195,9 +193,18 @@ class Table:
         bot_delay_ms = check_bot_delay(bot_delay_ms)
         takeover_s = check_takeover(takeover_s)
         if seed is None:
-            seed = int(np.random.default_rng().integers(2**31))
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise TableError(f"seed: must be a whole number >= 0, got {seed!r}")
+            # 128 random bits: a player who sees one hand cannot find the seed, and from it every hand, by trying
+            # them all (2**31 seeds fell in minutes). The bots draw from a seed of their own.
+            seed, bot_seed = secrets.randbits(128), secrets.randbits(31)
+        else:
+            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+                raise TableError(f"seed: must be a whole number >= 0, got {seed!r}")
+            if "open" in seats:
+                raise TableError(
+                    "seed: a table with open seats is dealt from a seed no one at it knows (the creator would know "
+                    "the other players' cards); leave seed out"
+                )
+            bot_seed = seed  # (a table of you and bots replays from its seed alone)
         token = secrets.token_urlsafe(24)
         web_seats = []
         for index, entry in enumerate(seats):
@@ -213,7 +220,7 @@ class Table:
             table_id=table_id or new_table_id(),
             game=BlackoutGame(rules, seed=seed),
             seats=web_seats,
-            bot_seed=seed,
+            bot_seed=bot_seed,
             rules_name=rules_name,
             status="lobby" if "open" in seats else "playing",
             host_hash=_hash(token),
