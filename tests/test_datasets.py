@@ -457,12 +457,31 @@ def test_cloning_a_dataset_that_is_not_there_is_refused():
         clone("blackout/none-v0")
 
 
-@pytest.mark.parametrize("lr", [float("inf"), float("nan"), 0, -1e-3, "0.1", True])
-def test_cloning_with_a_learning_rate_that_is_not_a_positive_finite_number_is_refused(lr):
+@pytest.mark.parametrize("lr", [float("inf"), float("nan"), 0, -1e-3, "0.1", True, 1e308, 2])
+def test_cloning_with_a_learning_rate_outside_0_to_1_is_refused(lr):
     from blackout_training.datasets.cloning import clone
 
-    with pytest.raises(ValueError, match="lr must be a positive finite number"):
+    with pytest.raises(ValueError, match=r"lr must be a number in \(0, 1\]"):
         clone("blackout/none-v0", lr=lr)
+
+
+def test_a_clone_that_diverges_is_not_written(tmp_path, monkeypatch):
+    import torch
+    from blackout_training.datasets.cloning import clone
+
+    create_dataset(NAME, DatasetConfig(policy="random", episodes=2))
+    step = torch.optim.Adam.step
+
+    def diverging(self, *args, **kwargs):  # what a too-large rate does, in one step
+        result = step(self, *args, **kwargs)
+        with torch.no_grad():
+            self.param_groups[0]["params"][0].fill_(float("nan"))
+        return result
+
+    monkeypatch.setattr(torch.optim.Adam, "step", diverging)
+    with pytest.raises(ValueError, match="the training diverged: the weights .* are not finite"):
+        clone(NAME, hidden_sizes=(8,), epochs=1, out=tmp_path / "clone.pt")
+    assert not (tmp_path / "clone.pt").exists()
 
 
 def test_opponent_specs_keep_their_options_and_their_files_are_stored_absolute(tmp_path, monkeypatch):

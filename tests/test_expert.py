@@ -217,3 +217,30 @@ def test_the_command_line_runs_both_steps_and_refuses_bad_input(tmp_path, capsys
     assert out.exists()
     assert main(["expert", "distill", "--data", str(tmp_path / "none"), "--out", str(out)]) == 2
     assert "no folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("lr", 2.0, r"lr: must be a number in \(0, 1\]"),
+    ("kl_weight", float("inf"), "kl_weight: must be a finite number >= 0"),
+    ("seed", -1, "seed: must be a whole number >= 0"),
+    ("threads", 100_000, "threads: a whole number of threads 1..1024"),
+])
+def test_distill_names_a_bad_option_before_reading_anything(tmp_path, option, value, message):
+    with pytest.raises(ValueError, match=message):
+        distill(tmp_path / "no-shards", tmp_path / "out.pt", **{option: value})
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_a_distillation_that_diverges_is_not_written(shards, tmp_path, monkeypatch):
+    step = torch.optim.Adam.step
+
+    def diverging(self, *args, **kwargs):  # what a too-large rate does, in one step
+        result = step(self, *args, **kwargs)
+        with torch.no_grad():
+            self.param_groups[0]["params"][0].fill_(float("nan"))
+        return result
+
+    monkeypatch.setattr(torch.optim.Adam, "step", diverging)
+    with pytest.raises(ValueError, match="the training diverged"):
+        distill(shards, tmp_path / "out.pt", epochs=1, reference_decisions=5, batch_size=64)
+    assert not (tmp_path / "out.pt").exists()

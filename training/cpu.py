@@ -95,12 +95,18 @@ def free_cores(sample_s: float = 0.3) -> int:
     return meter.free_cores()
 
 
+MAX_THREADS = 1024
+"""The most torch threads a setting may ask for: more is a typo (tens of thousands crash the process in OpenMP,
+with no message)."""
+
+
 def parse_threads(value: object, name: str) -> int | None:
-    """A thread (or worker) count setting: a whole number >= 1, or ``"auto"`` (None: follow the free cores)."""
+    """A thread (or worker) count setting: a whole number 1..:data:`MAX_THREADS`, or ``"auto"`` (None: follow
+    the free cores)."""
     if value == "auto":
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}: a whole number of threads >= 1, or auto (the free cores), got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_THREADS:
+        raise ValueError(f"{name}: a whole number of threads 1..{MAX_THREADS}, or auto (the free cores), got {value!r}")
     return value
 
 

@@ -592,6 +592,21 @@ def _rules_differences(saved: Mapping[str, Any], rules: Rules) -> list[str]:
     ]
 
 
+def nonfinite_weights(model: nn.Module) -> str | None:
+    """The name of the first weights of ``model`` holding a NaN or an infinity (None: all finite)."""
+    return next((name for name, tensor in model.state_dict().items()
+                 if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())), None)
+
+
+def diverged(model: nn.Module, lr: float) -> ValueError | None:
+    """The error to raise, instead of saving ``model``, when training left it with non-finite weights."""
+    broken = nonfinite_weights(model)
+    if broken is None:
+        return None
+    return ValueError(f"the training diverged: the weights {broken!r} are not finite (NaN or infinite), so nothing "
+                      f"was written; try a smaller lr than {lr:g}")
+
+
 def _damaged_member(path: Path) -> str | None:
     """The first part of a zip checkpoint whose bytes fail their CRC (None: every part is intact, or not a zip)."""
     try:
@@ -698,8 +713,7 @@ def load_checkpoint(
         raise CheckpointError(
             f"checkpoint {str(path)!r} holds no usable network: {' '.join(lines[:2])}{more}"
         ) from None
-    broken = next((name for name, tensor in model.state_dict().items()
-                   if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())), None)
+    broken = nonfinite_weights(model)
     if broken is not None:
         raise CheckpointError(f"checkpoint {str(path)!r} holds no usable network: its weights {broken!r} are not finite "
                               "(NaN or infinite: a run that diverged, or a damaged file)")

@@ -12,7 +12,6 @@ the share of their decisions where the clone's most probable legal action is the
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -110,13 +109,13 @@ def clone(
     """
     import torch
 
-    from ..agents.policy_net import make_model, save_checkpoint
+    from ..agents.policy_net import diverged, make_model, save_checkpoint
 
     for name, value in (("epochs", epochs), ("batch_size", batch_size), ("card_width", card_width)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf:
-        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
+        raise ValueError(f"lr must be a number in (0, 1], got {lr!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     if isinstance(hidden_sizes, (str, bytes)) or not hidden_sizes or any(
@@ -154,6 +153,9 @@ def clone(
         if log is not None:
             log(f"epoch {epoch + 1}/{epochs}: masked cross-entropy {total / max(count, 1):.4f}")
     model.eval()
+    error = diverged(model, lr)
+    if error is not None:
+        raise error
     train_accuracy = _accuracy(model, obs, mask, actions, 4096)
     validation_accuracy = _accuracy(model, val_obs, val_mask, val_actions, 4096) if held else None
     checkpoint = None

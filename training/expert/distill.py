@@ -8,6 +8,7 @@ docstring (:mod:`blackout_training.expert`) gives the whole method.
 from __future__ import annotations
 
 import copy
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -21,8 +22,9 @@ import torch.nn.functional as F
 from blackout_env import BlackoutGame, Rules
 from blackout_env.game.universal import UNIVERSAL_NUM_ACTIONS
 
-from ..agents.policy_net import SHIPPED_CHECKPOINT, PolicyBot, save_checkpoint
+from ..agents.policy_net import SHIPPED_CHECKPOINT, PolicyBot, diverged, save_checkpoint
 from ..agents.rollout_policy import positive_int
+from ..cpu import parse_threads
 from .shards import _check_decisions, _positive_float, _universal_network, load_shards
 
 __all__ = ["distill", "reference_tables"]
@@ -140,9 +142,15 @@ def distill(
     batch_size = positive_int("batch_size", batch_size)
     reference_decisions = positive_int("reference_decisions", reference_decisions)
     lr = _positive_float("lr", lr)
+    if lr > 1:
+        raise ValueError(f"lr: must be a number in (0, 1], got {lr!r}")
     temperature = _positive_float("temperature", temperature)
-    if isinstance(kl_weight, bool) or not isinstance(kl_weight, (int, float)) or not kl_weight >= 0:
-        raise ValueError(f"kl_weight: must be a number >= 0, got {kl_weight!r}")
+    if isinstance(kl_weight, bool) or not isinstance(kl_weight, (int, float)) or not 0 <= kl_weight < math.inf:
+        raise ValueError(f"kl_weight: must be a finite number >= 0, got {kl_weight!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: must be a whole number >= 0, got {seed!r}")
+    if threads is not None:
+        parse_threads(positive_int("threads", threads), "threads")
     out = Path(out)
     if out.is_dir():
         raise ValueError(f"out: {str(out)!r} is a folder; give the checkpoint file to write")
@@ -152,7 +160,7 @@ def distill(
     old, trained_rules, payload = _universal_network(path)
     bot = PolicyBot(old, tables[0], name="ppo")
     if threads is not None:
-        torch.set_num_threads(positive_int("threads", threads))
+        torch.set_num_threads(parse_threads(positive_int("threads", threads), "threads"))
     torch.manual_seed(seed)
 
     train_obs, train_mask = torch.as_tensor(shards["train"][0]), torch.as_tensor(shards["train"][1]) != 0
@@ -206,6 +214,9 @@ def distill(
             figures = measure(new)
             log(f"epoch {epoch + 1}/{epochs} ({time.monotonic() - start:.0f} s): " + ", ".join(f"{k} {v}" for k, v in figures.items()))
     new.eval()
+    error = diverged(new, lr)
+    if error is not None:
+        raise error
     after = measure(new)
     report = {
         "shards": shards["shards"], "train_decisions": n, "held_out_decisions": len(held_obs),

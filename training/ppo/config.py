@@ -32,6 +32,7 @@ import yaml
 from blackout_env import Rules
 from blackout_env.game.rules import read_yaml_file
 
+from ..cpu import MAX_THREADS
 from .tables import check_table
 
 __all__ = [
@@ -314,8 +315,9 @@ class TrainConfig:
         device = run.device
         _require("run.device", device, device in ("auto", "cpu", "cuda") or _is_cuda_index(device),
                  "'auto', 'cpu', 'cuda' or 'cuda:N'")
-        _require("run.threads", run.threads, run.threads == "auto" or (isinstance(run.threads, int) and run.threads >= 1),
-                 "a whole number of threads >= 1, or auto (the free cores)")
+        _require("run.threads", run.threads,
+                 run.threads == "auto" or (isinstance(run.threads, int) and 1 <= run.threads <= MAX_THREADS),
+                 f"a whole number of threads 1..{MAX_THREADS}, or auto (the free cores)")
         _require("run.time_limit_minutes", run.time_limit_minutes, run.time_limit_minutes >= 0, ">= 0 (0 = no limit)")
         _require("run.checkpoint_every_updates", run.checkpoint_every_updates, run.checkpoint_every_updates >= 1,
                  "at least 1")
@@ -400,7 +402,8 @@ class TrainConfig:
         _require("ray.num_cpus", ray.num_cpus, ray.num_cpus >= 1, "positive")
         _require("ray.num_samplers", ray.num_samplers, ray.num_samplers >= 1, "at least 1")
         _require("ray.sampler_cpus", ray.sampler_cpus, ray.sampler_cpus > 0, "positive")
-        _require("ray.sampler_threads", ray.sampler_threads, ray.sampler_threads >= 1, "at least 1")
+        _require("ray.sampler_threads", ray.sampler_threads, 1 <= ray.sampler_threads <= MAX_THREADS,
+                 f"1..{MAX_THREADS}")
         _require("ray.start_timeout_s", ray.start_timeout_s, ray.start_timeout_s > 0, "positive")
         if ray.address is not None:
             _require("ray.address", ray.address, bool(ray.address.strip()),
