@@ -70,6 +70,22 @@ def test_results_are_reproducible_and_independent_of_workers():
     assert one.per_deal != other.per_deal
 
 
+def test_no_more_processes_start_than_there_are_deals(monkeypatch):
+    import multiprocessing.context
+
+    started = []
+    pool = multiprocessing.context.BaseContext.Pool
+
+    def recorded(self, processes=None, *args, **kwargs):
+        started.append(processes)
+        assert processes <= 2, f"{processes} processes for 2 deals"
+        return pool(self, processes, *args, **kwargs)
+
+    monkeypatch.setattr(multiprocessing.context.BaseContext, "Pool", recorded)
+    result = evaluate(["random", "heuristic"], "short", deals=2, seed=9, workers=1000)
+    assert started == [2] and result.to_dict() == evaluate(["random", "heuristic"], "short", deals=2, seed=9).to_dict()
+
+
 def test_single_hands_cycle_through_the_hand_sizes():
     result = evaluate(["heuristic", "random"], "short", deals=5, seed=0, hands=True)
     assert result.stats("heuristic").hands_by_hand_size == {1: 8, 2: 8, 3: 4}
@@ -144,6 +160,15 @@ def test_an_unwritable_out_folder_is_refused_before_playing(capsys, tmp_path):
     blocker.write_text("not a folder")
     assert main(["eval", "--policies", "random", "--out", str(blocker / "sub"), "--no-progress"]) == 2
     assert "is not a writable folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["results.txt", "results.json"])
+def test_a_game_log_named_as_a_result_file_is_refused_before_playing(capsys, tmp_path, name):
+    out = tmp_path / "ev"
+    assert main(["eval", "--policies", "random", "--rules", "short", "--deals", "1", "--out", str(out),
+                 "--game-log", str(out / name), "--no-progress"]) == 2
+    assert f"is --out's {name}: the results would overwrite the log" in capsys.readouterr().err
+    assert not (out / name).exists()
 
 
 def test_eval_command_prints_the_table_and_writes_json_and_plot(capsys, tmp_path):

@@ -82,6 +82,14 @@ def run(args: argparse.Namespace) -> int:
         check_game_log_path(args.game_log, "--game-log")
     if args.out is not None:
         _check_out(args.out)
+        if args.game_log is not None:
+            from ..evaluation.tournament import RESULT_FILES
+
+            log = Path(args.game_log).resolve()
+            taken = [name for name in RESULT_FILES.values() if (Path(args.out) / name).resolve() == log]
+            if taken:
+                raise ValueError(f"--game-log {args.game_log!r} is --out's {taken[0]}: the results would overwrite "
+                                 "the log; name another file")
     result = evaluate(
         args.policies, rules, deals=args.deals, seed=args.seed, workers=workers, hands=args.hands,
         seating=args.seating, progress=not args.no_progress, game_log=args.game_log, sprt=sprt,

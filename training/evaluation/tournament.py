@@ -545,7 +545,7 @@ def evaluate(
         rules: a Rules, preset name, YAML path or mapping.
         deals: number of deals; each is played once per rotation of the seating.
         seed: makes the deals and every policy's random choices reproducible.
-        workers: processes to play deals in parallel (``os.cpu_count()`` for every core).
+        workers: processes to play deals in parallel (``os.cpu_count()`` for every core); never more than ``deals``.
         hands: play single hands instead of whole matches; deal ``i`` is a
             hand of round ``i % num_rounds`` of the rules' schedule.
         seating: one policy name per seat; default :func:`seating_for`.
@@ -562,6 +562,7 @@ def evaluate(
     """
     rules, entries, seating = check_tournament(policies, rules, deals, seed, workers, seating)
     deals = int(deals)
+    workers = min(int(workers), deals)  # (a process more than the deals would only start and load the policies)
     if sprt is not None:
         if not isinstance(sprt, SPRT):
             sprt = SPRT.parse(sprt) if isinstance(sprt, str) else SPRT(*sprt)
