@@ -318,6 +318,21 @@ def test_rules_pickle_and_keep_their_pattern():
     assert rules.replace(num_players=6).hand_sizes[0] == 8
 
 
+@pytest.mark.parametrize("text, message", [
+    ("num_players: 3\nnum_players: 5\n", r"is not valid YAML: line 2, column 1: the key 'num_players' is given twice"),
+    ("", r"holds no options \(it is empty or only comments\); write \{\} for the default rules"),
+    ("# num_players: 3\n", r"holds no options"),
+])
+def test_a_rules_file_with_a_key_twice_or_no_options_is_refused_naming_it(tmp_path, text, message):
+    # PyYAML keeps the last of two keys, and an empty (or cut) file read as the default rules, both unnoticed.
+    path = tmp_path / "r.yaml"
+    path.write_text(text)
+    with pytest.raises(RulesError, match=f"rules file '{path}' {message}"):
+        Rules.from_yaml(path)
+    path.write_text("{}\n")
+    assert Rules.from_yaml(path) == Rules()
+
+
 def test_a_yaml_value_pyyaml_cannot_build_is_an_invalid_yaml_error_naming_the_file(tmp_path):
     path = tmp_path / "dated.yaml"
     path.write_text("num_players: 2024-13-45\n")

@@ -89,11 +89,13 @@ def test_train_without_config_outside_a_checkout_says_where_the_configs_are(tmp_
 
 
 def test_a_config_that_is_a_folder_binary_or_broken_yaml_is_one_line_naming_it(tmp_path, capsys):
-    binary, broken = tmp_path / "binary.yaml", tmp_path / "broken.yaml"
+    binary, broken, twice = tmp_path / "binary.yaml", tmp_path / "broken.yaml", tmp_path / "twice.yaml"
     binary.write_bytes(b"\xf0\x28\x8c\x28 run:")
     broken.write_text("run: {name: x\nppo:\n")
+    twice.write_text("run:\n  name: mine\nenv:\n  rules: short\nrun:\n  seed: 3\n")  # the first run: was dropped
     for path, message in [(tmp_path, "is a folder, not a YAML file of training settings"),
-                          (binary, "is not UTF-8 text (byte 0"), (broken, "is not valid YAML: line 2, column 4: ")]:
+                          (binary, "is not UTF-8 text (byte 0"), (broken, "is not valid YAML: line 2, column 4: "),
+                          (twice, "is not valid YAML: line 5, column 1: the key 'run' is given twice")]:
         assert main(["train", "--config", str(path)]) == 2
         err = capsys.readouterr().err
         assert f"config file {str(path)!r} {message}" in err and "Traceback" not in err

@@ -56,6 +56,28 @@ from .rules_logic import bid_range, decisions_per_hand
 __all__ = ["Rules", "RulesError", "PATTERNS", "MATCH_LENGTHS", "preset_names", "hand_schedule", "read_yaml_file"]
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that gives one key twice (PyYAML keeps the last silently)."""
+
+
+def _unique_key_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice (which one was meant?)", key_node.start_mark
+                )
+            seen.add(key)
+        except TypeError:  # an unhashable key: the constructor below says so
+            pass
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_key_mapping)
+
+
 def read_yaml_file(path: str | os.PathLike[str], what: str, expected: str, error: type[Exception]) -> Any:
     """The YAML document in file ``path``, or ``error`` with one line naming it when it cannot be read or parsed.
 
@@ -65,7 +87,7 @@ def read_yaml_file(path: str | os.PathLike[str], what: str, expected: str, error
     """
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a safe loader
     except FileNotFoundError:
         raise error(f"{what} {str(path)!r} does not exist") from None
     except IsADirectoryError:
@@ -393,8 +415,9 @@ class Rules:
         """Rules from a YAML file of options (unknown keys are rejected)."""
         path = Path(path)
         data = read_yaml_file(path, "rules file", "a YAML file of rules options", RulesError)
-        if data is None:
-            data = {}
+        if data is None:  # (an empty or cut file would otherwise play the default rules unnoticed)
+            raise RulesError(f"rules file {str(path)!r} holds no options (it is empty or only comments); "
+                             "write {} for the default rules")
         try:
             return cls.from_dict(data)
         except RulesError as error:
