@@ -95,7 +95,7 @@ def saves(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client_app(saves: Path):
-    with TestClient(create_app(saves, bot_delay_ms=0, limits=MACHINE_SPEED)) as client:
+    with TestClient(create_app(saves, bot_delay_ms=0, limits=MACHINE_SPEED), base_url="http://localhost") as client:
         yield client
 
 

@@ -62,7 +62,7 @@ def test_blackout_serve_mounts_the_ladder_beside_the_table_and_refuses_a_bad_fil
     from blackout_training.cli import main
     from blackout_training.web.server import create_app
 
-    with TestClient(create_app(tmp_path / "saves", ladder=ladder_file)) as client:
+    with TestClient(create_app(tmp_path / "saves", ladder=ladder_file), base_url="http://127.0.0.1:8000") as client:
         assert client.get("/ladder").status_code == 200 and client.get("/").status_code == 200
     started = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: started.append(app))

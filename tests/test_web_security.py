@@ -109,6 +109,28 @@ def test_a_foreign_origin_is_refused_before_any_message(saves, caplog):
             assert socket_.receive_json()["type"] == "hello"
 
 
+def test_http_answers_only_its_own_host_names_with_headers_that_keep_the_page_and_its_link_private(saves):
+    with TestClient(create_app(saves, allow_origins=["https://cards.example.org"]), base_url="http://localhost") as client:
+        for host in ("localhost", "localhost:8000", "127.0.0.1:8000", "[::1]:8000", "cards.example.org"):
+            page = client.get("/", headers={"host": host})
+            assert page.status_code == 200, host
+        for path in ("/", "/static/app.js", "/health"):
+            headers = client.get(path).headers
+            assert headers["x-frame-options"] == "DENY" and headers["x-content-type-options"] == "nosniff"
+            assert headers["referrer-policy"] == "no-referrer" and "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert client.get("/static/app.js").headers["cache-control"] == "no-cache"
+        # A page of another site whose name resolves here (DNS rebinding) reads nothing, not even /health.
+        refused = client.get("/health", headers={"host": "evil.example:8000", "origin": "http://evil.example:8000"})
+        assert refused.status_code == 421 and "--allow-origin" in refused.text and '"tables"' not in refused.text
+    assert oct(saves.stat().st_mode & 0o777) == oct(0o700)  # its file names are the tables' ids
+
+
+def test_a_refused_start_makes_no_saves_folder(saves):
+    with pytest.raises(ValueError, match="bot_delay_ms"):
+        create_app(saves, bot_delay_ms=-1)
+    assert not saves.exists()
+
+
 def test_bad_allow_origins_are_refused(saves):
     for origin in ("cards.example.org", "ftp://x", "https://x/path", "https://x:99999"):
         with pytest.raises(ValueError, match="http\\(s\\)://host"):
@@ -529,6 +551,27 @@ def test_a_damaged_save_is_named_by_its_id_not_its_path(app, saves):
         error = client.error()
     assert error["code"] == "bad_save" and "abcdefgh.json" in error["message"]
     assert str(saves) not in error["message"]
+
+
+@pytest.mark.parametrize("damage", [
+    lambda web: web["seats"].pop(),  # fewer seats than the game's
+    lambda web: web.update(host=5),
+    lambda web: web["seats"].__setitem__(0, "person"),
+])
+def test_a_save_whose_web_part_is_damaged_is_refused_with_a_message(app, saves, damage):
+    table, _ = Table.create(Rules.preset("short"), "short", ["you", "open", "random", "random"], saves=saves)
+    table.save()
+    path = saves / f"{table.table_id}.json"
+    data = json.loads(path.read_text())
+    damage(data["web"])
+    path.write_text(json.dumps(data))
+    with connect(app) as socket_:
+        client = Client(socket_)
+        client.send(type="join", table=table.table_id)
+        error = client.error()
+        assert error["code"] == "bad_save" and "its 'web' part is damaged" in error["message"]
+        client.send(type="list", tables=[{"table": table.table_id, "token": "x"}])  # the connection lives
+        assert client.until(lambda m: m["type"] == "games")["games"] == []
 
 
 def test_a_table_id_with_a_trailing_newline_names_no_save(app, saves):

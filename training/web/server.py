@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
@@ -128,6 +129,68 @@ def origin_allowed(origin: str | None, host: str | None, allowed: frozenset[str]
     except ValueError:
         return False
     return True
+
+
+def host_allowed(host: str | None, allowed: frozenset[str]) -> bool:
+    """Whether an HTTP request's ``Host`` is this server's: an IP address or ``localhost`` (any port), or the
+    host of an origin named with ``--allow-origin``. A page under another site's name that resolves to this
+    server (DNS rebinding) could otherwise read ``/health`` and ``/ladder.json``. No ``Host``: a program."""
+    if host is None:
+        return True
+    host = host.strip().lower()
+    if host in {urlsplit(origin).netloc for origin in allowed}:
+        return True
+    hostname = urlsplit(f"//{host}").hostname or ""
+    if hostname == "localhost":
+        return True
+    try:
+        ipaddress.ip_address(hostname)
+    except ValueError:
+        return False
+    return True
+
+
+SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),  # no other site may frame the page (a framed link would take a seat)
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+    (b"referrer-policy", b"no-referrer"),  # a table's link is its key: never sent on to another site
+]
+
+
+class _Guard:
+    """ASGI middleware for HTTP: refuse a request for another host name (421), and send every answer with
+    :data:`SECURITY_HEADERS` (and ``Cache-Control: no-cache`` for the page's assets, so an upgraded server's
+    script is never run beside an old page). WebSockets check their Origin themselves."""
+
+    def __init__(self, app: Any, allowed: frozenset[str]) -> None:
+        self.app, self.allowed = app, allowed
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        host = headers.get(b"host")
+        if not host_allowed(None if host is None else host.decode("latin-1"), self.allowed):
+            body = (b"this server answers to its IP address or localhost; name another host with --allow-origin "
+                    b"(its origin, e.g. https://cards.example.org)\n")
+            await send({"type": "http.response.start", "status": 421,
+                        "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                    (b"content-length", str(len(body)).encode()), *SECURITY_HEADERS]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        static = scope.get("path", "").startswith("/static/")
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                extra = list(SECURITY_HEADERS)
+                if static:
+                    extra.append((b"cache-control", b"no-cache"))
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def json_depth(value: Any) -> int:
@@ -627,12 +690,19 @@ def create_app(
             read-only; a file that is not a ladder is refused here, before the server listens.
     """
     saves = Path(saves)
+    allowed = frozenset(normalize_origin(origin) for origin in allow_origins)
+    bot_delay_ms = check_bot_delay(bot_delay_ms)
+    extra_routes = []
+    if ladder is not None:  # (checked before the saves folder is made: a refused start leaves nothing)
+        from .ladder_page import ladder_routes
+
+        extra_routes = ladder_routes(ladder)
     try:
-        saves.mkdir(parents=True, exist_ok=True)
+        # Only its owner may list it: the files' names are the tables' ids, which let one in.
+        saves.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as error:
         raise ValueError(f"saves: {str(saves)!r} is not a folder that can be made or written ({error.strerror or error})") from None
-    allowed = frozenset(normalize_origin(origin) for origin in allow_origins)
-    server = Server(saves, rules_files or {}, policies or {}, policy_loader, check_bot_delay(bot_delay_ms), limits)
+    server = Server(saves, rules_files or {}, policies or {}, policy_loader, bot_delay_ms, limits)
 
     async def index(request: Any) -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
@@ -669,11 +739,8 @@ def create_app(
         WebSocketRoute("/ws", websocket_endpoint),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
-    if ladder is not None:
-        from .ladder_page import ladder_routes
-
-        routes[:0] = ladder_routes(ladder)
-    app = Starlette(routes=routes)
+    routes[:0] = extra_routes
+    app = Starlette(routes=routes, middleware=[Middleware(_Guard, allowed=allowed)])
     app.state.server = server
     return app
 

@@ -265,11 +265,20 @@ class Table:
         if web and web.get("version") != WEB_SAVE_VERSION:
             raise ValueError(f"web save version {web.get('version')!r}; this server reads {WEB_SAVE_VERSION}")
         game = saved.game
+        if not isinstance(web, dict):
+            raise ValueError(f"it is a {type(web).__name__}, not an object")
         web_seats = web.get("seats")
+        if web_seats is not None and (not isinstance(web_seats, list) or len(web_seats) != len(saved.seats)):
+            raise ValueError(f"'seats' is not a list of the game's {len(saved.seats)} seats")
+        host = web.get("host")
+        if host is not None and not isinstance(host, str):
+            raise ValueError(f"the host's token is {host!r}")
         seats = []
         for index, seat in enumerate(saved.seats):
             if web_seats is not None:
                 entry = web_seats[index]
+                if not isinstance(entry, dict):
+                    raise ValueError(f"seat {index} is {entry!r}")
                 kind = entry["kind"]
                 if kind not in ("person", "bot", "open"):
                     raise ValueError(f"seat {index} is of kind {kind!r}")
@@ -301,7 +310,7 @@ class Table:
             bot_seed=saved.bot_seed,
             rules_name=str(web.get("rules_name", "saved")),
             status=status,
-            host_hash=web.get("host"),
+            host_hash=host,
             fill=str(web.get("fill", "heuristic")),
             bot_delay_ms=delay,
             takeover_s=check_takeover(web.get("takeover_s")),
