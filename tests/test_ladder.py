@@ -338,6 +338,18 @@ def test_the_command_runs_adds_shows_and_exports(tmp_path, capsys):
     assert "played 12 games" in capsys.readouterr().out
 
 
+def test_export_writes_both_files_or_neither(tmp_path, capsys):
+    path = tmp_path / "l.db"
+    with _ladder(path, deals=1) as ladder:
+        play(ladder)
+    out = tmp_path / "out"
+    (out / "ladder.json").mkdir(parents=True)
+    (out / "ladder.md").write_text("mine\n")
+    assert main(["ladder", "export", str(path), "--out", str(out)]) == 2
+    assert "ladder.json' is in the way: it is not a file; nothing was written" in capsys.readouterr().err
+    assert (out / "ladder.md").read_text() == "mine\n"
+
+
 def test_the_ladder_file_is_in_wal_mode(tmp_path):
     _ladder(tmp_path / "l.db", deals=1).close()
     with sqlite3.connect(tmp_path / "l.db") as db:

@@ -70,6 +70,7 @@ from blackout_env.game.rules import Rules
 from blackout_env.game.rules_logic import match_places
 
 from ..agents.policies import Policy, load_policy
+from ..files import write_text_atomically
 from .sequential import SPRT
 from .tournament import confidence_half_width, draw_deal, play_game, reseed, single_threaded_torch
 
@@ -573,11 +574,15 @@ class Ladder:
     def export(self, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
         """Write ``ladder.md`` and ``ladder.json`` to ``out_dir``."""
         out = Path(out_dir)
+        paths = {"markdown": out / "ladder.md", "json": out / "ladder.json"}
+        texts = {"markdown": self.markdown() + "\n", "json": json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"}
         try:
             out.mkdir(parents=True, exist_ok=True)
-            paths = {"markdown": out / "ladder.md", "json": out / "ladder.json"}
-            paths["markdown"].write_text(self.markdown() + "\n", encoding="utf-8")
-            paths["json"].write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+            for path in paths.values():  # (both checked first: neither is written when the other cannot be)
+                if path.exists() and not path.is_file():
+                    raise LadderError(f"export: {os.fspath(path)!r} is in the way: it is not a file; nothing was written")
+            for key, path in paths.items():
+                write_text_atomically(path, texts[key])
         except OSError as error:
             raise LadderError(f"export: cannot write to {os.fspath(out_dir)!r}: {error.strerror or error}") from None
         return paths
