@@ -572,13 +572,20 @@ def test_blackout_serve_listens_on_this_machine_only_unless_told_and_says_so(mon
     (["--policy", "mine=ppo:/no/such/checkpoint.pt"], "--policy mine=ppo:/no/such/checkpoint.pt: checkpoint"),
     (["--policy", "mine=ismcts:simulations=-5"], "--policy mine=ismcts:simulations=-5: "),
     (["--policy", "mine=heuristic", "--policy", "mine=random"], "the name 'mine' is given twice"),
+    (["--policy", "heuristic=random"], "'heuristic' is a built-in policy's name"),
+    (["--rules", "{tmp}/a/house.yaml", "--rules", "{tmp}/b/house.yaml"], "two files are named 'house'"),
+    (["--rules", "{tmp}/a/standard.yaml"], "'standard' is a preset's name"),
 ])
 def test_blackout_serve_refuses_bad_options_before_starting(argv, words, tmp_path, capsys, monkeypatch):
     import uvicorn
     from blackout_training.cli import main
 
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        for name in ("house", "standard"):
+            (tmp_path / folder / f"{name}.yaml").write_text("num_players: 3\n")
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: pytest.fail("the server started"))
-    assert main(["serve", "--saves", str(tmp_path), *argv]) == 2
+    assert main(["serve", "--saves", str(tmp_path / "saves"), *[arg.format(tmp=tmp_path) for arg in argv]]) == 2
     assert words in capsys.readouterr().err
 
 

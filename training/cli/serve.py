@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from blackout_env import Rules
+from blackout_env.game.rules import preset_names
 
 WEB_EXTRA_HINT = "install the web extra: pip install -e '.[web]'"
 
@@ -58,6 +59,8 @@ def parse_policies(entries: list[str]) -> dict[str, str]:
             raise ValueError(f"--policy {entry}: unknown policy {spec!r}; known: {', '.join(LOADERS)}")
         if name in policies:
             raise ValueError(f"--policy: the name {name!r} is given twice")
+        if name in LOADERS:  # (the page's own list names it: a browser asking for the built-in would get this one)
+            raise ValueError(f"--policy {entry}: {name!r} is a built-in policy's name; give yours another")
         spec = absolute_paths(spec)
         try:
             load_policy(spec, None, 0)
@@ -73,6 +76,10 @@ def parse_rules_files(entries: list[str]) -> dict[str, Rules]:
         path = Path(entry).expanduser()
         if not path.is_file():
             raise ValueError(f"--rules: no such file {entry!r}")
+        if path.stem in rules:
+            raise ValueError(f"--rules: two files are named {path.stem!r} (the page offers rules by file name); rename one")
+        if path.stem in preset_names():
+            raise ValueError(f"--rules {entry}: {path.stem!r} is a preset's name (the page offers it); rename the file")
         rules[path.stem] = Rules.from_yaml(path)
     return rules
 
