@@ -63,6 +63,7 @@ def test_a_finished_game_and_a_single_hand_start_round_round_trip():
         ('{"format": "blackout-game", "version": 99}', "format version 99; this version reads 1"),
         ('{"format": "blackout-game", "version": true}', "format version True; this version reads 1"),
         ('{"format": "blackout-game", "version": 1, "rules": {}}', "saved game lacks first_dealer, decks, actions, state"),
+        ("[" * 100_000, "its JSON nests too deeply"),
     ],
 )
 def test_corrupt_or_foreign_files_are_refused(text, words):

@@ -657,6 +657,8 @@ class BlackoutGame:
             data = json.loads(text)
         except (TypeError, ValueError) as error:
             raise SaveFileError(f"saved game is not valid JSON: {error}") from None
+        except RecursionError:
+            raise SaveFileError("saved game is not a saved game: its JSON nests too deeply") from None
         if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
             raise SaveFileError(f"not a saved Blackout game (expected format {SAVE_FORMAT!r})")
         if type(data.get("version")) is not int or data["version"] != SAVE_VERSION:  # (true == 1 in Python)
