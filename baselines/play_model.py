@@ -209,8 +209,11 @@ class PlayModel:
 
     def __init__(self, counts: np.ndarray, smoothing: float = 5.0, floor: float = 0.02, source: str = "") -> None:
         counts = np.asarray(counts, dtype=float)
-        if counts.shape != (SITUATIONS, CLASSES) or not np.isfinite(counts).all() or (counts < 0).any():
-            raise ValueError(f"PlayModel: counts must be finite, >= 0 and of shape {(SITUATIONS, CLASSES)}")
+        with np.errstate(over="ignore"):  # counts near 1e308 sum to inf (and the table to NaN): refused
+            total = counts.sum()
+        if (counts.shape != (SITUATIONS, CLASSES) or not np.isfinite(counts).all() or (counts < 0).any()
+                or not np.isfinite(total)):
+            raise ValueError(f"PlayModel: counts must be finite, >= 0, of a finite sum and of shape {(SITUATIONS, CLASSES)}")
         if not (math.isfinite(smoothing) and smoothing > 0 and 0 < floor < 1):
             raise ValueError(f"PlayModel: smoothing must be finite and > 0 and floor in (0, 1), got {smoothing}, {floor}")
         self.counts, self.smoothing, self.floor, self.source = counts, float(smoothing), float(floor), source

@@ -169,6 +169,11 @@ def test_a_model_is_saved_and_loaded_and_bad_files_are_refused(tmp_path):
         (tmp_path / "smoothing.json").write_text(json.dumps(data))
         with pytest.raises(ValueError, match="smoothing"):
             PlayModel.load(tmp_path / "smoothing.json")
+    data = json.loads(path.read_text())
+    data["counts"][5][0] = data["counts"][5][1] = 1e308  # each finite, their sum not (the table was NaN)
+    (tmp_path / "huge.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="corrupt"):
+        PlayModel.load(tmp_path / "huge.json")
 
 
 def test_the_shipped_model_loads():
