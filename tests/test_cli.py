@@ -58,6 +58,11 @@ def test_a_rules_path_that_is_a_folder_is_a_one_line_error(capsys):
     (["demo", "--seed", "-1"], "--seed must be 0 or more, got -1"),
     (["play", "--resume", "--new"], "--resume and --new: give one"),
     (["belief", "fit", "--out", "{file}/b.json", "--policy", "heuristic", "--hands", "5"], "--out '{file}/b.json': "),
+    (["belief", "fit", "--out", "{file}.json", "--policy", "random", "--hands", "5", "--seed", "-1"],
+     "--seed must be 0 or more, got -1"),
+    (["belief", "eval", "--policy", "random", "--hands", "5", "--seed", "-1"], "--seed must be 0 or more, got -1"),
+    (["train", "--config", "configs/train/tiny.yaml", "--init-dataset", "x/y-v0", "--init-epochs", "0"],
+     "--init-epochs must be at least 1, got 0"),
 ])
 def test_options_a_command_cannot_honour_are_one_line_naming_them(argv, message, tmp_path, capsys):
     afile = tmp_path / "afile"

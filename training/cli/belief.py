@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     check_positive(hands=args.hands)
+    if args.seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {args.seed}")
     tables = _tables(args.rules, args.players)
     if args.action == "fit":
         if not args.out.endswith(".json"):

@@ -61,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.init_epochs is not None and args.init_dataset is None:
         raise ValueError("--init-epochs: passes over the --init-dataset, which is not given")
+    if args.init_epochs is not None and args.init_epochs < 1:
+        raise ValueError(f"--init-epochs must be at least 1, got {args.init_epochs}")
     if args.init_dataset is not None:
         _init_from_dataset(config, args)
 
