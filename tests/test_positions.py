@@ -154,6 +154,10 @@ def test_positions_that_the_search_cannot_settle_are_refused():
         ({"acceptable": "AS"}, "not legal here"),
         ({"acceptable": "b0 b1"}, "not none or all"),
         ({"colour": "red"}, "unknown field 'colour'"),
+        ({"players": "abc"}, "players must be a whole number, got 'abc'"),
+        ({"players": 3.7}, "players must be a whole number, got 3.7"),
+        ({"dealer": 1.9}, "dealer must be a whole number, got 1.9"),
+        ({"hands": "2H"}, "hands must be a list of one hand per seat"),
     ],
 )
 def test_an_inconsistent_position_is_refused_with_its_name(change, message):

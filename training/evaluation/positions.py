@@ -109,6 +109,11 @@ class Position:
         missing = sorted(_FIELDS - {"rules", "turned", "round"} - set(data))
         if unknown or missing:
             raise PositionError(f"position {name!r}: " + (f"unknown field {unknown[0]!r}" if unknown else f"no {missing[0]!r}"))
+        for key in ("players", "dealer"):
+            if isinstance(data[key], bool) or not isinstance(data[key], int):
+                raise PositionError(f"position {name!r}: {key} must be a whole number, got {data[key]!r}")
+        if not isinstance(data["hands"], list):
+            raise PositionError(f"position {name!r}: hands must be a list of one hand per seat, got {data['hands']!r:.60}")
         try:
             hands = [parse_cards(hand) if isinstance(hand, str) else [parse_card(c) for c in hand] for hand in data["hands"]]
             hand_size = len(hands[0]) if hands else 0
