@@ -382,6 +382,24 @@ def test_a_ladder_with_damaged_settings_is_refused_and_left_untouched(tmp_path, 
     assert _files(path) == before
 
 
+@pytest.mark.parametrize("edit", [
+    "UPDATE games SET seats = 'not json' WHERE id = 1",
+    "UPDATE games SET seats = '[1, 2, 99]' WHERE id = 1",  # an agent the ladder does not have
+    "UPDATE games SET totals = '[1]' WHERE id = 1",
+    "UPDATE games SET totals = '{}' WHERE id = 1",
+])
+def test_a_ladder_with_a_damaged_game_is_one_line_naming_it(tmp_path, capsys, edit):
+    path = tmp_path / "l.db"
+    with _ladder(path, deals=1) as ladder:
+        play(ladder)
+    with sqlite3.connect(path) as db:
+        db.execute(edit)
+    assert main(["ladder", "show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "a damaged ladder: game 1's seats or totals are not 3 of its agents and 3 scores" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
 def test_a_ladder_under_a_file_is_refused_in_one_line_leaving_nothing(tmp_path, capsys):
     (tmp_path / "afile").write_text("x")
     path = tmp_path / "afile" / "l.db"

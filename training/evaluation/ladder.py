@@ -432,14 +432,30 @@ class Ladder:
         model = PlackettLuce()
         ratings = {row.id: model.rating() for row in self.agents()}
         games = dict.fromkeys(ratings, 0)
-        rows = self.db.execute("SELECT seats, totals FROM games ORDER BY deal, table_key, rotation")
-        for seats_text, totals_text in rows:
-            seats, totals = json.loads(seats_text), json.loads(totals_text)
+        rows = self.db.execute("SELECT id, seats, totals FROM games ORDER BY deal, table_key, rotation")
+        for game, seats_text, totals_text in rows:
+            seats, totals = self._game_row(game, seats_text, totals_text, ratings)
             teams = model.rate([[ratings[agent]] for agent in seats], ranks=match_places(totals))
             for agent, (rating,) in zip(seats, teams):
                 ratings[agent] = rating
                 games[agent] += 1
         return {agent: (float(r.mu), float(r.sigma), games[agent]) for agent, r in ratings.items()}
+
+    def _game_row(self, game: int, seats_text: Any, totals_text: Any, agents: Any) -> tuple[list[int], list[float]]:
+        """A stored game's seats (agent ids) and match totals, LadderError naming the game when they do not read."""
+        n = self.rules.num_players
+        try:
+            seats, totals = json.loads(seats_text), json.loads(totals_text)
+        except (TypeError, ValueError):
+            seats = totals = None
+        if not (isinstance(seats, list) and len(seats) == n and all(type(a) is int and a in agents for a in seats)
+                and isinstance(totals, list) and len(totals) == n
+                and all(type(t) in (int, float) and math.isfinite(t) for t in totals)):
+            raise LadderError(
+                f"{self.path}: a damaged ladder: game {game}'s seats or totals are not {n} of its agents and {n} "
+                f"scores ({str(seats_text)[:40]!r}, {str(totals_text)[:40]!r}); it was left untouched"
+            )
+        return seats, totals
 
     def standings(self) -> list[Standing]:
         """The leaderboard: agents by conservative rating ``mu - 3 sigma``, best first."""
