@@ -435,6 +435,34 @@ def test_a_failing_bot_is_reported_and_the_game_waits_until_the_host_retries(sav
     assert not failures[0].exc_info
 
 
+def test_bots_decide_in_their_own_threads_and_their_time_is_withheld_from_people(client_app, monkeypatch):
+    import threading
+
+    from blackout_training.web.table import Table
+
+    threads = set()
+    decide = Table.decide
+
+    def recorded(self, seat):
+        threads.add(threading.current_thread().name)
+        return decide(self, seat)
+
+    monkeypatch.setattr(Table, "decide", recorded)
+    with connect(client_app) as a, connect(client_app) as b:
+        watching, _ = new_game(a, seats=["heuristic"] * 4)
+        watched = watching.until(lambda m: m["type"] == "state" and m["move"] >= 4)
+        assert isinstance(watched["decision_ms"], (int, float))  # watching bots: how long they think
+        playing, _ = new_game(b, seats=["heuristic", "you", "heuristic", "heuristic"])
+        state = playing.state()
+        while state["move"] < 3:  # (the person bids first here)
+            if state["your_turn"]:
+                playing.play_first_legal(state)
+            state = playing.state()
+        # (a bot with one legal card answers at once: the time would tell a person so)
+        assert state["status"] != "over" and state["decision_ms"] is None
+    assert threads and all(name.startswith("blackout-bot") for name in threads), threads
+
+
 def test_a_bot_takes_over_an_away_seat_after_the_hosts_timeout(client_app, saves):
     with connect(client_app) as socket:
         client, joined = new_game(socket, seats=["heuristic", "you", "heuristic", "heuristic"], takeover_s=0.2)

@@ -260,7 +260,8 @@ def state_message(table: Table, viewer: Viewer, away: set[int] | None = None,
         takeover_s=table.takeover_s,
         lobby_open=table.lobby_open,
         replay=None,
-        decision_ms=table.last_decision_ms,
+        # (where people play it would tell them when a bot had one legal card: it answers at once)
+        decision_ms=table.last_decision_ms if not table.has_people or game.is_over else None,
     )
     return state
 

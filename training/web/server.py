@@ -15,9 +15,11 @@ reload, a second tab or a restarted server finds the same game at the same move.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import ipaddress
 import json
 import logging
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -275,6 +277,10 @@ class Server:
         self.limits = limits or Limits()
         self.tables: dict[str, LiveTable] = {}
         self._tasks: set[asyncio.Task] = set()
+        self.bot_threads = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max(2, os.cpu_count() or 1), thread_name_prefix="blackout-bot"
+        )
+        """Where bots decide: apart from the default pool that reads saves and replays for everybody."""
 
     # ----------------------------------------------------------- helpers
     def hello(self) -> dict[str, Any]:
@@ -636,17 +642,13 @@ class Server:
                     continue
                 return
             move = len(table.game.actions)
-            if table.bot_delay_ms and not live.step_once:
-                # the delay as it is now: a host who speeds the bots up (or pauses them) is followed at once
-                clock = asyncio.get_running_loop().time
-                started = clock()
-                while not table.paused and (left := started + table.bot_delay_ms / 1000.0 - clock()) > 0:
-                    await asyncio.sleep(min(left, 0.05))
-                if table.paused or len(table.game.actions) != move:
-                    continue
-            live.step_once = False
+            loop = asyncio.get_running_loop()
+            started = loop.time()
             try:
-                action, why, elapsed_ms = await asyncio.to_thread(table.decide, seat)
+                # In the bots' own threads (a few busy tables do not stall list and replay), and before the delay:
+                # the move comes when the delay is over whatever the decision took, so its arrival does not tell
+                # a quick decision (one legal card) from a long one.
+                action, why, elapsed_ms = await loop.run_in_executor(self.bot_threads, table.decide, seat)
             except TableError as error:  # (the page's text hides the server's files; the log has them)
                 cause = f" ({type(error.__cause__).__name__}: {error.__cause__})" if error.__cause__ else ""
                 log.warning("table %s: %s%s", table.table_id, error, cause)
@@ -655,6 +657,13 @@ class Server:
                     await self.error(connection, str(error), error.code)
                 await self.broadcast(live)
                 return
+            if table.bot_delay_ms and not live.step_once:
+                # the delay as it is now: a host who speeds the bots up (or pauses them) is followed at once
+                while not table.paused and (left := started + table.bot_delay_ms / 1000.0 - loop.time()) > 0:
+                    await asyncio.sleep(min(left, 0.05))
+                if table.paused or len(table.game.actions) != move:
+                    continue  # (decided again when the bots go on: the same decision, its seed is the move's)
+            live.step_once = False
             if table.apply_bot(seat, action, why, move):
                 table.last_decision_ms = elapsed_ms
                 log.info("table %s: move %d, seat %d (%s) served in %.1f ms", table.table_id, move, seat,
