@@ -80,12 +80,20 @@ def test_a_missing_config_file_is_a_clear_cli_error(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-def test_train_without_config_outside_a_checkout_says_where_the_configs_are(tmp_path, capsys, monkeypatch):
+def test_the_shipped_configs_are_named_from_any_folder(tmp_path, capsys, monkeypatch):
+    # An installed package trains outside a checkout: a shipped config by its name, `default` with no --config.
+    from blackout_training.cli.train import DEFAULT_CONFIG
+    from blackout_training.ppo.config import config_path
+
     monkeypatch.chdir(tmp_path)
-    assert main(["train", "--set", "run.time_limit_minutes=0.01"]) == 2
+    assert config_path("tiny") == config_path("tiny.yaml") == (ROOT / "configs" / "train" / "tiny.yaml").resolve()
+    assert not Path(DEFAULT_CONFIG).exists() and config_path("default").read_bytes() == (ROOT / DEFAULT_CONFIG).read_bytes()
+    assert main(["train", "--config", "tiny", "--set", "ppo.total_steps=16", "--set", "eval.every_updates=0",
+                 "--set", "eval.final_deals=0"]) == 0
+    assert (tmp_path / "runs" / "tiny" / "checkpoint.pt").is_file()
+    assert main(["train", "--config", "tny"]) == 2
     err = capsys.readouterr().err
-    assert "no --config given and no configs/train/default.yaml in" in err and "--config FILE" in err
-    assert list(tmp_path.iterdir()) == []
+    assert "config file 'tny' does not exist (the shipped configs, by name: default, " in err and "tiny" in err
 
 
 def test_a_config_that_is_a_folder_binary_or_broken_yaml_is_one_line_naming_it(tmp_path, capsys):

@@ -73,6 +73,8 @@ def test_wheel_holds_the_rules_presets_and_the_shipped_policy(wheel):
     assert "blackout_training/agents/checkpoints/ppo_generalist.pt" in members  # ppo
     assert "blackout_baselines/bid_model.json" in members  # ismcts:belief=bids
     assert "blackout_baselines/play_model.json" in members  # ismcts:belief=play
+    configs = {path.name for path in (REPO / "training" / "configs").glob("*.yaml")}
+    assert "default.yaml" in configs and {f"blackout_training/configs/{name}" for name in configs} <= members  # train --config NAME
     assert not any(name.startswith(("training/", "baselines/", "tests/", "configs/")) for name in members)
 
 

@@ -48,7 +48,7 @@ __all__ = ["paired", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", action="append", default=None, metavar="FILE",
                         help="a training config (repeat it to compare; the first is the reference; "
-                        "default: configs/train/default.yaml)")
+                        "a file or a shipped config's name; default: default)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a value of every config")
     parser.add_argument("--minutes", type=float, nargs="+", default=[5.0, 10.0, 27.0],
@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
 
     from blackout_env import Rules
 
-    args.config = args.config or ["configs/train/default.yaml"]
+    args.config = args.config or ["default"]
     check_output_file(args.json)
     minutes = sorted(set(args.minutes))
     if any(not m > 0 for m in minutes):

@@ -43,7 +43,7 @@ from . import check_output_file, check_positive, command, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default="configs/train/default.yaml", help="the run config (default: the default run)")
+    parser.add_argument("--config", default="default", help="the run config: a file or a shipped config's name (default: default, the default run)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config value")
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the training run (default 60)")
     parser.add_argument("--games", type=int, default=4096, help="the engine's second number of games (default 4096)")

@@ -11,12 +11,13 @@ from pathlib import Path
 from ..ppo.config import load_config
 
 DEFAULT_CONFIG = "configs/train/default.yaml"
-"""The README's main job, relative to the repository's root."""
+"""The README's main job, relative to the repository's root (the shipped ``default`` config elsewhere)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--config", default=None, help=f"a YAML run config (default: {DEFAULT_CONFIG}, in a checkout of the repository)"
+        "--config", default=None,
+        help="a YAML run config, or a shipped config's name: default, tiny, long, generalist... (default: default)",
     )
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -44,12 +45,9 @@ def run(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.device is not None:
         overrides.append(f"run.device={args.device}")
-    if args.config is None and not Path(DEFAULT_CONFIG).is_file():
-        raise ValueError(
-            f"no --config given and no {DEFAULT_CONFIG} in {str(Path.cwd())!r}: run from the root of a checkout of "
-            "the repository (its configs/train/ holds the run configs), or name a config with --config FILE"
-        )
-    config = load_config(args.config or DEFAULT_CONFIG, overrides)
+    if args.config is None:  # the README's file in a checkout, the shipped one (the same) anywhere else
+        args.config = DEFAULT_CONFIG if Path(DEFAULT_CONFIG).is_file() else "default"
+    config = load_config(args.config, overrides)
     if args.ray_address is not None:  # (not a --set override: YAML would read some HOST:PORT as a number)
         if config.algo == "rllib_ppo":
             config.rllib.address = args.ray_address

@@ -596,11 +596,33 @@ def _looks_like_float(text: str) -> bool:
     return True
 
 
+SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+"""The run configs that ship with the package (``configs/train/`` of a checkout links here)."""
+
+
+def shipped_configs() -> list[str]:
+    """The names of the shipped run configs (``default``, ``tiny``, ``generalist``...)."""
+    return sorted(path.stem for path in SHIPPED_CONFIGS.glob("*.yaml"))
+
+
+def config_path(name: str | Path) -> Path:
+    """The file a ``--config`` names: a path as given when something is there, else a shipped config's
+    name (``default``, ``tiny.yaml``), so that an installed package trains from any folder."""
+    path = Path(name).expanduser()
+    if path.exists() or len(path.parts) != 1:
+        return path
+    shipped = SHIPPED_CONFIGS / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
+    return shipped if shipped.is_file() else path
+
+
 def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> TrainConfig:
-    """The config of a YAML file (None: all defaults) with ``KEY=VALUE`` overrides applied."""
+    """The config of a YAML file or a shipped config's name (None: all defaults), ``KEY=VALUE`` overrides applied."""
     data: dict[str, Any] = {}
     if path is not None:
-        path = Path(path)
+        path = config_path(path)
+        if not path.exists():
+            raise ConfigError(f"config file {str(path)!r} does not exist (the shipped configs, by name: "
+                              f"{', '.join(shipped_configs())})")
         loaded = read_yaml_file(path, "config file", "a YAML file of training settings", ConfigError)
         if loaded is None:
             loaded = {}

@@ -27,7 +27,7 @@ from .tables import DRAWN_TABLES
 __all__ = ["check_held_out_seed", "training_seeds"]
 
 _REPOSITORY = Path(__file__).resolve().parents[2]
-_TRAIN_CONFIGS = _REPOSITORY / "configs" / "train"
+_TRAIN_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # (configs/train/ of a checkout links here)
 _SHIPPED = Path(__file__).resolve().parents[1] / "agents" / "checkpoints"
 
 
