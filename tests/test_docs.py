@@ -301,7 +301,9 @@ def _parse_blackout(argv: list[str]) -> str | None:
         from blackout_training.ppo.config import load_config
 
         try:
-            load_config(REPO / (args.config or "configs/train/default.yaml"), list(args.overrides))
+            config = args.config or "configs/train/default.yaml"
+            in_checkout = REPO / config  # (as run from the checkout's root; else a shipped config's name)
+            load_config(in_checkout if in_checkout.exists() else config, list(args.overrides))
         except ValueError as error:
             return str(error)
     return None
