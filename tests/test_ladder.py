@@ -578,6 +578,23 @@ def test_remove_takes_an_agent_off_with_the_games_of_its_tables_and_nothing_else
     assert data() == before
 
 
+def test_an_agent_removed_while_a_run_plays_leaves_a_sound_ladder(tmp_path):
+    path = tmp_path / "l.db"
+    with _ladder(path, deals=1, agents=[*AGENTS, "random:seed=5"]) as runner:
+        other = open_ladder(path)
+        removed = []
+
+        def remove_once(done, total):  # another process removes an agent once the run has begun
+            if not removed:
+                removed.append(other.remove_agent("random:seed=5"))
+
+        play(runner, on_unit=remove_once)
+        other.close()
+        assert [row.name for row in runner.agents()] == AGENTS
+        runner.standings()  # every stored game reads: none of the removed agent's was stored after it left
+        assert runner.pending() == []
+
+
 def test_an_agent_whose_checkpoint_is_lost_can_be_removed_and_the_ladder_runs_again(ladder_with_a_lost_checkpoint, capsys):
     path = ladder_with_a_lost_checkpoint
     assert main(["ladder", "run", str(path), "--no-progress"]) == 2

@@ -333,6 +333,14 @@ def test_a_rules_file_with_a_key_twice_or_no_options_is_refused_naming_it(tmp_pa
     assert Rules.from_yaml(path) == Rules()
 
 
+def test_yaml_merge_keys_still_read_and_may_be_given_again(tmp_path):
+    from blackout_env.game.rules import read_yaml_file
+
+    path = tmp_path / "r.yaml"  # (PyYAML's `<<: *anchor`: a mapping's own key overrides the merged one)
+    path.write_text("base: &b {a: 1, b: 2}\nx: {<<: *b, a: 3}\n")
+    assert read_yaml_file(path, "f", "y", RulesError) == {"base": {"a": 1, "b": 2}, "x": {"a": 3, "b": 2}}
+
+
 def test_a_yaml_value_pyyaml_cannot_build_is_an_invalid_yaml_error_naming_the_file(tmp_path):
     path = tmp_path / "dated.yaml"
     path.write_text("num_players: 2024-13-45\n")

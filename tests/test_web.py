@@ -496,6 +496,43 @@ def test_a_watched_table_reveals_hands_pauses_steps_and_explains(client_app):
             assert sum(a["probability"] for a in why["actions"]) == pytest.approx(1.0, abs=1e-5)
 
 
+def test_a_step_asked_while_a_bot_decides_is_not_lost(saves):
+    import threading
+
+    gate, deciding = threading.Event(), threading.Event()
+
+    class Gated:
+        name = "gated"
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def act(self, view):
+            deciding.set()
+            assert gate.wait(30), "the test never opened the gate"
+            return self.inner.act(view)
+
+    def loader(spec, rules, seed):
+        from blackout_env.agents.policies import load_policy
+
+        return Gated(load_policy(spec, rules, seed))
+
+    with TestClient(create_app(saves, policy_loader=loader, bot_delay_ms=0, limits=MACHINE_SPEED)) as app, connect(app) as socket:
+        client, _ = new_game(socket, seats=["heuristic", "you", "heuristic", "heuristic"])  # (seat 1 bids first)
+        client.send(type="control", paused=True)
+        state = client.until(lambda m: m["type"] == "state" and m["paused"])
+        assert state["your_turn"] and state["move"] == 0
+        client.play_first_legal(state)
+        client.until(lambda m: m["type"] == "state" and m["move"] == 1)
+        client.send(type="control", step=True)
+        assert deciding.wait(30)  # seat 2 decides ...
+        client.send(type="control", step=True)  # ... when the host asks for one more
+        client.until(lambda m: m["type"] in ("state", "error"))
+        gate.set()
+        stepped = client.until(lambda m: m["type"] == "state" and m["move"] >= 3)
+        assert stepped["move"] == 3 and stepped["paused"]
+
+
 def test_why_shows_a_person_the_suggestion_and_never_a_bots_cards(client_app):
     with connect(client_app) as socket:
         client, _ = new_game(socket, rules="standard", seats=["heuristic", "heuristic", "you", "heuristic"])

@@ -24,7 +24,14 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2", reason="Starlette's test client needs httpx2 (the dev extra)")
 
-from blackout_training.web.server import TYPES, Limits, create_app, origin_allowed  # noqa: E402
+from blackout_training.web.server import (  # noqa: E402
+    TYPES,
+    Limits,
+    create_app,
+    host_allowed,
+    normalize_origin,
+    origin_allowed,
+)
 from blackout_training.web.table import BOT_BUDGET_LIMITS, Table  # noqa: E402
 from file_audit import files_opened  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -123,6 +130,19 @@ def test_http_answers_only_its_own_host_names_with_headers_that_keep_the_page_an
         refused = client.get("/health", headers={"host": "evil.example:8000", "origin": "http://evil.example:8000"})
         assert refused.status_code == 421 and "--allow-origin" in refused.text and '"tables"' not in refused.text
     assert oct(saves.stat().st_mode & 0o777) == oct(0o700)  # its file names are the tables' ids
+
+
+@pytest.mark.parametrize("host, allowed, verdict", [
+    ("cards.example.org", ["https://cards.example.org:8443"], True),  # a proxy that sends the name without its port
+    ("cards.example.org:8443", ["https://cards.example.org:8443"], True),
+    ("blackout:8000", ["http://blackout:8000"], True),  # a proxy in front of a container named blackout
+    ("blackout:8000", [], False),
+    ("[::1]:8000", [], True),
+    ("[::1", [], False),  # malformed: refused, not a server error
+    ("evil.example", ["https://cards.example.org"], False),
+])
+def test_the_hosts_http_answers(host, allowed, verdict):
+    assert host_allowed(host, frozenset(normalize_origin(origin) for origin in allowed)) is verdict
 
 
 def test_a_refused_start_makes_no_saves_folder(saves):

@@ -63,6 +63,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _unique_key_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen = set()
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # (`<<: *anchor`: its keys may be given again here)
+            continue
         key = loader.construct_object(key_node, deep=deep)
         try:
             if key in seen:

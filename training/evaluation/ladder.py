@@ -375,12 +375,18 @@ class Ladder:
         return int(cursor.lastrowid)
 
     def store_unit(self, run: int, table: Sequence[int], deal: int, games: Sequence[dict[str, Any]]) -> bool:
-        """Store the games of one unit in one transaction; False (nothing written) when it is stored already."""
+        """Store the games of one unit in one transaction; False (nothing written) when it is stored already, or
+        one of its agents left the ladder meanwhile."""
         key = _table_key(table)
         self.db.execute("BEGIN IMMEDIATE")  # one writer at a time, so the check below holds until the commit
         try:
             if self.db.execute("SELECT 1 FROM games WHERE table_key = ? AND deal = ?", (key, deal)).fetchone():
                 self.db.rollback()
+                return False
+            agents = set(table)
+            marks = ",".join("?" * len(agents))
+            if self.db.execute(f"SELECT COUNT(*) FROM agents WHERE id IN ({marks})", tuple(agents)).fetchone()[0] != len(agents):
+                self.db.rollback()  # an agent was removed (blackout ladder remove) while this unit was played
                 return False
             if not self.db.execute("SELECT 1 FROM deals WHERE deal = ?", (deal,)).fetchone():
                 cards = draw_deal(self.rules, self.seed, deal, self.hands_only)

@@ -139,10 +139,12 @@ def host_allowed(host: str | None, allowed: frozenset[str]) -> bool:
     server (DNS rebinding) could otherwise read ``/health`` and ``/ladder.json``. No ``Host``: a program."""
     if host is None:
         return True
-    host = host.strip().lower()
-    if host in {urlsplit(origin).netloc for origin in allowed}:
+    try:
+        hostname = urlsplit(f"//{host.strip().lower()}").hostname or ""
+    except ValueError:  # ("[::1" and the like)
+        return False
+    if hostname in {urlsplit(origin).hostname for origin in allowed}:  # (a proxy may drop the port)
         return True
-    hostname = urlsplit(f"//{host}").hostname or ""
     if hostname == "localhost":
         return True
     try:
@@ -642,6 +644,7 @@ class Server:
                     continue
                 return
             move = len(table.game.actions)
+            step, live.step_once = live.step_once, False  # (a step the host asks for while this one is decided counts)
             loop = asyncio.get_running_loop()
             started = loop.time()
             try:
@@ -657,13 +660,12 @@ class Server:
                     await self.error(connection, str(error), error.code)
                 await self.broadcast(live)
                 return
-            if table.bot_delay_ms and not live.step_once:
+            if table.bot_delay_ms and not step:
                 # the delay as it is now: a host who speeds the bots up (or pauses them) is followed at once
                 while not table.paused and (left := started + table.bot_delay_ms / 1000.0 - loop.time()) > 0:
                     await asyncio.sleep(min(left, 0.05))
                 if table.paused or len(table.game.actions) != move:
-                    continue  # (decided again when the bots go on: the same decision, its seed is the move's)
-            live.step_once = False
+                    continue  # (decided again when the bots go on; a seeded bot decides the same, its seed is the move's)
             if table.apply_bot(seat, action, why, move):
                 table.last_decision_ms = elapsed_ms
                 log.info("table %s: move %d, seat %d (%s) served in %.1f ms", table.table_id, move, seat,
