@@ -235,6 +235,31 @@ def test_a_resume_that_would_start_over_a_run_with_updates_is_refused(tmp_path, 
     assert {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()} == before
 
 
+def test_a_run_that_diverges_keeps_its_last_good_checkpoint(tmp_path, capsys, monkeypatch):
+    import torch
+    from blackout_training.agents.policy_net import load_checkpoint
+    from blackout_training.ppo import trainer
+
+    update = trainer.ppo_update
+    calls = []
+
+    def diverging(agent, *args, **kwargs):  # the second update leaves NaN weights, as a too-large rate does
+        stats = update(agent, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 2:
+            with torch.no_grad():
+                next(agent.parameters()).fill_(float("nan"))
+        return stats
+
+    monkeypatch.setattr(trainer, "ppo_update", diverging)
+    out = tmp_path / "runs"
+    assert main(train_args(out, "ppo.total_steps=100000", "run.checkpoint_every_updates=1")) == 2
+    err = capsys.readouterr().err
+    assert "the training diverged (update 2): the weights" in err and err.count("\n") == 1, err
+    _, _, payload = load_checkpoint(out / "tiny" / "checkpoint.pt")  # finite: it loads
+    assert payload["extra"]["update"] == 1
+
+
 def _bad_pool(extra):
     extra["pool"] = [{"not": "a network"}]
 

@@ -598,6 +598,17 @@ def nonfinite_weights(model: nn.Module) -> str | None:
                  if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())), None)
 
 
+def check_trained(model: nn.Module, where: str) -> None:
+    """Before a run saves ``model`` over its checkpoint: ValueError when its weights are no longer finite (the
+    run diverged), so the last good checkpoint stays as it is."""
+    broken = nonfinite_weights(model)
+    if broken is not None:
+        raise ValueError(
+            f"the training diverged ({where}): the weights {broken!r} are not finite (NaN or infinite); the run's "
+            "checkpoint.pt was left at its last save: start over with a smaller ppo.lr (--force), or --resume from it"
+        )
+
+
 def diverged(model: nn.Module, lr: float) -> ValueError | None:
     """The error to raise, instead of saving ``model``, when training left it with non-finite weights."""
     broken = nonfinite_weights(model)

@@ -47,7 +47,15 @@ from blackout_env import Rules
 from blackout_env.game.universal import observation_kind
 
 from ..agents.policies import load_policy
-from ..agents.policy_net import ActorCritic, PolicyBot, SparseRows, load_checkpoint, make_model, save_checkpoint
+from ..agents.policy_net import (
+    ActorCritic,
+    PolicyBot,
+    SparseRows,
+    check_trained,
+    load_checkpoint,
+    make_model,
+    save_checkpoint,
+)
 from ..cpu import TorchThreads
 from ..evaluation.tournament import evaluate_against
 from ..files import write_text_atomically
@@ -286,6 +294,7 @@ def train(
     started = time.perf_counter()  # (the samplers' start-up, seconds on a cluster, is not training time)
 
     def save(final: bool = False) -> None:
+        check_trained(agent, f"update {update}")
         save_checkpoint(
             checkpoint_path,
             agent,

@@ -287,7 +287,7 @@ def train(
                       "use fewer env runners, or more CPUs (rllib.num_cpus here)")
         from torch.utils.tensorboard import SummaryWriter
 
-        from ..agents.policy_net import PolicyBot, save_checkpoint
+        from ..agents.policy_net import PolicyBot, check_trained, save_checkpoint
         from .module import MODULE_ID
 
         update, global_step = int(resumed_at["update"]), int(resumed_at["global_step"])
@@ -333,8 +333,10 @@ def train(
 
         def save() -> None:
             counters = {"update": update, "global_step": global_step, "elapsed_s": time.perf_counter() - started}
+            network = _learner_network(algo)
+            check_trained(network, f"update {update}")  # (before either checkpoint is replaced)
             save_rllib_checkpoint(algo, run_dir / RLLIB_CHECKPOINT_DIR, counters, league)
-            save_checkpoint(checkpoint_path, _learner_network(algo), rules, extra={
+            save_checkpoint(checkpoint_path, network, rules, extra={
                 **counters, "config": config_to_dict(config), "algo": "rllib_ppo",
             })
 
