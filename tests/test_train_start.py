@@ -196,6 +196,9 @@ def test_resuming_a_finished_run_replaces_its_final_evaluation_row(tmp_path):
     out = tmp_path / "runs"
     args = train_args(out, "eval.final_deals=1")
     assert main(args) == 0
+    assert main([*args, "--resume", "--set", "eval.final_deals=0"]) == 0  # no new final evaluation: the old row stays
+    with (out / "tiny" / "eval.csv").open(newline="") as file:
+        assert [row["final"] for row in csv.DictReader(file)] == ["1"]
     assert main([*args, "--resume"]) == 0  # nothing left to train: the final evaluation is made again
     with (out / "tiny" / "eval.csv").open(newline="") as file:
         rows = list(csv.DictReader(file))

@@ -30,21 +30,28 @@ EVAL_FIELDS = [
 
 
 class CsvLog:
-    """An append-only CSV file; on resume, rows after the checkpoint's update are dropped, and so are
-    final rows (``final`` 1) when ``drop_final``: a resumed run makes its own final evaluation."""
+    """An append-only CSV file; on resume, rows after the checkpoint's update are dropped."""
 
-    def __init__(self, path: Path, fields: list[str], keep_through_update: int | None, drop_final: bool = False) -> None:
+    def __init__(self, path: Path, fields: list[str], keep_through_update: int | None) -> None:
         self.path, self.fields = path, fields
         rows: list[dict[str, str]] = []
         if keep_through_update is not None and path.is_file():
             with path.open(newline="", encoding="utf-8") as file:
-                rows = [row for row in csv.DictReader(file)
-                        if int(row["update"]) <= keep_through_update and not (drop_final and row.get("final") == "1")]
-        with path.open("w", newline="", encoding="utf-8") as file:
-            writer = csv.DictWriter(file, fieldnames=fields)
+                rows = [row for row in csv.DictReader(file) if int(row["update"]) <= keep_through_update]
+        self._write(rows)
+
+    def _write(self, rows: list[dict[str, str]]) -> None:
+        with self.path.open("w", newline="", encoding="utf-8") as file:
+            writer = csv.DictWriter(file, fieldnames=self.fields)
             writer.writeheader()
             writer.writerows(rows)
         self.rows = rows
+
+    def drop_final(self) -> None:
+        """Remove the final rows (``final`` 1) of an earlier end of the run: a resumed run's new final evaluation
+        replaces them (called just before it is recorded)."""
+        if any(row.get("final") == "1" for row in self.rows):
+            self._write([row for row in self.rows if row.get("final") != "1"])
 
     def append(self, row: dict[str, Any]) -> None:
         with self.path.open("a", newline="", encoding="utf-8") as file:

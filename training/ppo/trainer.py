@@ -261,7 +261,7 @@ def train(
         log(f"resuming {run_dir} at update {update}, {global_step:,} decisions")
     keep = update if resuming else None
     metrics_log = CsvLog(run_dir / "metrics.csv", METRIC_FIELDS, keep)
-    eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep, drop_final=True)  # (its final row is made again)
+    eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep)
     writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=global_step if resuming else None)
 
     last_eval = "-"
@@ -321,6 +321,8 @@ def train(
 
     def record_eval(results: dict[str, dict[str, Any]], final: bool = False) -> None:
         nonlocal last_eval
+        if final:
+            eval_log.drop_final()  # (a resumed run's end replaces the one it had)
         for name, result in results.items():
             row = {"update": update, "global_step": global_step, "final": int(final), "rules": name,
                    "opponent": eval_opponent, **result}

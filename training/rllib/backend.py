@@ -315,7 +315,7 @@ def train(
             algo.env_runner_group.foreach_env_runner(lambda runner: runner.set_league(snapshots, fraction))
         keep = update if folder.resuming else None
         metrics_log = CsvLog(run_dir / "metrics.csv", METRIC_FIELDS, keep)
-        eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep, drop_final=True)
+        eval_log = CsvLog(run_dir / "eval.csv", EVAL_FIELDS, keep)
         writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=global_step if folder.resuming else None)
         checkpoint_path = run_dir / CHECKPOINT_NAME
         eval_opponent = config.eval.opponent
@@ -346,6 +346,8 @@ def train(
             result = evaluate_against(bot, eval_opponent, rules, deals, seed)
             row = {"update": update, "global_step": global_step, "final": int(final), "rules": config.env.rules,
                    "opponent": eval_opponent, **result}
+            if final:
+                eval_log.drop_final()  # (a resumed run's end replaces the one it had)
             eval_log.append({k: row[k] for k in EVAL_FIELDS})
             for key in ("agent_score", "opponent_score", "difference", "agent_bid_made_rate"):
                 writer.add_scalar(f"eval/{key}", result[key], global_step)
