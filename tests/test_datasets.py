@@ -300,6 +300,7 @@ def test_cli_without_the_datasets_extra_names_what_to_install(capsys, monkeypatc
     err = capsys.readouterr().err
     assert f"needs the module {module!r}" in err and "blackout-rl[datasets]" in err and "Traceback" not in err
     assert not minari_root.exists() or not any(minari_root.iterdir())
+    assert main(["dataset", "list"]) == (2 if module == "minari" else 0)  # (listing opens no HDF5 file)
 
 
 # ------------------------------------------------------------------ from a game log

@@ -81,7 +81,8 @@ DATASETS_EXTRA_HINT = "install the datasets extra: pip install 'blackout-rl[data
 
 
 def run(args: argparse.Namespace) -> int:
-    for module in ("minari", "h5py"):  # (h5py: Minari's HDF5 format, which it imports only when writing)
+    # (h5py: Minari's HDF5 files, which list, show and delete do not open)
+    for module in ("minari", "h5py") if args.step in ("create", "from-log", "clone") else ("minari",):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError:
