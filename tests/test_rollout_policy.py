@@ -160,11 +160,24 @@ def test_bad_options_are_refused_naming_the_spec():
         RolloutPolicy(load_policy_bot(rules=rules, greedy=False))
 
 
-def test_a_belief_so_large_that_every_weight_overflows_weighs_the_deals_alike():
-    # belief=1e305 times a log-likelihood below zero is -inf for every deal: the values stay finite.
+def test_a_belief_so_large_that_its_product_overflows_keeps_the_values_finite():
+    # belief=1e305 times a log-likelihood below zero overflows: the likeliest deal takes the weight (the limit).
     rules = Rules.preset("standard")
     game = _game_at(rules, seed=4, round_index=7, actions=2)
     view = game.view(game.current_player)
     policy = RolloutPolicy(load_policy_bot(rules=rules), samples=6, phases="all", belief=1e305, seed=11)
     values = policy.action_values(view)
     assert set(values) == set(view.legal_actions) and all(np.isfinite(v) for v in values.values())
+
+
+def test_deal_weights_are_the_likelihood_to_the_power_belief_with_its_limit():
+    from blackout_training.agents.rollout_policy import _normalized_weights
+
+    ll = np.log(np.array([0.5, 0.25, 0.25]))
+    assert _normalized_weights(ll, 1.0) == pytest.approx([0.5, 0.25, 0.25])
+    assert _normalized_weights(ll, 2.0) == pytest.approx(np.array([0.25, 0.0625, 0.0625]) / 0.375)
+    assert _normalized_weights(ll, 0.0) == pytest.approx([1 / 3] * 3)
+    assert _normalized_weights(ll, 1e305) == pytest.approx([1.0, 0.0, 0.0])  # the likeliest deal, not all alike
+    assert _normalized_weights(np.array([-np.inf, np.log(0.1)]), 1.0) == pytest.approx([0.0, 1.0])
+    assert _normalized_weights(np.array([-np.inf, -np.inf]), 1.0) == pytest.approx([0.5, 0.5])
+    assert _normalized_weights(np.array([-np.inf, np.log(0.1), 0.0]), 0.0) == pytest.approx([0.0, 0.5, 0.5])

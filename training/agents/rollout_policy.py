@@ -68,14 +68,17 @@ def _non_negative(name: str, value: Any) -> float:
     return float(value)
 
 
-def _normalized_weights(log_weight: np.ndarray) -> np.ndarray:
-    """Weights proportional to ``exp(log_weight)``, summing to 1. A log weight of -inf (a deal the bids
-    rule out, or a ``belief`` so large that the product overflowed) weighs nothing; when every one is
-    -inf the deals weigh the same (no deal is told apart from another)."""
-    finite = np.isfinite(log_weight)
+def _normalized_weights(log_likelihood: np.ndarray, belief: float) -> np.ndarray:
+    """Weights proportional to ``likelihood ** belief``, summing to 1: ``exp(belief * (ll - max ll))``, so
+    that a huge ``belief`` gives the likeliest deals all the weight (its limit) rather than overflowing. A
+    deal of likelihood 0 (-inf) weighs nothing; when every one is, the deals weigh the same."""
+    finite = np.isfinite(log_likelihood)
     if not finite.any():
-        return np.full(len(log_weight), 1.0 / len(log_weight))
-    weights = np.where(finite, np.exp(np.where(finite, log_weight, 0.0) - log_weight[finite].max()), 0.0)
+        return np.full(len(log_likelihood), 1.0 / len(log_likelihood))
+    relative = np.where(finite, log_likelihood - log_likelihood[finite].max(), -np.inf)  # <= 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = np.where(np.isneginf(relative), -np.inf, np.where(relative == 0.0, 0.0, belief * relative))
+    weights = np.exp(scaled)
     return weights / weights.sum()
 
 
@@ -174,8 +177,9 @@ class RolloutPolicy:
     def sampled_games(self, view: PlayerView, games: int, samples: int) -> tuple[BatchedBlackout, int, np.ndarray]:
         """``games`` batched games at the view's moment, ``games / samples`` in a row on each sampled deal.
 
-        Returns the games, the view's player (the games' seats are the view's) and each game's log
-        weight (``belief`` times the log-likelihood of the hand's earlier bids under the network).
+        Returns the games, the view's player (the games' seats are the view's) and each game's
+        log-likelihood of the hand's earlier bids under the network (0 with ``belief`` 0; a deal's
+        weight is its likelihood to the power ``belief``).
         """
         rules = view.rules
         n, round_index = rules.num_players, view.round_index
@@ -192,18 +196,17 @@ class RolloutPolicy:
         )
         env.reset(decks=decks, rounds=np.full(games, round_index))
         env.scores[:] = view.scores  # the network reads the match's scores, not the zeros of a fresh hand
-        log_weight = np.zeros(games)
+        log_likelihood = np.zeros(games)
         for action in view.round_actions:
             if action >= rules.num_cards and self.belief > 0:
                 log_policy = self._log_policy(env.observe(), env.action_mask(), rules)
                 column = int(self._own_action(np.array([action]), rules)[0])
-                with np.errstate(over="ignore"):  # (a huge belief: -inf, which weighs nothing)
-                    log_weight += self.belief * log_policy[:, column].numpy().astype(np.float64)
+                log_likelihood += log_policy[:, column].numpy().astype(np.float64)
             env.step(np.full(games, action), observe=False)
         me = view.player
         if (env.current_player != me).any():  # pragma: no cover - the deals reproduce the view's moment
             raise RuntimeError(f"{self.name}: the sampled deals do not reproduce the view's turn")
-        return env, me, log_weight
+        return env, me, log_likelihood
 
     def action_values(self, view: PlayerView) -> dict[int, float]:
         """The weighted mean hand score of each legal action of ``view`` over the sampled deals."""
@@ -213,7 +216,7 @@ class RolloutPolicy:
         legal = np.array(view.legal_actions, dtype=np.int64)
         samples = self.samples if view.phase == "bid" else self.card_samples
         games = samples * len(legal)
-        env, me, log_weight = self.sampled_games(view, games, samples)
+        env, me, log_likelihood = self.sampled_games(view, games, samples)
         env.step(np.tile(legal, samples), observe=False)
         hand_scores = np.zeros(games)
         playing = np.ones(games, dtype=bool)
@@ -227,8 +230,8 @@ class RolloutPolicy:
             hand_scores[finished] = step.rewards[finished, me]
             playing &= ~finished
 
-        per_sample = log_weight.reshape(samples, len(legal))[:, 0]  # the same deal for every action
-        weights = _normalized_weights(per_sample)
+        per_sample = log_likelihood.reshape(samples, len(legal))[:, 0]  # the same deal for every action
+        weights = _normalized_weights(per_sample, self.belief)
         means = weights @ hand_scores.reshape(samples, len(legal))
         return {int(a): float(v) for a, v in zip(legal, means)}
 
