@@ -21,6 +21,7 @@ from blackout_training.cli import main
     (["strength-curve", "--opponent", "bogus"], "--opponent: unknown policy 'bogus'"),
     (["ray", "--rllib-runners", "-1"], "--rllib-runners: 0 or more"),
     (["engine", "--seed", "-1"], "--seed must be 0 or more"),
+    (["web", "--load-delay-ms", "-1"], "--load-delay-ms must be 0..5000, got -1"),
 ])
 def test_a_bad_option_is_refused_before_anything_is_measured(argv, words, capsys):
     assert main(["bench", *argv]) == 2

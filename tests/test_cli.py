@@ -57,6 +57,13 @@ def test_a_rules_path_that_is_a_folder_is_a_one_line_error(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["demo", "--seed", "-1"], "--seed must be 0 or more, got -1"),
     (["play", "--resume", "--new"], "--resume and --new: give one"),
+    (["play", "--humans", "0", "--hot-seat", "--save", "{file}.json"], "--hot-seat: hides each person's hand"),
+    (["play", "--players", "3", "--humans", "3", "--bots", "search", "--save", "{file}.json"],
+     "--bots: every seat of the 3 is a person"),
+    (["play", "--bots", "", "--save", "{file}.json"], "--bots: empty policy name"),
+    (["ladder", "run", "{file}.db", "--agents", "random", "heuristic", "search", "--players", "3", "--sprt", "0,1"],
+     "--sprt and --pairwise-deals are for the pairwise matches: give --pairwise K too"),
+    (["eval", "--policies", "random", "--deals", "1", "--out", ""], "--out: give a folder for the results"),
     (["belief", "fit", "--out", "{file}/b.json", "--policy", "heuristic", "--hands", "5"], "--out '{file}/b.json': "),
     (["belief", "fit", "--out", "{file}.json", "--policy", "random", "--hands", "5", "--seed", "-1"],
      "--seed must be 0 or more, got -1"),

@@ -81,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if args.game_log is not None:
         check_game_log_path(args.game_log, "--game-log")
     if args.out is not None:
+        if not args.out.strip():
+            raise ValueError("--out: give a folder for the results (an empty name would write them here)")
         _check_out(args.out)
         if args.game_log is not None:
             from ..evaluation.tournament import RESULT_FILES

@@ -168,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
         if args.pairwise < 0 or args.pairwise_deals < 1:
             raise ValueError(f"--pairwise must be 0 or more and --pairwise-deals at least 1, got {args.pairwise}, {args.pairwise_deals}")
         sprt = SPRT.parse(args.sprt) if args.sprt is not None else None
+        if not args.pairwise and (sprt is not None or args.pairwise_deals != 100):
+            raise ValueError("--sprt and --pairwise-deals are for the pairwise matches: give --pairwise K too")
         with _create_or_open(args) as ladder:
             # Every agent was loaded when the file was opened (or each as it was added to a new one).
             with _line_ended(not args.no_progress):

@@ -74,10 +74,15 @@ def run(args: argparse.Namespace) -> int:
         rules = Rules.resolve(args.rules or "standard")
         if args.players is not None:
             rules = rules.replace(num_players=args.players)
+        humans = 1 if args.humans is None else args.humans
+        if args.hot_seat and humans == 0:
+            raise ValueError("--hot-seat: hides each person's hand from the others, but --humans 0 seats nobody")
+        if args.bots is not None and humans == rules.num_players:
+            raise ValueError(f"--bots: every seat of the {rules.num_players} is a person (--humans {humans}): no bot plays")
         saved = new_session(
             rules,
-            humans=1 if args.humans is None else args.humans,
-            bots=args.bots or "heuristic",
+            humans=humans,
+            bots="heuristic" if args.bots is None else args.bots,
             seed=args.seed,
             hot_seat=args.hot_seat,
         )
