@@ -280,6 +280,11 @@ def test_cli_lists_shows_and_deletes_datasets_in_the_minari_root(capsys, minari_
     assert f"{NAME}  2 episodes  130 steps  policy heuristic, standard, gym" in capsys.readouterr().out
     assert main(["dataset", "show", NAME]) == 0
     assert json.loads(capsys.readouterr().out)["blackout"]["opponents"] == ["random"] * 3
+    (minari_root / "blackout" / "broken-v0" / "data").mkdir(parents=True)  # a dataset Minari cannot read
+    (minari_root / "blackout" / "broken-v0" / "data" / "metadata.json").write_text("{not json")
+    assert main(["dataset", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert f"1 dataset\n{NAME}" in listed and "not listed, Minari cannot read them (damaged?): blackout/broken-v0" in listed
     assert main(["dataset", "delete", NAME]) == 0
     assert list_datasets() == []
     assert main(["dataset", "delete", NAME]) == 2

@@ -103,6 +103,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"{datasets_root()}: {len(summaries)} dataset{'' if len(summaries) == 1 else 's'}")
         for summary in summaries:
             print(summary.line())
+        from ..datasets.store import unlisted_datasets
+
+        skipped = unlisted_datasets(summary.dataset_id for summary in summaries)
+        if skipped:
+            print(f"not listed, Minari cannot read them (damaged?): {', '.join(skipped)}")
     elif args.step == "show":
         print(json.dumps(dataset_metadata(args.name), indent=2))
     elif args.step == "delete":

@@ -254,6 +254,22 @@ def list_datasets() -> list[DatasetSummary]:
     ]
 
 
+def unlisted_datasets(listed: Iterable[str]) -> list[str]:
+    """The folders of the local root that hold a dataset's ``data`` folder but are not among ``listed``
+    (:func:`list_datasets` skips a dataset Minari cannot read: a damaged metadata or HDF5 file)."""
+    root = datasets_root()
+    if not root.is_dir():
+        return []
+    names = set(listed)
+    found = []
+    for data in sorted(root.rglob("data")):
+        folder = data.parent.relative_to(root)
+        if data.is_dir() and folder.parts and not any(part.startswith(".") for part in folder.parts) \
+                and folder.as_posix() not in names:
+            found.append(folder.as_posix())
+    return found
+
+
 def _readable_root() -> Path:
     """The local root, refused in one line when something other than a folder is there."""
     root = datasets_root()
