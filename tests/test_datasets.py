@@ -345,7 +345,7 @@ def test_a_corrupt_game_log_is_refused_naming_its_line_and_nothing_is_written(ga
     lines[2] = lines[2].replace('"actions":[', '"actions":[999,')
     game_log.write_text("\n".join(lines) + "\n")
     assert main(["dataset", "from-log", str(game_log), "--name", NAME]) == 2
-    assert "line 3: action #0 (999) is illegal" in capsys.readouterr().err
+    assert f"game log {str(game_log)!r}, line 3: action #0 (999) is illegal" in capsys.readouterr().err
     assert not list(minari_root.rglob("metadata.json"))
 
 

@@ -247,7 +247,12 @@ def read_game_log(path: str | os.PathLike[str]) -> list[LoggedGame]:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as error:
         raise GameLogError(f"cannot read the game log {os.fspath(path)!r}: {error.strerror or error}") from None
-    return parse_game_log(text)
+    try:
+        return parse_game_log(text)
+    except GameLogError as error:  # named by its file, as a command reads it
+        named = GameLogError(f"game log {os.fspath(path)!r}, {error}")
+        named.line = error.line
+        raise named from None
 
 
 def parse_game_log(text: str | bytes) -> list[LoggedGame]:
