@@ -461,13 +461,16 @@ def load_positions(path: str | os.PathLike[str] | None = None) -> list[Position]
         raise PositionError(f"{path}: expected a mapping with a 'positions' list")
     if not data["positions"]:
         raise PositionError(f"{path}: its 'positions' list is empty: a suite needs at least one position")
-    positions = [Position.from_dict(entry) for entry in data["positions"]]
-    ids = [p.id for p in positions]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise PositionError(f"{path}: position id {duplicates[0]!r} appears twice")
-    for position in positions:
-        verify(position)
+    try:
+        positions = [Position.from_dict(entry) for entry in data["positions"]]
+        ids = [p.id for p in positions]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise PositionError(f"position id {duplicates[0]!r} appears twice")
+        for position in positions:
+            verify(position)
+    except PositionError as error:  # named by its file
+        raise PositionError(f"{path}: {error}") from None
     return positions
 
 
