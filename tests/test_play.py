@@ -458,6 +458,19 @@ def test_command_resume_without_a_save_is_a_clear_error(tmp_path, env):
     assert "there is no saved game at" in result.stderr
 
 
+def test_command_resume_of_a_save_whose_bot_does_not_load_names_the_save_and_its_seat(tmp_path, env):
+    save = tmp_path / "s.json"
+    assert blackout("--players", "3", "--bots", "random", "--seed", "1", "--save", str(save), stdin="", env=env).returncode == 0
+    data = json.loads(save.read_text())
+    data["seats"][1]["policy"] = "ppo:/nonexistent.pt"  # a checkpoint moved away since
+    save.write_text(json.dumps(data))
+    before = save.read_bytes()
+    result = blackout("--resume", "--save", str(save), stdin="", env=env)
+    assert result.returncode == 2
+    assert f"cannot resume {save}: seat 1 (ppo:/nonexistent.pt): checkpoint '/nonexistent.pt' does not exist" in result.stderr
+    assert "left as it is" in result.stderr and save.read_bytes() == before
+
+
 class CommandsAtTheRuling(ScriptedPerson):
     """Types h, s, l and then q at the first [y/n] ruling prompt (after a forbidden bid)."""
 

@@ -87,10 +87,16 @@ def run(args: argparse.Namespace) -> int:
             hot_seat=args.hot_seat,
         )
     suggest_bid, explain_bid = _bid_hints(saved.bot_seed)
-    session = PlaySession(
-        saved, path, suggest_bid=suggest_bid, unicode=False if args.ascii else None,
-        why=args.why, explain_bid=explain_bid if args.why else None,
-    )
+    try:
+        session = PlaySession(
+            saved, path, suggest_bid=suggest_bid, unicode=False if args.ascii else None,
+            why=args.why, explain_bid=explain_bid if args.why else None,
+        )
+    except ValueError as error:
+        if not args.resume:
+            raise
+        print(f"blackout play: cannot resume {path}: {error}\nThe save file was left as it is.", file=sys.stderr)
+        return 2
     return session.run()
 
 

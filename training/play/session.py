@@ -312,11 +312,13 @@ class PlaySession:
         self._show_every_card = not any(seat.human for seat in self.seats)
         self._reasons: dict[int, list[str]] = {}  # history index of a bot's move -> its reasons, not yet printed
         policy_loader = policy_loader or load_policy
-        self.policies: dict[int, Policy] = {
-            seat: policy_loader(s.policy, self.game.rules, self._decision_seed(seat))
-            for seat, s in enumerate(self.seats)
-            if not s.human and s.policy is not None
-        }
+        self.policies: dict[int, Policy] = {}
+        for seat, s in enumerate(self.seats):
+            if not s.human and s.policy is not None:
+                try:
+                    self.policies[seat] = policy_loader(s.policy, self.game.rules, self._decision_seed(seat))
+                except ValueError as error:  # (a resumed save's bot: the seat is named)
+                    raise ValueError(f"seat {seat} ({s.policy}): {error}") from None
         # The history events already narrated; a resumed game retells its current hand.
         deals = [i for i, event in enumerate(self.game.history) if event[0] == "deal"]
         self._narrated = deals[-1] if deals else 0
