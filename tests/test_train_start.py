@@ -216,16 +216,23 @@ def test_a_resume_does_not_read_the_starting_checkpoint_again(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("damage, problem", [
+    ("metrics", "its metrics.csv is damaged (line 2: update 'x' is not a count)"),
+    ("eval header", "its eval.csv is damaged (line 2: update None is not a count)"),
     ("deleted", "its checkpoint.pt is missing, though metrics.csv logs update 1 (a checkpoint every 1)"),
     ("folder", "its checkpoint.pt is a folder, not a checkpoint"),
     ("empty config", "its config.yaml is invalid: it holds nothing"),
 ])
-def test_a_resume_that_would_start_over_a_run_with_updates_is_refused(tmp_path, capsys, damage, problem):
+def test_a_resume_of_a_damaged_run_folder_is_refused_before_anything_is_written(tmp_path, capsys, damage, problem):
     out = tmp_path / "runs"
     args = train_args(out, "ppo.total_steps=32", "run.checkpoint_every_updates=1")
     assert main(args) == 0
     run_dir = out / "tiny"
-    (run_dir / "checkpoint.pt").unlink()
+    if damage == "metrics":
+        (run_dir / "metrics.csv").write_text("update,global_step\nx,1\n")
+    elif damage == "eval header":
+        (run_dir / "eval.csv").write_text("upd,final\n1,0\n")
+    else:
+        (run_dir / "checkpoint.pt").unlink()
     if damage == "folder":
         (run_dir / "checkpoint.pt").mkdir()
     elif damage == "empty config":

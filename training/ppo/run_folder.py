@@ -181,6 +181,7 @@ def check_run_folder(config: TrainConfig, resume: bool, force: bool) -> RunFolde
                 f"cannot resume {str(run_dir)!r} with another config: {key} was {old[key]!r}, now {new[key]!r} "
                 f"(only {', '.join(sorted(RESUMABLE_CHANGES))} may change)"
             )
+        _check_logs(run_dir)
         checkpoint = run_dir / CHECKPOINT_NAME
         if checkpoint.exists() and not checkpoint.is_file():
             raise RunFolderError(f"cannot resume {str(run_dir)!r}: its {CHECKPOINT_NAME} is a folder, not a checkpoint")
@@ -203,6 +204,26 @@ def check_run_folder(config: TrainConfig, resume: bool, force: bool) -> RunFolde
             )
         return RunFolder(run_dir, resuming=False, replace=True)
     return RunFolder(run_dir, resuming=False, replace=False)
+
+
+def _check_logs(run_dir: Path) -> None:
+    """Refuse to resume a run whose ``metrics.csv`` or ``eval.csv`` does not read (a resume keeps their rows)."""
+    import csv
+
+    for name in ("metrics.csv", "eval.csv"):
+        path = run_dir / name
+        if not path.exists():
+            continue
+        try:
+            with path.open(newline="", encoding="utf-8") as file:
+                for number, row in enumerate(csv.DictReader(file), start=2):
+                    if row.get("update") is None or not str(row["update"]).strip().isdigit():
+                        raise ValueError(f"line {number}: update {row.get('update')!r} is not a count")
+        except (OSError, UnicodeDecodeError, csv.Error, ValueError) as error:
+            raise RunFolderError(
+                f"cannot resume {str(run_dir)!r}: its {name} is damaged ({error}); put the good one back, or move "
+                f"it away to resume without its rows"
+            ) from None
 
 
 def _last_logged_update(run_dir: Path) -> int:
