@@ -194,6 +194,18 @@ def test_a_corrupt_or_foreign_shard_is_named(shards, tmp_path):
     (folder / "seed9-match000000.npz").write_bytes(good.read_bytes()[: good.stat().st_size // 2])  # cut short
     with pytest.raises(ValueError, match="seed9-match000000.npz.*not a shard of blackout expert generate"):
         load_shards(folder, "all")
+    for change in ({"obs": arrays["obs"].astype(str)}, {"obs": np.array(1.0)}, {"bidding": arrays["bidding"] * 1.5}):
+        np.savez(folder / "seed9-match000000.npz", **{**arrays, **change})  # (each was a traceback)
+        with pytest.raises(ValueError, match="seed9-match000000.npz.*not arrays of numbers, or its bidding not of booleans"):
+            load_shards(folder, "all")
+    np.savez(folder / "seed9-match000000.npz", **{**arrays, "mask": arrays["mask"] * 0.5})
+    with pytest.raises(ValueError, match="a mask that is not 0 or 1"):
+        load_shards(folder, "all")
+    (folder / good.name).unlink()  # one shard, whose rules are not rules
+    broken = json.dumps({**json.loads(str(arrays["meta"])), "rules": {"num_players": 99}})
+    np.savez(folder / "seed9-match000000.npz", **{**arrays, "meta": np.array(broken)})
+    with pytest.raises(ValueError, match="a shard's rules are not valid rules .*num_players"):
+        load_shards(folder, "all")
 
 
 def test_generate_refuses_a_folder_of_another_tables_shards(shards, tmp_path):

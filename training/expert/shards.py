@@ -290,6 +290,12 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
             # numpy reads bytes that are no .npz archive as a pickle, refused: say what they are not
             why = "not an .npz archive" if "allow_pickle" in str(error) else error
             raise ValueError(f"data: {str(path)!r} is not a shard of blackout expert generate: {why}") from None
+        if obs.ndim == 0 or any(array.dtype.kind not in "biuf" for array in (obs, mask, visits)) or bidding.dtype != bool:
+            raise ValueError(
+                f"data: {str(path)!r} is not a shard of blackout expert generate: its obs, mask and visits are not "
+                f"arrays of numbers, or its bidding not of booleans (dtypes {obs.dtype}, {mask.dtype}, {visits.dtype}, "
+                f"{bidding.dtype})"
+            )
         n = len(obs)
         if (
             obs.shape != (n, universal_size()) or mask.shape != (n, UNIVERSAL_NUM_ACTIONS)
@@ -302,9 +308,10 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
             )
         if n and (
             not np.isfinite(obs).all() or not np.isfinite(visits).all() or (visits < 0).any()
-            or (visits[mask == 0] != 0).any() or (visits.sum(axis=1) <= 0).any()
+            or (visits[mask == 0] != 0).any() or (visits.sum(axis=1) <= 0).any() or not np.isin(mask, (0, 1)).all()
         ):
-            raise ValueError(f"data: {str(path)!r} has visit counts that are negative, not finite, on illegal actions or all 0")
+            raise ValueError(f"data: {str(path)!r} has visit counts that are negative, not finite, on illegal actions or "
+                             "all 0, or a mask that is not 0 or 1")
         keep = bidding if decisions == "bids" else np.ones(n, dtype=bool)
         split = parts["held_out" if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 else "train"]
         for column, array in zip(split, (obs, mask, visits)):
@@ -315,7 +322,10 @@ def load_shards(folder: str | os.PathLike[str], decisions: str = "bids") -> dict
             f"data: {str(folder)!r} mixes shards of {len(tables)} tables; keep one table per folder"
             " (or the shards of runs that each drew from one family, --rules long-hands)"
         )
-    table_list = [Rules.resolve(json.loads(table)) for table in sorted(tables)]
+    try:
+        table_list = [Rules.resolve(json.loads(table)) for table in sorted(tables)]
+    except ValueError as error:
+        raise ValueError(f"data: {str(folder)!r}: a shard's rules are not valid rules ({error})") from None
     result: dict[str, Any] = {
         "shards": len(paths), "rules": table_list[0] if family is None else None, "tables": table_list,
         "drawn_seeds": sorted(seeds),
