@@ -41,3 +41,18 @@ def test_aec_at_6_players_runs_with_openspiel_skipped_and_its_default_tricks(cap
     assert main(["bench", "aec", "--players", "6", "--steps", "10", "--repeats", "1", "--skip", "openspiel", "gym",
                  "trivial", "env", "raw_env"]) == 0
     assert "6 players" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--hidden", "0"], "model.hidden_sizes: must be positive widths"),
+    (["--rules", "nosuch"], "unknown rules preset 'nosuch'"),
+])
+def test_bench_rllib_refuses_a_bad_option_before_ray_starts(argv, words, capsys, monkeypatch):
+    from blackout_training.ppo import ray_cluster
+
+    def started(*args, **kwargs):
+        raise AssertionError("Ray was started before the options were checked")
+
+    monkeypatch.setattr(ray_cluster, "import_rllib", started)
+    assert main(["bench", "rllib", *argv]) == 2
+    assert words in capsys.readouterr().err

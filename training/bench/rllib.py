@@ -52,11 +52,11 @@ def _check(args: argparse.Namespace) -> None:
     check_output_file(args.json)
 
 
-def _algorithm(path: str, runners: int, args: argparse.Namespace) -> Any:
+def _config(path: str, runners: int, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The run config and rules of one measurement (checked: ConfigError or RulesError naming the problem)."""
     from blackout_env import Rules
 
     from ..ppo.config import config_from_dict
-    from ..rllib.backend import build_algorithm_config
 
     rules = Rules.resolve(args.rules)
     config = config_from_dict({
@@ -67,6 +67,13 @@ def _algorithm(path: str, runners: int, args: argparse.Namespace) -> Any:
         "ppo": {"rollout_steps": 1},
         "rllib": {"num_env_runners": runners, "env": path},
     })
+    return config, rules
+
+
+def _algorithm(path: str, runners: int, args: argparse.Namespace) -> Any:
+    from ..rllib.backend import build_algorithm_config
+
+    config, rules = _config(path, runners, args)
     return build_algorithm_config(config, rules).build_algo()
 
 
@@ -85,6 +92,9 @@ def _time_sampling(algo: Any, decisions: int) -> tuple[int, float]:
 def run(args: argparse.Namespace) -> int:
     """Time each path's sampling with each number of runners, print the ratios, and write ``--json``."""
     _check(args)
+    for runners in args.runners:  # every option checked before Ray starts (it writes ~/.ray)
+        for path in args.paths:
+            _config(path, runners, args)
     from ..ppo.ray_cluster import import_rllib
 
     ray = import_rllib("blackout bench rllib")
