@@ -584,15 +584,20 @@ def test_an_agent_removed_while_a_run_plays_leaves_a_sound_ladder(tmp_path):
         other = open_ladder(path)
         removed = []
 
-        def remove_once(done, total):  # another process removes an agent once the run has begun
+        def remove_once(done, total):  # another process swaps an agent for a new one once the run has begun
             if not removed:
                 removed.append(other.remove_agent("random:seed=5"))
+                removed.append(other.add_agent("random:seed=9"))
 
         play(runner, on_unit=remove_once)
         other.close()
-        assert [row.name for row in runner.agents()] == AGENTS
+        assert [row.name for row in runner.agents()] == [*AGENTS, "random:seed=9"]
+        assert removed[1].id != removed[0].id  # never a removed agent's id
+        newcomer = str(removed[1].id)
+        assert not runner.db.execute("SELECT COUNT(*) FROM games WHERE ',' || table_key || ',' LIKE ?",
+                                     (f"%,{newcomer},%",)).fetchone()[0]  # the old agent's games not stored as its
         runner.standings()  # every stored game reads: none of the removed agent's was stored after it left
-        assert runner.pending() == []
+        assert len(runner.pending()) == 3  # the newcomer's tables, for a run of its own
 
 
 def test_an_agent_whose_checkpoint_is_lost_can_be_removed_and_the_ladder_runs_again(ladder_with_a_lost_checkpoint, capsys):

@@ -275,11 +275,23 @@ class Ladder:
                 self.check_unchanged(row, digest)
                 return row
         with self.db:
+            # Never an id a removed agent had (SQLite would reuse the highest): a run that began before the removal
+            # would store that agent's games under the new one.
+            taken = [row.id for row in self.agents()] + self._removed_ids()
             cursor = self.db.execute(
-                "INSERT INTO agents (name, spec, version, checkpoint_sha256, added) VALUES (?, ?, ?, ?, ?)",
-                (name, spec, __version__, digest, _now()),
+                "INSERT INTO agents (id, name, spec, version, checkpoint_sha256, added) VALUES (?, ?, ?, ?, ?, ?)",
+                (max(taken, default=0) + 1, name, spec, __version__, digest, _now()),
             )
         return AgentRow(int(cursor.lastrowid), name, spec, __version__, digest)
+
+    def _removed_ids(self) -> list[int]:
+        """The ids of the agents removed from the ladder (kept in ``meta``, never given again)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'removed_agents'").fetchone()
+        try:
+            ids = json.loads(row[0]) if row else []
+        except ValueError:
+            ids = []
+        return [i for i in ids if type(i) is int] if isinstance(ids, list) else []
 
     @staticmethod
     def _is_named(row: AgentRow, name: str, named: bool) -> bool:
@@ -315,6 +327,8 @@ class Ladder:
             for table in ("positions", "ratings"):
                 self.db.execute(f"DELETE FROM {table} WHERE agent = ?", (row.id,))
             self.db.execute("DELETE FROM agents WHERE id = ?", (row.id,))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('removed_agents', ?)",
+                            (json.dumps(sorted({*self._removed_ids(), row.id})),))
             self.db.commit()
         except BaseException:
             self.db.rollback()
