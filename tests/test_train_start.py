@@ -245,7 +245,8 @@ def test_a_resume_of_a_damaged_run_folder_is_refused_before_anything_is_written(
     assert {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()} == before
 
 
-def test_a_run_that_diverges_keeps_its_last_good_checkpoint(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("every", [1, 5])
+def test_a_run_that_diverges_keeps_its_last_good_checkpoint(tmp_path, capsys, monkeypatch, every):
     import torch
     from blackout_training.agents.policy_net import load_checkpoint
     from blackout_training.ppo import trainer
@@ -263,11 +264,16 @@ def test_a_run_that_diverges_keeps_its_last_good_checkpoint(tmp_path, capsys, mo
 
     monkeypatch.setattr(trainer, "ppo_update", diverging)
     out = tmp_path / "runs"
-    assert main(train_args(out, "ppo.total_steps=100000", "run.checkpoint_every_updates=1")) == 2
+    assert main(train_args(out, "ppo.total_steps=100000", f"run.checkpoint_every_updates={every}",
+                           "run.checkpoint_minutes=[0.00001]")) == 2
     err = capsys.readouterr().err
     assert "the training diverged (update 2): the weights" in err and err.count("\n") == 1, err
-    _, _, payload = load_checkpoint(out / "tiny" / "checkpoint.pt")  # finite: it loads
-    assert payload["extra"]["update"] == 1
+    saved = sorted((out / "tiny").glob("checkpoint*.pt"))
+    assert saved and all(load_checkpoint(path) for path in saved)  # every one finite: it loads
+    if every == 1:
+        assert load_checkpoint(out / "tiny" / "checkpoint.pt")[2]["extra"]["update"] == 1
+    else:  # stopped before its first checkpoint.pt: only the minute checkpoint of update 1
+        assert not (out / "tiny" / "checkpoint.pt").exists()
 
 
 def _bad_pool(extra):

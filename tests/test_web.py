@@ -533,6 +533,40 @@ def test_a_step_asked_while_a_bot_decides_is_not_lost(saves):
         assert stepped["move"] == 3 and stepped["paused"]
 
 
+def test_a_step_whose_bot_failed_is_played_when_the_host_retries(saves):
+    failed = []
+
+    class FailsOnce:
+        name = "fails-once"
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def act(self, view):
+            if not failed:
+                failed.append(1)
+                raise RuntimeError("the bot tripped")
+            return self.inner.act(view)
+
+    def loader(spec, rules, seed):
+        from blackout_env.agents.policies import load_policy
+
+        policy = load_policy(spec, rules, seed)
+        return FailsOnce(policy) if spec == "random" else policy
+
+    with TestClient(create_app(saves, policy_loader=loader, bot_delay_ms=0, limits=MACHINE_SPEED)) as app, connect(app) as socket:
+        client, _ = new_game(socket, seats=["heuristic", "you", "random", "heuristic"])  # (seat 1 bids first)
+        client.send(type="control", paused=True)
+        state = client.until(lambda m: m["type"] == "state" and m["paused"])
+        client.play_first_legal(state)
+        client.until(lambda m: m["type"] == "state" and m["move"] == 1)
+        client.send(type="control", step=True)  # seat 2's bot trips
+        assert client.error()["code"] == "bot_failed"
+        client.send(type="control", bot_delay_ms=0)  # any control of the host retries (sent at once: no wait)
+        stepped = client.until(lambda m: m["type"] == "state" and m["move"] >= 2)
+        assert stepped["move"] == 2 and stepped["paused"] and stepped["waiting"] is None
+
+
 def test_why_shows_a_person_the_suggestion_and_never_a_bots_cards(client_app):
     with connect(client_app) as socket:
         client, _ = new_game(socket, rules="standard", seats=["heuristic", "heuristic", "you", "heuristic"])

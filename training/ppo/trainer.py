@@ -352,6 +352,7 @@ def train(
 
             # ------------------------------------------------------------ PPO update
             stats = ppo_update(agent, optimizer, rollout, ppo, rng, device, tick=threads.tick)
+            check_trained(agent, f"update {update}")  # (NaN weights would sample nonsense, then be saved)
 
             # --------------------------------------------------------------- logging
             update_time = time.perf_counter() - rollout_start

@@ -653,13 +653,14 @@ class Server:
                 # a quick decision (one legal card) from a long one.
                 action, why, elapsed_ms = await loop.run_in_executor(self.bot_threads, table.decide, seat)
             except TableError as error:  # (the page's text hides the server's files; the log has them)
+                live.step_once = live.step_once or step  # (the host's retry plays the step asked for)
                 cause = f" ({type(error.__cause__).__name__}: {error.__cause__})" if error.__cause__ else ""
                 log.warning("table %s: %s%s", table.table_id, error, cause)
                 live.waiting = {"seat": seat, "reason": f"{error} The game waits; the host can retry."}
                 for connection in list(live.connections):
                     await self.error(connection, str(error), error.code)
                 await self.broadcast(live)
-                return
+                continue  # (the loop ends while the table waits; a retry sent during the sends above goes on)
             if table.bot_delay_ms and not step:
                 # the delay as it is now: a host who speeds the bots up (or pauses them) is followed at once
                 while not table.paused and (left := started + table.bot_delay_ms / 1000.0 - loop.time()) > 0:
