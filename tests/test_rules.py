@@ -339,6 +339,12 @@ def test_yaml_merge_keys_still_read_and_may_be_given_again(tmp_path):
     path = tmp_path / "r.yaml"  # (PyYAML's `<<: *anchor`: a mapping's own key overrides the merged one)
     path.write_text("base: &b {a: 1, b: 2}\nx: {<<: *b, a: 3}\n")
     assert read_yaml_file(path, "f", "y", RulesError) == {"base": {"a": 1, "b": 2}, "x": {"a": 3, "b": 2}}
+    path.write_text("b: &b {a: 1}\nc: &c {d: 2}\nx: {<<: [*b, *c], a: 3}\n=: 4\n")
+    assert read_yaml_file(path, "f", "y", RulesError) == {"b": {"a": 1}, "c": {"d": 2}, "x": {"a": 3, "d": 2}, "=": 4}
+    for text, twice in [("x: {<<: {p: 1, p: 2}}\n", "the key 'p'"), ("b: &b {a: 1}\nx: {<<: *b, <<: *b}\n", "'<<'")]:
+        path.write_text(text)  # a key twice in an inline merge source, or two merge keys: the first won silently
+        with pytest.raises(RulesError, match=f"{twice} is given twice"):
+            read_yaml_file(path, "f", "y", RulesError)
 
 
 def test_a_yaml_value_pyyaml_cannot_build_is_an_invalid_yaml_error_naming_the_file(tmp_path):

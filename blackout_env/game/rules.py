@@ -61,9 +61,27 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def _unique_key_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    _check_unique_keys(loader, node, deep)
+    return loader.construct_mapping(node, deep=deep)
+
+
+def _check_unique_keys(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool) -> None:
+    """A ConstructorError at a key given twice in ``node``, or in a mapping merged into it inline."""
     seen = set()
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":  # (`<<: *anchor`: its keys may be given again here)
+    merges = 0
+    for key_node, value_node in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *anchor`: the merged keys may be given again here
+            merges += 1
+            if merges > 1:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "the merge key '<<' is given twice (give a list: <<: [*a, *b])", key_node.start_mark
+                )
+            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for source in sources:
+                if isinstance(source, yaml.MappingNode):
+                    _check_unique_keys(loader, source, deep)
+            continue
+        if key_node.tag == "tag:yaml.org,2002:value":  # (the key "=", which PyYAML reads as a value key)
             continue
         key = loader.construct_object(key_node, deep=deep)
         try:
@@ -72,9 +90,8 @@ def _unique_key_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: 
                     None, None, f"the key {key!r} is given twice (which one was meant?)", key_node.start_mark
                 )
             seen.add(key)
-        except TypeError:  # an unhashable key: the constructor below says so
+        except TypeError:  # an unhashable key: the constructor says so
             pass
-    return loader.construct_mapping(node, deep=deep)
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_key_mapping)
