@@ -203,6 +203,12 @@ def test_resuming_a_finished_run_replaces_its_final_evaluation_row(tmp_path):
     with (out / "tiny" / "eval.csv").open(newline="") as file:
         rows = list(csv.DictReader(file))
     assert [row["final"] for row in rows] == ["1"]
+    # Trained further without a final evaluation: the earlier end's row is no longer a final one.
+    with (out / "tiny" / "metrics.csv").open(newline="") as file:
+        steps = int(list(csv.DictReader(file))[-1]["global_step"])
+    assert main([*args, "--resume", "--set", f"ppo.total_steps={steps + 1}", "--set", "eval.final_deals=0"]) == 0
+    with (out / "tiny" / "eval.csv").open(newline="") as file:
+        assert [row["final"] for row in csv.DictReader(file)] == []
 
 
 def test_a_resume_does_not_read_the_starting_checkpoint_again(tmp_path, capsys):

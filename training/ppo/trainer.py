@@ -347,6 +347,8 @@ def train(
             # -------------------------------- rollout, per-seat rewards and GAE (blackout_training.ppo.sampler)
             rollout = samplers.collect(agent, progress_fraction)
             update += 1
+            if keep is not None and update == keep + 1:  # the run goes on past an earlier end: its final row is not one
+                eval_log.drop_final()
             global_step += rollout.decisions
             rollout_time = time.perf_counter() - rollout_start
 

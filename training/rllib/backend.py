@@ -359,6 +359,8 @@ def train(
             time_limit_s > 0 and time.perf_counter() - started >= time_limit_s
         ):
             update += 1
+            if keep is not None and update == keep + 1:  # the run goes on past an earlier end: its final row is not one
+                eval_log.drop_final()
             iteration_start = time.perf_counter()
             sampled = global_step + decisions_per_update(config, rules)  # the learner's schedules read it
             algo.learner_group.foreach_learner(lambda learner, n=sampled: setattr(learner, "decisions", n))
