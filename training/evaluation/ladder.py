@@ -34,7 +34,7 @@ and its bid-made rate.
 Storage
 -------
 One SQLite file in WAL mode: ``meta`` (format, schema version, rules, seed, hands,
-deals), ``agents`` (name, spec, package version, the checkpoint's SHA-256),
+deals, the ids of removed agents), ``agents`` (name, spec, package version, the checkpoint's SHA-256),
 ``deals`` (deck orders), ``games`` (table, deal, rotation, seats, totals, actions;
 unique per table, deal and rotation), ``hands`` (per game, round and seat: the bid,
 tricks and score), ``pairwise`` (agent A against copies of agent B:
