@@ -334,6 +334,8 @@ def test_a_rules_file_with_a_key_twice_or_no_options_is_refused_naming_it(tmp_pa
 
 
 def test_yaml_merge_keys_still_read_and_may_be_given_again(tmp_path):
+    import yaml
+
     from blackout_env.game.rules import read_yaml_file
 
     path = tmp_path / "r.yaml"  # (PyYAML's `<<: *anchor`: a mapping's own key overrides the merged one)
@@ -341,7 +343,11 @@ def test_yaml_merge_keys_still_read_and_may_be_given_again(tmp_path):
     assert read_yaml_file(path, "f", "y", RulesError) == {"base": {"a": 1, "b": 2}, "x": {"a": 3, "b": 2}}
     path.write_text("b: &b {a: 1}\nc: &c {d: 2}\nx: {<<: [*b, *c], a: 3}\n=: 4\n")
     assert read_yaml_file(path, "f", "y", RulesError) == {"b": {"a": 1}, "c": {"d": 2}, "x": {"a": 3, "d": 2}, "=": 4}
-    for text, twice in [("x: {<<: {p: 1, p: 2}}\n", "the key 'p'"), ("b: &b {a: 1}\nx: {<<: *b, <<: *b}\n", "'<<'")]:
+    chained = "common: &c {lr: 1, clip: 2}\nppo: &p\n  <<: *c\n  lr: 3\nlong:\n  <<: *p\n"  # (an anchor that merges)
+    path.write_text(chained)
+    assert read_yaml_file(path, "f", "y", RulesError) == yaml.safe_load(chained)
+    for text, twice in [("x: {<<: {p: 1, p: 2}}\n", "the key 'p'"), ("b: &b {a: 1}\nx: {<<: *b, <<: *b}\n", "'<<'"),
+                        ("=: 1\n=: 2\n", "the key '='")]:
         path.write_text(text)  # a key twice in an inline merge source, or two merge keys: the first won silently
         with pytest.raises(RulesError, match=f"{twice} is given twice"):
             read_yaml_file(path, "f", "y", RulesError)

@@ -66,7 +66,15 @@ def _unique_key_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: 
 
 
 def _check_unique_keys(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool) -> None:
-    """A ConstructorError at a key given twice in ``node``, or in a mapping merged into it inline."""
+    """A ConstructorError at a key given twice in ``node``, or in a mapping merged into it inline.
+
+    Each node is checked once: PyYAML rewrites a mapping that merges others in place (the merged keys
+    beside its own, which may override them), so an anchor merged again later must not be read twice.
+    """
+    checked = loader.__dict__.setdefault("_checked_mappings", set())
+    if id(node) in checked:
+        return
+    checked.add(id(node))
     seen = set()
     merges = 0
     for key_node, value_node in node.value:
@@ -82,8 +90,9 @@ def _check_unique_keys(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
                     _check_unique_keys(loader, source, deep)
             continue
         if key_node.tag == "tag:yaml.org,2002:value":  # (the key "=", which PyYAML reads as a value key)
-            continue
-        key = loader.construct_object(key_node, deep=deep)
+            key = "="
+        else:
+            key = loader.construct_object(key_node, deep=deep)
         try:
             if key in seen:
                 raise yaml.constructor.ConstructorError(
