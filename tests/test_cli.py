@@ -63,6 +63,8 @@ def test_a_rules_path_that_is_a_folder_is_a_one_line_error(capsys):
     (["play", "--bots", "", "--save", "{file}.json"], "--bots: empty policy name"),
     (["ladder", "run", "{file}.db", "--agents", "random", "heuristic", "search", "--players", "3", "--sprt", "0,1"],
      "--sprt and --pairwise-deals are for the pairwise matches: give --pairwise K too"),
+    (["ladder", "run", "{file}.db", "--agents", "random", "heuristic", "search", "--players", "3", "--pairwise-deals",
+      "100"], "--sprt and --pairwise-deals are for the pairwise matches: give --pairwise K too"),
     (["eval", "--policies", "random", "--deals", "1", "--out", ""], "--out: give a folder for the results"),
     (["belief", "fit", "--out", "{file}/b.json", "--policy", "heuristic", "--hands", "5"], "--out '{file}/b.json': "),
     (["belief", "fit", "--out", "{file}.json", "--policy", "random", "--hands", "5", "--seed", "-1"],

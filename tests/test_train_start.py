@@ -209,6 +209,7 @@ def test_resuming_a_finished_run_replaces_its_final_evaluation_row(tmp_path):
     assert main([*args, "--resume", "--set", f"ppo.total_steps={steps + 1}", "--set", "eval.final_deals=0"]) == 0
     with (out / "tiny" / "eval.csv").open(newline="") as file:
         assert [row["final"] for row in csv.DictReader(file)] == []
+    assert not (out / "tiny" / "final_eval.json").exists()  # the earlier end's result is not this run's
 
 
 def test_a_resume_does_not_read_the_starting_checkpoint_again(tmp_path, capsys):
@@ -280,6 +281,26 @@ def test_a_run_that_diverges_keeps_its_last_good_checkpoint(tmp_path, capsys, mo
         assert load_checkpoint(out / "tiny" / "checkpoint.pt")[2]["extra"]["update"] == 1
     else:  # stopped before its first checkpoint.pt: only the minute checkpoint of update 1
         assert not (out / "tiny" / "checkpoint.pt").exists()
+
+
+def test_a_resume_keeps_the_rows_of_logs_written_with_other_columns(tmp_path):
+    import csv
+
+    out = tmp_path / "runs"
+    assert main(train_args(out)) == 0
+    metrics = out / "tiny" / "metrics.csv"
+    with metrics.open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    with metrics.open("w", newline="") as file:  # as another version wrote it: one column more
+        writer = csv.DictWriter(file, fieldnames=[*rows[0], "kl_coef"])
+        writer.writeheader()
+        writer.writerows({**row, "kl_coef": "0.2"} for row in rows)
+    steps = int(rows[-1]["global_step"])
+    assert main([*train_args(out, f"ppo.total_steps={steps + 1}"), "--resume"]) == 0
+    with metrics.open(newline="") as file:
+        resumed = list(csv.DictReader(file))
+    assert [row["update"] for row in resumed[: len(rows)]] == [row["update"] for row in rows]
+    assert len(resumed) > len(rows) and "kl_coef" not in resumed[0]
 
 
 def _bad_pool(extra):

@@ -113,8 +113,10 @@ def _summary(seconds: list[float]) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     check_positive(moves=args.moves, tables=args.tables)
-    if not 0 <= args.load_delay_ms <= 5000:  # (the server's own range for a table's bot delay)
-        raise ValueError(f"--load-delay-ms must be 0..5000, got {args.load_delay_ms}")
+    from ..web.table import MAX_BOT_DELAY_MS
+
+    if not 0 <= args.load_delay_ms <= MAX_BOT_DELAY_MS:  # (the server's own range for a table's bot delay)
+        raise ValueError(f"--load-delay-ms must be 0..{MAX_BOT_DELAY_MS}, got {args.load_delay_ms}")
     check_output_file(args.json)
     policies = [p for p in split_specs(args.policies) if p]
     if not policies:

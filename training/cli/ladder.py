@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="deals per table, each played in every rotation (default 20 at creation; more deals resume)")
     run.add_argument("--pairwise", type=int, default=0, metavar="K",
                      help="then play each of the K best agents against copies of each other one (default 0: none)")
-    run.add_argument("--pairwise-deals", type=int, default=100, metavar="N",
+    run.add_argument("--pairwise-deals", type=int, default=None, metavar="N",
                      help="duplicate deals per pair for --pairwise (default 100; with --sprt the most it plays)")
     run.add_argument("--positions", action="store_true",
                      help="also score every agent on the suite of obvious positions (blackout positions)")
@@ -165,18 +165,19 @@ def run(args: argparse.Namespace) -> int:
     command = "blackout ladder " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["ladder"] else args.ladder_command
     if args.ladder_command == "run":
         workers = _workers(args.workers)
-        if args.pairwise < 0 or args.pairwise_deals < 1:
-            raise ValueError(f"--pairwise must be 0 or more and --pairwise-deals at least 1, got {args.pairwise}, {args.pairwise_deals}")
-        sprt = SPRT.parse(args.sprt) if args.sprt is not None else None
-        if not args.pairwise and (sprt is not None or args.pairwise_deals != 100):
+        if not args.pairwise and (args.sprt is not None or args.pairwise_deals is not None):
             raise ValueError("--sprt and --pairwise-deals are for the pairwise matches: give --pairwise K too")
+        pairwise_deals = 100 if args.pairwise_deals is None else args.pairwise_deals
+        if args.pairwise < 0 or pairwise_deals < 1:
+            raise ValueError(f"--pairwise must be 0 or more and --pairwise-deals at least 1, got {args.pairwise}, {pairwise_deals}")
+        sprt = SPRT.parse(args.sprt) if args.sprt is not None else None
         with _create_or_open(args) as ladder:
             # Every agent was loaded when the file was opened (or each as it was added to a new one).
             with _line_ended(not args.no_progress):
                 played = play(ladder, command, workers=workers, on_unit=_progress(not args.no_progress), checked=True)
             print(f"played {played} games")
             if args.pairwise:
-                pairs = play_pairwise(ladder, args.pairwise, args.pairwise_deals, workers, not args.no_progress, sprt)
+                pairs = play_pairwise(ladder, args.pairwise, pairwise_deals, workers, not args.no_progress, sprt)
                 print(f"played {pairs} pairwise matches")
             if args.positions:
                 print(f"scored {score_positions(ladder)} agents on the obvious positions")

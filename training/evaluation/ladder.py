@@ -274,7 +274,8 @@ class Ladder:
                     raise LadderError(f"{self.path}: agent {name!r} is already in the ladder as {row.spec!r}, not {spec!r}")
                 self.check_unchanged(row, digest)
                 return row
-        with self.db:
+        self.db.execute("BEGIN IMMEDIATE")  # (the id chosen and taken in one transaction, whoever else adds one)
+        try:
             # Never an id a removed agent had (SQLite would reuse the highest): a run that began before the removal
             # would store that agent's games under the new one.
             taken = [row.id for row in self.agents()] + self._removed_ids()
@@ -282,6 +283,13 @@ class Ladder:
                 "INSERT INTO agents (id, name, spec, version, checkpoint_sha256, added) VALUES (?, ?, ?, ?, ?, ?)",
                 (max(taken, default=0) + 1, name, spec, __version__, digest, _now()),
             )
+            self.db.commit()
+        except sqlite3.IntegrityError:  # the same name, added by another process meanwhile
+            self.db.rollback()
+            raise LadderError(f"{self.path}: an agent named {name!r} was added meanwhile; run the command again") from None
+        except BaseException:
+            self.db.rollback()
+            raise
         return AgentRow(int(cursor.lastrowid), name, spec, __version__, digest)
 
     def _removed_ids(self) -> list[int]:

@@ -37,7 +37,9 @@ class CsvLog:
         rows: list[dict[str, str]] = []
         if keep_through_update is not None and path.is_file():
             with path.open(newline="", encoding="utf-8") as file:
-                rows = [row for row in csv.DictReader(file) if int(row["update"]) <= keep_through_update]
+                # (the columns this version writes: a file of another version keeps its rows, not its other columns)
+                rows = [{field: row.get(field) or "" for field in fields}
+                        for row in csv.DictReader(file) if int(row["update"]) <= keep_through_update]
         self._write(rows)
 
     def _write(self, rows: list[dict[str, str]]) -> None:

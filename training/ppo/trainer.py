@@ -349,6 +349,7 @@ def train(
             update += 1
             if keep is not None and update == keep + 1:  # the run goes on past an earlier end: its final row is not one
                 eval_log.drop_final()
+                (run_dir / "final_eval.json").unlink(missing_ok=True)  # (nor its result; the new end writes its own)
             global_step += rollout.decisions
             rollout_time = time.perf_counter() - rollout_start
 

@@ -361,6 +361,7 @@ def train(
             update += 1
             if keep is not None and update == keep + 1:  # the run goes on past an earlier end: its final row is not one
                 eval_log.drop_final()
+                (run_dir / "final_eval.json").unlink(missing_ok=True)  # (nor its result; the new end writes its own)
             iteration_start = time.perf_counter()
             sampled = global_step + decisions_per_update(config, rules)  # the learner's schedules read it
             algo.learner_group.foreach_learner(lambda learner, n=sampled: setattr(learner, "decisions", n))
