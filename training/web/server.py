@@ -123,7 +123,11 @@ def origin_allowed(origin: str | None, host: str | None, allowed: frozenset[str]
         return True
     if host is None or urlsplit(normalized).netloc != host.strip().lower():
         return False
-    hostname = urlsplit(normalized).hostname or ""
+    return _names_this_machine(urlsplit(normalized).hostname or "")
+
+
+def _names_this_machine(hostname: str) -> bool:
+    """``localhost`` or an IP address: a name no other site's page can take (DNS rebinding needs a name)."""
     if hostname == "localhost":
         return True
     try:
@@ -145,13 +149,7 @@ def host_allowed(host: str | None, allowed: frozenset[str]) -> bool:
         return False
     if hostname in {urlsplit(origin).hostname for origin in allowed}:  # (a proxy may drop the port)
         return True
-    if hostname == "localhost":
-        return True
-    try:
-        ipaddress.ip_address(hostname)
-    except ValueError:
-        return False
-    return True
+    return _names_this_machine(hostname)
 
 
 SECURITY_HEADERS = [
