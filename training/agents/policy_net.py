@@ -598,24 +598,13 @@ def nonfinite_weights(model: nn.Module) -> str | None:
                  if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())), None)
 
 
-def check_trained(model: nn.Module, where: str) -> None:
-    """Before a run saves ``model`` over its checkpoint: ValueError when its weights are no longer finite (the
-    run diverged), so the last good checkpoint stays as it is."""
+def check_not_diverged(model: nn.Module, advice: str, where: str = "") -> None:
+    """ValueError (ending with ``advice``) when training left ``model``'s weights not finite: called before
+    anything saves it, so no checkpoint ever holds NaN weights."""
     broken = nonfinite_weights(model)
     if broken is not None:
-        raise ValueError(
-            f"the training diverged ({where}): the weights {broken!r} are not finite (NaN or infinite); the run's "
-            "checkpoint.pt was left at its last save: start over with a smaller ppo.lr (--force), or --resume from it"
-        )
-
-
-def diverged(model: nn.Module, lr: float) -> ValueError | None:
-    """The error to raise, instead of saving ``model``, when training left it with non-finite weights."""
-    broken = nonfinite_weights(model)
-    if broken is None:
-        return None
-    return ValueError(f"the training diverged: the weights {broken!r} are not finite (NaN or infinite), so nothing "
-                      f"was written; try a smaller lr than {lr:g}")
+        at = f" ({where})" if where else ""
+        raise ValueError(f"the training diverged{at}: the weights {broken!r} are not finite (NaN or infinite); {advice}")
 
 
 def _damaged_member(path: Path) -> str | None:

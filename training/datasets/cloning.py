@@ -109,7 +109,7 @@ def clone(
     """
     import torch
 
-    from ..agents.policy_net import diverged, make_model, save_checkpoint
+    from ..agents.policy_net import check_not_diverged, make_model, save_checkpoint
 
     for name, value in (("epochs", epochs), ("batch_size", batch_size), ("card_width", card_width)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -153,9 +153,7 @@ def clone(
         if log is not None:
             log(f"epoch {epoch + 1}/{epochs}: masked cross-entropy {total / max(count, 1):.4f}")
     model.eval()
-    error = diverged(model, lr)
-    if error is not None:
-        raise error
+    check_not_diverged(model, f"nothing was written; try a smaller lr than {lr:g}")
     train_accuracy = _accuracy(model, obs, mask, actions, 4096)
     validation_accuracy = _accuracy(model, val_obs, val_mask, val_actions, 4096) if held else None
     checkpoint = None

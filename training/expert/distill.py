@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from blackout_env import BlackoutGame, Rules
 from blackout_env.game.universal import UNIVERSAL_NUM_ACTIONS
 
-from ..agents.policy_net import SHIPPED_CHECKPOINT, PolicyBot, diverged, save_checkpoint
+from ..agents.policy_net import SHIPPED_CHECKPOINT, PolicyBot, check_not_diverged, save_checkpoint
 from ..agents.rollout_policy import positive_int
 from ..cpu import parse_threads
 from .shards import _check_decisions, _positive_float, _universal_network, load_shards
@@ -214,9 +214,7 @@ def distill(
             figures = measure(new)
             log(f"epoch {epoch + 1}/{epochs} ({time.monotonic() - start:.0f} s): " + ", ".join(f"{k} {v}" for k, v in figures.items()))
     new.eval()
-    error = diverged(new, lr)
-    if error is not None:
-        raise error
+    check_not_diverged(new, f"nothing was written; try a smaller lr than {lr:g}")
     after = measure(new)
     report = {
         "shards": shards["shards"], "train_decisions": n, "held_out_decisions": len(held_obs),

@@ -29,6 +29,11 @@ EVAL_FIELDS = [
 ]  # fmt: skip
 
 
+RUN_DIVERGED = ("the run's checkpoints were left at their last save: start over with a smaller ppo.lr (--force), "
+                "or --resume from it")
+"""The advice of a training run stopped by non-finite weights (``check_not_diverged``)."""
+
+
 class CsvLog:
     """An append-only CSV file; on resume, rows after the checkpoint's update are dropped."""
 
@@ -100,3 +105,10 @@ def plot_learning_curve(rows: list[dict[str, str]], path: Path, opponent: str) -
     fig.savefig(temp, dpi=100)
     plt.close(fig)
     os.replace(temp, path)
+
+
+def end_superseded(eval_log: CsvLog) -> None:
+    """A resumed run trains past an earlier end: that end's final rows and ``final_eval.json`` (beside the log)
+    no longer mark the run's end (the new end writes its own)."""
+    eval_log.drop_final()
+    (eval_log.path.parent / "final_eval.json").unlink(missing_ok=True)

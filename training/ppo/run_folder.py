@@ -181,12 +181,11 @@ def check_run_folder(config: TrainConfig, resume: bool, force: bool) -> RunFolde
                 f"cannot resume {str(run_dir)!r} with another config: {key} was {old[key]!r}, now {new[key]!r} "
                 f"(only {', '.join(sorted(RESUMABLE_CHANGES))} may change)"
             )
-        _check_logs(run_dir)
+        logged = _last_logged_update(run_dir)
         checkpoint = run_dir / CHECKPOINT_NAME
         if checkpoint.exists() and not checkpoint.is_file():
             raise RunFolderError(f"cannot resume {str(run_dir)!r}: its {CHECKPOINT_NAME} is a folder, not a checkpoint")
         has_checkpoint = checkpoint.is_file()
-        logged = _last_logged_update(run_dir)
         if not has_checkpoint and logged >= saved.run.checkpoint_every_updates:
             raise RunFolderError(
                 f"cannot resume {str(run_dir)!r}: its {CHECKPOINT_NAME} is missing, though metrics.csv logs update {logged} "
@@ -206,11 +205,14 @@ def check_run_folder(config: TrainConfig, resume: bool, force: bool) -> RunFolde
     return RunFolder(run_dir, resuming=False, replace=False)
 
 
-def _check_logs(run_dir: Path) -> None:
-    """Refuse to resume a run whose ``metrics.csv`` or ``eval.csv`` does not read (a resume keeps their rows)."""
+def _last_logged_update(run_dir: Path) -> int:
+    """The last update that ``metrics.csv`` logs (0: none, or no file), after reading it and ``eval.csv``
+    whole: a RunFolderError names a log that does not read (a resume keeps their rows)."""
     import csv
 
+    last = {}
     for name in ("metrics.csv", "eval.csv"):
+        last[name] = 0
         path = run_dir / name
         if not path.exists():
             continue
@@ -219,22 +221,13 @@ def _check_logs(run_dir: Path) -> None:
                 for number, row in enumerate(csv.DictReader(file), start=2):
                     if row.get("update") is None or not str(row["update"]).strip().isdigit():
                         raise ValueError(f"line {number}: update {row.get('update')!r} is not a count")
+                    last[name] = max(last[name], int(row["update"]))
         except (OSError, UnicodeDecodeError, csv.Error, ValueError) as error:
             raise RunFolderError(
                 f"cannot resume {str(run_dir)!r}: its {name} is damaged ({error}); put the good one back, or move "
                 f"it away to resume without its rows"
             ) from None
-
-
-def _last_logged_update(run_dir: Path) -> int:
-    """The last update that ``metrics.csv`` logs (0 when it logs none or does not read)."""
-    import csv
-
-    try:
-        with (run_dir / "metrics.csv").open(newline="", encoding="utf-8") as file:
-            return max((int(row["update"]) for row in csv.DictReader(file)), default=0)
-    except (OSError, KeyError, TypeError, ValueError, csv.Error):
-        return 0
+    return last["metrics.csv"]
 
 
 def write_config(run_dir: Path, config: TrainConfig) -> None:

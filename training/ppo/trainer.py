@@ -51,7 +51,7 @@ from ..agents.policy_net import (
     ActorCritic,
     PolicyBot,
     SparseRows,
-    check_trained,
+    check_not_diverged,
     load_checkpoint,
     make_model,
     save_checkpoint,
@@ -60,7 +60,7 @@ from ..cpu import TorchThreads
 from ..evaluation.tournament import evaluate_against
 from ..files import write_text_atomically
 from .config import ConfigError, TrainConfig, check_learner_seats, config_to_dict
-from .logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
+from .logs import EVAL_FIELDS, METRIC_FIELDS, RUN_DIVERGED, CsvLog, end_superseded, plot_learning_curve
 from .run_folder import RunFolderError, TrainResult, check_run_folder
 from .sampler import Sampler, SamplerLostError, make_env
 from .transfer import universal_from_rules
@@ -118,7 +118,8 @@ def _check_training_state(path: Any, extra: dict[str, Any], new_model: Callable[
     on throwaway objects, before anything is written."""
 
     def refuse(what: str, error: Any = None) -> NoReturn:
-        detail = f" ({error})" if error is not None else ""
+        first = str(error).splitlines()[0] if error is not None and str(error) else ""  # (torch lists every tensor)
+        detail = f" ({first})" if first else ""
         raise ConfigError(f"--resume: {path} is damaged: its {what}{detail}; the run folder was left as it was")
 
     for key in ("update", "global_step"):
@@ -132,7 +133,7 @@ def _check_training_state(path: Any, extra: dict[str, Any], new_model: Callable[
     try:
         torch.optim.Adam(model.parameters(), lr=1e-3).load_state_dict(copy.deepcopy(extra["optimizer_state"]))
     except (AttributeError, KeyError, IndexError, TypeError, ValueError, RuntimeError) as error:
-        refuse("optimizer state does not fit this run's network", str(error).splitlines()[0] if str(error) else None)
+        refuse("optimizer state does not fit this run's network", error)
     try:
         np.random.default_rng().bit_generator.state = extra["numpy_rng_state"]
     except (AttributeError, KeyError, TypeError, ValueError) as error:
@@ -147,7 +148,7 @@ def _check_training_state(path: Any, extra: dict[str, Any], new_model: Callable[
         try:
             model.load_state_dict(snapshot)
         except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as error:
-            refuse(f"past snapshot {index} does not fit this run's network", str(error).splitlines()[0] if str(error) else None)
+            refuse(f"past snapshot {index} does not fit this run's network", error)
 
 
 def train(
@@ -294,7 +295,6 @@ def train(
     started = time.perf_counter()  # (the samplers' start-up, seconds on a cluster, is not training time)
 
     def save(final: bool = False) -> None:
-        check_trained(agent, f"update {update}")
         save_checkpoint(
             checkpoint_path,
             agent,
@@ -347,15 +347,14 @@ def train(
             # -------------------------------- rollout, per-seat rewards and GAE (blackout_training.ppo.sampler)
             rollout = samplers.collect(agent, progress_fraction)
             update += 1
-            if keep is not None and update == keep + 1:  # the run goes on past an earlier end: its final row is not one
-                eval_log.drop_final()
-                (run_dir / "final_eval.json").unlink(missing_ok=True)  # (nor its result; the new end writes its own)
+            if keep is not None and update == keep + 1:
+                end_superseded(eval_log)
             global_step += rollout.decisions
             rollout_time = time.perf_counter() - rollout_start
 
             # ------------------------------------------------------------ PPO update
             stats = ppo_update(agent, optimizer, rollout, ppo, rng, device, tick=threads.tick)
-            check_trained(agent, f"update {update}")  # (NaN weights would sample nonsense, then be saved)
+            check_not_diverged(agent, RUN_DIVERGED, f"update {update}")  # (NaN weights would sample nonsense, then be saved)
 
             # --------------------------------------------------------------- logging
             update_time = time.perf_counter() - rollout_start

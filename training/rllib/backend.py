@@ -250,7 +250,7 @@ def train(
 
     from ..agents.policy_net import load_checkpoint
     from ..evaluation.tournament import evaluate_against
-    from ..ppo.logs import EVAL_FIELDS, METRIC_FIELDS, CsvLog, plot_learning_curve
+    from ..ppo.logs import EVAL_FIELDS, METRIC_FIELDS, RUN_DIVERGED, CsvLog, end_superseded, plot_learning_curve
     from ..ppo.run_folder import CHECKPOINT_NAME, TrainResult, check_run_folder
     from .module import RLLIB_CHECKPOINT_DIR
 
@@ -287,7 +287,7 @@ def train(
                       "use fewer env runners, or more CPUs (rllib.num_cpus here)")
         from torch.utils.tensorboard import SummaryWriter
 
-        from ..agents.policy_net import PolicyBot, check_trained, save_checkpoint
+        from ..agents.policy_net import PolicyBot, check_not_diverged, save_checkpoint
         from .module import MODULE_ID
 
         update, global_step = int(resumed_at["update"]), int(resumed_at["global_step"])
@@ -334,7 +334,7 @@ def train(
         def save() -> None:
             counters = {"update": update, "global_step": global_step, "elapsed_s": time.perf_counter() - started}
             network = _learner_network(algo)
-            check_trained(network, f"update {update}")  # (before either checkpoint is replaced)
+            check_not_diverged(network, RUN_DIVERGED, f"update {update}")  # (before either checkpoint is replaced)
             save_rllib_checkpoint(algo, run_dir / RLLIB_CHECKPOINT_DIR, counters, league)
             save_checkpoint(checkpoint_path, network, rules, extra={
                 **counters, "config": config_to_dict(config), "algo": "rllib_ppo",
@@ -359,9 +359,8 @@ def train(
             time_limit_s > 0 and time.perf_counter() - started >= time_limit_s
         ):
             update += 1
-            if keep is not None and update == keep + 1:  # the run goes on past an earlier end: its final row is not one
-                eval_log.drop_final()
-                (run_dir / "final_eval.json").unlink(missing_ok=True)  # (nor its result; the new end writes its own)
+            if keep is not None and update == keep + 1:
+                end_superseded(eval_log)
             iteration_start = time.perf_counter()
             sampled = global_step + decisions_per_update(config, rules)  # the learner's schedules read it
             algo.learner_group.foreach_learner(lambda learner, n=sampled: setattr(learner, "decisions", n))
